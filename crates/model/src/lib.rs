@@ -1,0 +1,18 @@
+//! schedlab's workload model: time in integer nanoseconds, tasks, platform and the
+//! workload file format (YAML or JSON) with its validation.
+//!
+//! The raw file is read into [`spec`] types (serde, unknown fields rejected), then
+//! [`Workload::from_spec`] expands `count:`, applies defaults and checks every value,
+//! so code downstream only ever sees a valid [`Workload`].
+
+pub mod error;
+pub mod spec;
+pub mod time;
+pub mod workload;
+
+pub use error::ModelError;
+pub use time::{format_ns, parse_duration, Ns};
+pub use workload::{
+    ExecModel, Overrides, OnMiss, Placement, Platform, Policy, PolicyClass, Release, Scheduler,
+    Task, TaskClass, Workload,
+};

@@ -1,0 +1,150 @@
+//! The workload file exactly as written (serde types). Unknown fields are errors.
+//! [`crate::Workload::from_spec`] turns this into a validated workload.
+
+use crate::time::{parse_duration, Ns};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+/// A duration field: a string with a unit (`10ms`) or an integer number of nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dur(pub Ns);
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as `10ms`, `250us`, `1.5s` or an integer in ns")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+                Ok(Dur(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                u64::try_from(v)
+                    .map(Dur)
+                    .map_err(|_| E::custom(format!("negative duration {v}")))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<Dur, E> {
+                u64::try_from(v).map(Dur).map_err(|_| {
+                    E::custom(format!("duration {v} ns does not fit in 64-bit nanoseconds"))
+                })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "`{v}` has no unit: write it as a string with a unit, e.g. `{v}ms`"
+                )))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
+                parse_duration(v).map(Dur).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Top level of a workload file.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Free-form name shown in outputs.
+    pub name: Option<String>,
+    /// CPUs, tick rate and overheads.
+    pub platform: Option<PlatformSpec>,
+    /// Simulated time (default: 1 s).
+    pub duration: Option<Dur>,
+    /// Seed for every random choice (sporadic releases, execution times).
+    pub seed: Option<u64>,
+    /// `continue` (default, as Linux) or `abort`.
+    pub on_miss: Option<String>,
+    /// Policy and placement choices.
+    pub scheduler: Option<SchedulerSpec>,
+    /// The task list (must not be empty).
+    #[serde(default)]
+    pub tasks: Vec<TaskSpec>,
+}
+
+/// `platform:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PlatformSpec {
+    /// Number of CPUs (default 1).
+    pub cpus: Option<u64>,
+    /// Tick rate in Hz (default 1000; 0 = no tick).
+    pub hz: Option<u32>,
+    /// Time charged to the incoming task at every context switch.
+    pub context_switch: Option<Dur>,
+    /// Extra time charged when a job resumes on another CPU.
+    pub migration: Option<Dur>,
+    /// Time each tick steals from the running task.
+    pub tick: Option<Dur>,
+    /// Enforce CBS budgets with a high-resolution timer instead of at ticks.
+    pub hrtick: Option<bool>,
+}
+
+/// `scheduler:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerSpec {
+    /// Policy for periodic real-time tasks (`edf`, `llf`, `illf`, `rm`, `dm`, `fifo`, `rr`).
+    pub deadline: Option<String>,
+    /// Policy for explicit `fifo`/`rr` tasks (accepted for symmetry; they use their own class).
+    pub rt: Option<String>,
+    /// Policy for normal tasks (`cfs`, `eevdf`, `bfs`).
+    pub fair: Option<String>,
+    /// `global`, `partitioned` or `linux`.
+    pub placement: Option<String>,
+    /// Partitioning heuristic (only `first-fit-decreasing` for now).
+    pub partition: Option<String>,
+    /// SCHED_RR time slice (default 100ms).
+    pub rr_timeslice: Option<Dur>,
+    /// CBS budget margin: budget = runtime × (1 + margin) (default 0).
+    pub dl_margin: Option<f64>,
+    /// Enforce CBS budgets (default: on with `linux` placement, off otherwise).
+    pub cbs: Option<bool>,
+}
+
+/// One entry of `tasks:` (possibly expanded by `count:`).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Task name; with `count: n` it becomes `name1..namen`.
+    pub name: Option<String>,
+    /// Expand this entry into n identical tasks.
+    pub count: Option<u64>,
+    /// `deadline` (default with a period), `fifo`, `rr`, `normal`, `batch`, `idle`.
+    pub class: Option<String>,
+    /// Execution time of each job (WCET).
+    pub runtime: Option<Dur>,
+    /// Release period (minimum inter-arrival time for sporadic tasks).
+    pub period: Option<Dur>,
+    /// Relative deadline (default: the period).
+    pub deadline: Option<Dur>,
+    /// First release time (default 0).
+    pub offset: Option<Dur>,
+    /// RT priority 1..99 for `fifo`/`rr`.
+    pub priority: Option<i64>,
+    /// Nice value for fair tasks.
+    pub nice: Option<i64>,
+    /// CPUs this task may run on.
+    pub affinity: Option<Vec<i64>>,
+    /// `periodic` (default) or `sporadic`.
+    pub release: Option<String>,
+    /// Sporadic: extra random delay added to each inter-arrival, uniform in [0, jitter].
+    pub jitter: Option<Dur>,
+    /// Execution-time model: `wcet` (default) or `{ uniform: [min, max] }`.
+    pub exec: Option<ExecSpec>,
+    /// CPU-bound work for batch-like tasks.
+    pub work: Option<Dur>,
+}
+
+/// Execution time of each job.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum ExecSpec {
+    /// Every job runs exactly `runtime`.
+    Wcet,
+    /// Each job runs a uniformly drawn time in `[min, max]` (max ≤ runtime).
+    Uniform([Dur; 2]),
+}

@@ -1,0 +1,688 @@
+//! Validated workload: what the simulator and the runner consume.
+
+use crate::error::ModelError;
+use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
+use crate::time::{format_ns, Ns, MS, S};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Scheduling policies known to schedlab (see DESIGN.md "Policy names").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Earliest deadline first (SCHED_DEADLINE's rule).
+    Edf,
+    /// Least laxity first.
+    Llf,
+    /// The seed paper's improved LLF (rules 1-4).
+    Illf,
+    /// EDF until zero laxity.
+    Edzl,
+    /// SCHED_FIFO with the tasks' priorities.
+    Fifo,
+    /// SCHED_RR with the tasks' priorities.
+    Rr,
+    /// Fixed priorities by period (rate monotonic).
+    Rm,
+    /// Fixed priorities by relative deadline (deadline monotonic).
+    Dm,
+    /// Completely fair scheduler.
+    Cfs,
+    /// Earliest eligible virtual deadline first.
+    Eevdf,
+    /// Brain Fuck Scheduler (single queue, virtual deadlines).
+    Bfs,
+}
+
+/// Which kernel class a policy belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyClass {
+    /// deadline class (edf, llf, illf, edzl)
+    Deadline,
+    /// rt class (fifo, rr, rm, dm)
+    Rt,
+    /// fair class (cfs, eevdf)
+    Fair,
+    /// replaces rt + fair (bfs)
+    Whole,
+}
+
+impl Policy {
+    /// Every policy with its CLI/spec name.
+    pub const ALL: [(Policy, &'static str); 11] = [
+        (Policy::Edf, "edf"),
+        (Policy::Llf, "llf"),
+        (Policy::Illf, "illf"),
+        (Policy::Edzl, "edzl"),
+        (Policy::Fifo, "fifo"),
+        (Policy::Rr, "rr"),
+        (Policy::Rm, "rm"),
+        (Policy::Dm, "dm"),
+        (Policy::Cfs, "cfs"),
+        (Policy::Eevdf, "eevdf"),
+        (Policy::Bfs, "bfs"),
+    ];
+
+    /// Parse a policy name; the error lists the known names.
+    pub fn parse(name: &str) -> Result<Policy, String> {
+        let n = name.trim().to_ascii_lowercase();
+        Policy::ALL
+            .iter()
+            .find(|(_, s)| *s == n)
+            .map(|(p, _)| *p)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Policy::ALL.iter().map(|(_, s)| *s).collect();
+                format!("unknown policy `{name}` (known: {})", known.join(", "))
+            })
+    }
+
+    /// The CLI/spec name.
+    pub fn name(self) -> &'static str {
+        Policy::ALL.iter().find(|(p, _)| *p == self).unwrap().1
+    }
+
+    /// The kernel class this policy schedules in.
+    pub fn class(self) -> PolicyClass {
+        match self {
+            Policy::Edf | Policy::Llf | Policy::Illf | Policy::Edzl => PolicyClass::Deadline,
+            Policy::Fifo | Policy::Rr | Policy::Rm | Policy::Dm => PolicyClass::Rt,
+            Policy::Cfs | Policy::Eevdf => PolicyClass::Fair,
+            Policy::Bfs => PolicyClass::Whole,
+        }
+    }
+}
+
+/// Where real-time work runs (DESIGN.md "Placement").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// One queue; the m highest-priority jobs always run.
+    Global,
+    /// Every task bound to one CPU (first-fit decreasing by utilisation).
+    Partitioned,
+    /// Per-CPU run queues with push/pull, as the kernel does.
+    Linux,
+}
+
+impl Placement {
+    /// Parse `global`, `partitioned` or `linux`.
+    pub fn parse(name: &str) -> Result<Placement, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "global" => Ok(Placement::Global),
+            "partitioned" => Ok(Placement::Partitioned),
+            "linux" => Ok(Placement::Linux),
+            _ => Err(format!(
+                "unknown placement `{name}` (known: global, partitioned, linux)"
+            )),
+        }
+    }
+
+    /// The CLI/spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Global => "global",
+            Placement::Partitioned => "partitioned",
+            Placement::Linux => "linux",
+        }
+    }
+}
+
+/// What happens to a job still running at its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnMiss {
+    /// Keep running it (Linux's behaviour).
+    Continue,
+    /// Drop it at its deadline (SimSo's behaviour).
+    Abort,
+}
+
+impl OnMiss {
+    /// Parse `continue` or `abort`.
+    pub fn parse(name: &str) -> Result<OnMiss, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "continue" => Ok(OnMiss::Continue),
+            "abort" => Ok(OnMiss::Abort),
+            _ => Err(format!("unknown on_miss `{name}` (known: continue, abort)")),
+        }
+    }
+}
+
+/// Kernel scheduling class of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskClass {
+    /// Periodic real-time task scheduled by the workload's deadline policy.
+    Deadline,
+    /// SCHED_FIFO with an explicit priority.
+    Fifo,
+    /// SCHED_RR with an explicit priority.
+    Rr,
+    /// SCHED_NORMAL.
+    Normal,
+    /// SCHED_BATCH.
+    Batch,
+    /// SCHED_IDLE.
+    Idle,
+}
+
+impl TaskClass {
+    fn parse(name: &str) -> Result<TaskClass, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "deadline" => Ok(TaskClass::Deadline),
+            "fifo" => Ok(TaskClass::Fifo),
+            "rr" => Ok(TaskClass::Rr),
+            "normal" | "other" => Ok(TaskClass::Normal),
+            "batch" => Ok(TaskClass::Batch),
+            "idle" => Ok(TaskClass::Idle),
+            _ => Err(format!(
+                "unknown class `{name}` (known: deadline, fifo, rr, normal, batch, idle)"
+            )),
+        }
+    }
+}
+
+/// How jobs are released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Release {
+    /// Exactly every period.
+    Periodic,
+    /// Period plus a uniform random delay in `[0, jitter]`.
+    Sporadic {
+        /// Largest extra delay.
+        jitter: Ns,
+    },
+}
+
+/// Execution time of each job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecModel {
+    /// Always the task's runtime.
+    Wcet,
+    /// Uniform in `[min, max]`.
+    Uniform {
+        /// Shortest job.
+        min: Ns,
+        /// Longest job.
+        max: Ns,
+    },
+}
+
+/// CPUs, tick and overheads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Platform {
+    /// Number of CPUs (≥ 1).
+    pub cpus: usize,
+    /// Tick rate in Hz (0 = no tick).
+    pub hz: u32,
+    /// Time charged to the incoming task at every context switch.
+    pub context_switch: Ns,
+    /// Extra time charged when a job resumes on another CPU.
+    pub migration: Ns,
+    /// Time each tick steals from the running task.
+    pub tick: Ns,
+    /// Enforce CBS budgets exactly (HRTICK_DL) instead of at ticks.
+    pub hrtick: bool,
+}
+
+/// Policy and placement choices.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scheduler {
+    /// Policy for periodic (`deadline`-class) tasks.
+    pub policy: Policy,
+    /// Policy for normal tasks.
+    pub fair: Policy,
+    /// Placement of real-time work.
+    pub placement: Placement,
+    /// SCHED_RR slice.
+    pub rr_timeslice: Ns,
+    /// CBS budget = runtime × (1 + margin).
+    pub dl_margin: f64,
+    /// Whether CBS budgets are enforced.
+    pub cbs: bool,
+}
+
+/// One (expanded) task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Task {
+    /// Unique name.
+    pub name: String,
+    /// Kernel class.
+    pub class: TaskClass,
+    /// Worst-case execution time of each job.
+    pub runtime: Ns,
+    /// Period (None for aperiodic fair tasks).
+    pub period: Option<Ns>,
+    /// Relative deadline.
+    pub deadline: Ns,
+    /// First release.
+    pub offset: Ns,
+    /// RT priority for fifo/rr tasks.
+    pub priority: Option<u8>,
+    /// Nice value.
+    pub nice: i8,
+    /// Allowed CPUs (None = all), sorted, no duplicates.
+    pub affinity: Option<Vec<usize>>,
+    /// Release model.
+    pub release: Release,
+    /// Execution-time model.
+    pub exec: ExecModel,
+    /// CPU-bound work for batch-like tasks.
+    pub work: Option<Ns>,
+}
+
+impl Task {
+    /// Utilisation runtime / period (0 for aperiodic tasks).
+    pub fn utilisation(&self) -> f64 {
+        match self.period {
+            Some(p) if p > 0 => self.runtime as f64 / p as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// Whether the task may run on `cpu`.
+    pub fn allowed_on(&self, cpu: usize) -> bool {
+        self.affinity.as_ref().is_none_or(|a| a.contains(&cpu))
+    }
+}
+
+/// A validated workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Workload {
+    /// Name shown in outputs.
+    pub name: String,
+    /// Platform.
+    pub platform: Platform,
+    /// Simulated time.
+    pub duration: Ns,
+    /// Seed for random choices.
+    pub seed: u64,
+    /// What happens at a deadline miss.
+    pub on_miss: OnMiss,
+    /// Policy and placement.
+    pub scheduler: Scheduler,
+    /// The expanded task list.
+    pub tasks: Vec<Task>,
+}
+
+/// Command-line values that override the file (applied before validation).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--policy`
+    pub policy: Option<Policy>,
+    /// `--placement`
+    pub placement: Option<Placement>,
+    /// `--cpus`
+    pub cpus: Option<u64>,
+    /// `--duration`
+    pub duration: Option<Ns>,
+    /// `--seed`
+    pub seed: Option<u64>,
+    /// `--on-miss`
+    pub on_miss: Option<OnMiss>,
+}
+
+/// Largest CPU count accepted (keeps bitmaps and per-CPU arrays sane).
+pub const MAX_CPUS: u64 = 1024;
+/// Largest `count:` accepted for one entry.
+pub const MAX_COUNT: u64 = 1_000_000;
+
+impl Workload {
+    /// Read, parse (YAML or JSON) and validate a workload file, applying overrides.
+    pub fn load(path: &Path, ov: &Overrides) -> Result<Workload, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Workload::parse_str(&text, path, ov)
+    }
+
+    /// Parse and validate text; `path` names the source in messages and decides the format
+    /// (`.json` → JSON; otherwise YAML, which also accepts JSON text).
+    pub fn parse_str(text: &str, path: &Path, ov: &Overrides) -> Result<Workload, ModelError> {
+        let spec = parse_spec(text, path)?;
+        Workload::from_spec(spec, ov).map_err(|message| ModelError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })
+    }
+
+    /// Validate a parsed spec. The error names the task/field and the problem.
+    pub fn from_spec(spec: WorkloadSpec, ov: &Overrides) -> Result<Workload, String> {
+        let pf = spec.platform.unwrap_or_default();
+        let cpus = ov.cpus.or(pf.cpus).unwrap_or(1);
+        if cpus == 0 {
+            return Err("platform.cpus: must be at least 1".into());
+        }
+        if cpus > MAX_CPUS {
+            return Err(format!("platform.cpus: {cpus} is more than {MAX_CPUS}"));
+        }
+        let platform = Platform {
+            cpus: cpus as usize,
+            hz: pf.hz.unwrap_or(1000),
+            context_switch: pf.context_switch.map_or(0, |d| d.0),
+            migration: pf.migration.map_or(0, |d| d.0),
+            tick: pf.tick.map_or(0, |d| d.0),
+            hrtick: pf.hrtick.unwrap_or(false),
+        };
+        if platform.hz > 100_000 {
+            return Err(format!("platform.hz: {} is above 100000", platform.hz));
+        }
+        if platform.hz > 0 && platform.tick >= S / platform.hz as u64 {
+            return Err(format!(
+                "platform.tick: tick cost {} is not shorter than the tick period",
+                format_ns(platform.tick)
+            ));
+        }
+
+        let duration = ov.duration.or(spec.duration.map(|d| d.0)).unwrap_or(S);
+        if duration == 0 {
+            return Err("duration: must be longer than 0".into());
+        }
+        let on_miss = match (ov.on_miss, &spec.on_miss) {
+            (Some(o), _) => o,
+            (None, Some(s)) => OnMiss::parse(s).map_err(|e| format!("on_miss: {e}"))?,
+            (None, None) => OnMiss::Continue,
+        };
+
+        let sc = spec.scheduler.unwrap_or_default();
+        let mut policy = match &sc.deadline {
+            Some(s) => Policy::parse(s).map_err(|e| format!("scheduler.deadline: {e}"))?,
+            None => Policy::Edf,
+        };
+        if matches!(policy.class(), PolicyClass::Fair | PolicyClass::Whole) {
+            return Err(format!(
+                "scheduler.deadline: `{}` is not a real-time policy (use it as scheduler.fair)",
+                policy.name()
+            ));
+        }
+        if let Some(rt) = &sc.rt {
+            let p = Policy::parse(rt).map_err(|e| format!("scheduler.rt: {e}"))?;
+            if !matches!(p, Policy::Fifo | Policy::Rr) {
+                return Err(format!("scheduler.rt: `{rt}` must be fifo or rr"));
+            }
+        }
+        let mut fair = match &sc.fair {
+            Some(s) => Policy::parse(s).map_err(|e| format!("scheduler.fair: {e}"))?,
+            None => Policy::Cfs,
+        };
+        if !matches!(fair.class(), PolicyClass::Fair | PolicyClass::Whole) {
+            return Err(format!(
+                "scheduler.fair: `{}` is not a fair-share policy (cfs, eevdf, bfs)",
+                fair.name()
+            ));
+        }
+        if let Some(p) = ov.policy {
+            match p.class() {
+                PolicyClass::Fair | PolicyClass::Whole => fair = p,
+                _ => policy = p,
+            }
+        }
+        let placement = match (ov.placement, &sc.placement) {
+            (Some(p), _) => p,
+            (None, Some(s)) => {
+                Placement::parse(s).map_err(|e| format!("scheduler.placement: {e}"))?
+            }
+            (None, None) => Placement::Linux,
+        };
+        if let Some(p) = &sc.partition {
+            if !matches!(p.as_str(), "first-fit-decreasing" | "ffd") {
+                return Err(format!(
+                    "scheduler.partition: unknown heuristic `{p}` (known: first-fit-decreasing)"
+                ));
+            }
+        }
+        let rr_timeslice = sc.rr_timeslice.map_or(100 * MS, |d| d.0);
+        if rr_timeslice == 0 {
+            return Err("scheduler.rr_timeslice: must be longer than 0".into());
+        }
+        let dl_margin = sc.dl_margin.unwrap_or(0.0);
+        if !(0.0..=10.0).contains(&dl_margin) {
+            return Err(format!(
+                "scheduler.dl_margin: {dl_margin} is outside 0..10 (a fraction: 0.05 = 5%)"
+            ));
+        }
+        let scheduler = Scheduler {
+            policy,
+            fair,
+            placement,
+            rr_timeslice,
+            dl_margin,
+            cbs: sc.cbs.unwrap_or(placement == Placement::Linux),
+        };
+
+        if spec.tasks.is_empty() {
+            return Err("tasks: the task list is empty (a workload needs at least one task)".into());
+        }
+        let mut tasks = Vec::new();
+        for (i, ts) in spec.tasks.iter().enumerate() {
+            expand_task(ts, i, platform.cpus, &mut tasks)?;
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for t in &tasks {
+            if !names.insert(t.name.as_str()) {
+                return Err(format!("tasks: two tasks are named `{}`", t.name));
+            }
+        }
+        Ok(Workload {
+            name: spec.name.unwrap_or_else(|| "workload".into()),
+            platform,
+            duration,
+            seed: spec.seed.unwrap_or(0),
+            on_miss,
+            scheduler,
+            tasks,
+        })
+    }
+
+    /// Total utilisation of the periodic tasks.
+    pub fn utilisation(&self) -> f64 {
+        self.tasks.iter().map(Task::utilisation).sum()
+    }
+}
+
+fn expand_task(ts: &TaskSpec, index: usize, cpus: usize, out: &mut Vec<Task>) -> Result<(), String> {
+    let base = ts.name.clone().unwrap_or_else(|| format!("t{}", index + 1));
+    let at = format!("tasks[{index}] ({base})");
+    if base.trim().is_empty() {
+        return Err(format!("tasks[{index}].name: empty name"));
+    }
+    let count = ts.count.unwrap_or(1);
+    if count == 0 || count > MAX_COUNT {
+        return Err(format!("{at}.count: must be between 1 and {MAX_COUNT}, got {count}"));
+    }
+    for k in 1..=count {
+        let name = if ts.count.is_some() {
+            format!("{base}{k}")
+        } else {
+            base.clone()
+        };
+        out.push(build_task(ts, name, cpus)?);
+        if ts.count.is_none() {
+            break;
+        }
+    }
+    let _ = at;
+    Ok(())
+}
+
+fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> {
+    let at = format!("task {name}");
+    let class = match &ts.class {
+        Some(c) => TaskClass::parse(c).map_err(|e| format!("{at}: class: {e}"))?,
+        None if ts.period.is_some() => TaskClass::Deadline,
+        None => TaskClass::Normal,
+    };
+    let period = ts.period.map(|d| d.0);
+    if period == Some(0) {
+        return Err(format!("{at}: period must be longer than 0"));
+    }
+    let runtime = ts.runtime.map(|d| d.0);
+    let rt_like = matches!(class, TaskClass::Deadline | TaskClass::Fifo | TaskClass::Rr);
+    let (runtime, deadline) = if rt_like {
+        let Some(period) = period else {
+            return Err(format!("{at}: a {class:?} task needs a period").to_lowercase());
+        };
+        let Some(runtime) = runtime else {
+            return Err(format!("{at}: runtime is missing"));
+        };
+        if runtime == 0 {
+            return Err(format!("{at}: runtime must be longer than 0"));
+        }
+        let deadline = ts.deadline.map_or(period, |d| d.0);
+        if deadline == 0 {
+            return Err(format!("{at}: deadline must be longer than 0"));
+        }
+        if runtime > deadline {
+            return Err(format!(
+                "runtime {} exceeds deadline {} in task {name}",
+                format_ns(runtime),
+                format_ns(deadline)
+            ));
+        }
+        if deadline > period {
+            return Err(format!(
+                "deadline {} exceeds period {} in task {name} (arbitrary deadlines are not supported)",
+                format_ns(deadline),
+                format_ns(period)
+            ));
+        }
+        (runtime, deadline)
+    } else {
+        (runtime.unwrap_or(0), ts.deadline.map_or(0, |d| d.0))
+    };
+    let priority = match ts.priority {
+        None => None,
+        Some(p @ 1..=99) => Some(p as u8),
+        Some(p) => return Err(format!("{at}: priority {p} is outside 1..99")),
+    };
+    if priority.is_some() && !matches!(class, TaskClass::Fifo | TaskClass::Rr | TaskClass::Deadline) {
+        return Err(format!("{at}: priority applies only to fifo/rr tasks"));
+    }
+    let nice = match ts.nice {
+        None => 0,
+        Some(n @ -20..=19) => n as i8,
+        Some(n) => return Err(format!("{at}: nice {n} is outside -20..19")),
+    };
+    let affinity = match &ts.affinity {
+        None => None,
+        Some(list) if list.is_empty() => {
+            return Err(format!("{at}: affinity is empty (list at least one CPU)"))
+        }
+        Some(list) => {
+            let mut v = Vec::with_capacity(list.len());
+            for &c in list {
+                if c < 0 || c as u64 >= cpus as u64 {
+                    return Err(format!(
+                        "{at}: affinity names CPU {c}, but the platform has CPUs 0..{}",
+                        cpus - 1
+                    ));
+                }
+                v.push(c as usize);
+            }
+            v.sort_unstable();
+            v.dedup();
+            Some(v)
+        }
+    };
+    let release = match ts.release.as_deref() {
+        None | Some("periodic") => {
+            if ts.jitter.is_some() {
+                return Err(format!("{at}: jitter needs `release: sporadic`"));
+            }
+            Release::Periodic
+        }
+        Some("sporadic") => Release::Sporadic {
+            jitter: ts.jitter.map_or(0, |d: Dur| d.0),
+        },
+        Some(other) => {
+            return Err(format!(
+                "{at}: release `{other}` is unknown (known: periodic, sporadic)"
+            ))
+        }
+    };
+    let exec = match &ts.exec {
+        None | Some(ExecSpec::Wcet) => ExecModel::Wcet,
+        Some(ExecSpec::Uniform([a, b])) => {
+            if a.0 == 0 || a.0 > b.0 || b.0 > runtime {
+                return Err(format!(
+                    "{at}: exec uniform [{}, {}] must satisfy 0 < min <= max <= runtime {}",
+                    format_ns(a.0),
+                    format_ns(b.0),
+                    format_ns(runtime)
+                ));
+            }
+            ExecModel::Uniform { min: a.0, max: b.0 }
+        }
+    };
+    Ok(Task {
+        name,
+        class,
+        runtime,
+        period,
+        deadline,
+        offset: ts.offset.map_or(0, |d| d.0),
+        priority,
+        nice,
+        affinity,
+        release,
+        exec,
+        work: ts.work.map(|d| d.0),
+    })
+}
+
+/// Parse text into a [`WorkloadSpec`], reporting line/column and the field path on error.
+pub fn parse_spec(text: &str, path: &Path) -> Result<WorkloadSpec, ModelError> {
+    let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let syntax = |location: String, message: String| ModelError::Syntax {
+        path: path.to_path_buf(),
+        location,
+        message,
+    };
+    if is_json {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize::<_, WorkloadSpec>(&mut de).map_err(|e| {
+            let loc = format!(":{}:{}", e.inner().line(), e.inner().column());
+            syntax(loc, with_field(e.path().to_string(), strip_json_loc(&e.inner().to_string())))
+        })
+    } else {
+        let de = serde_norway::Deserializer::from_str(text);
+        serde_path_to_error::deserialize::<_, WorkloadSpec>(de).map_err(|e| {
+            let loc = e
+                .inner()
+                .location()
+                .map(|l| format!(":{}:{}", l.line(), l.column()))
+                .unwrap_or_default();
+            syntax(loc, with_field(e.path().to_string(), strip_yaml_loc(&e.inner().to_string())))
+        })
+    }
+}
+
+fn with_field(field: String, msg: String) -> String {
+    if field.is_empty() || field == "." {
+        msg
+    } else {
+        format!("{field}: {msg}")
+    }
+}
+
+fn strip_json_loc(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn strip_yaml_loc(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Path used in messages when a workload does not come from a file.
+pub fn inline_path() -> PathBuf {
+    PathBuf::from("<built-in>")
+}
