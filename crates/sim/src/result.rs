@@ -1,0 +1,107 @@
+//! What a simulation reports: the DESIGN.md result object, plus an optional schedule trace.
+
+use schedlab_model::Ns;
+use serde::Serialize;
+
+/// Per-task results.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TaskResult {
+    /// Task name.
+    pub name: String,
+    /// Jobs released.
+    pub jobs: u64,
+    /// Jobs completed.
+    pub completed: u64,
+    /// Deadline misses (a job not complete at its absolute deadline, counted once).
+    pub misses: u64,
+    /// CPU time consumed, overheads charged to the task included.
+    pub cpu_time_ns: Ns,
+    /// Mean response time (completion − release) over completed jobs.
+    pub mean_response_ns: f64,
+    /// Largest response time over completed jobs.
+    pub max_response_ns: Ns,
+    /// Largest lateness (completion − deadline, ≥ 0) over completed jobs.
+    pub max_tardiness_ns: Ns,
+    /// Switches away from this task while it was still runnable.
+    pub preemptions: u64,
+    /// Times one of its jobs resumed on a different CPU than the one it last ran on.
+    pub migrations: u64,
+    /// CPUs the task is bound to by partitioning (None when not partitioned).
+    pub cpu: Option<usize>,
+}
+
+/// Per-CPU results.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CpuResult {
+    /// CPU index.
+    pub cpu: usize,
+    /// Fraction of the simulated time spent running tasks (overheads included).
+    pub utilisation: f64,
+    /// Context switches on this CPU (idle counts as a task).
+    pub context_switches: u64,
+    /// Context switches that went to or came from idle.
+    pub idle_switches: u64,
+}
+
+/// One simulation's results (DESIGN.md "Machine-readable results").
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SimResult {
+    /// Workload name.
+    pub workload: String,
+    /// Policy of the periodic tasks.
+    pub policy: String,
+    /// Placement of real-time work.
+    pub placement: String,
+    /// Number of CPUs.
+    pub cpus: usize,
+    /// Simulated time.
+    pub duration_ns: Ns,
+    /// Events processed by the engine.
+    pub events: u64,
+    /// Wall-clock seconds the simulation took (the only non-deterministic field).
+    pub wall_s: f64,
+    /// Jobs released.
+    pub jobs_released: u64,
+    /// Jobs completed.
+    pub jobs_completed: u64,
+    /// Jobs aborted at their deadline (`on_miss: abort`).
+    pub jobs_aborted: u64,
+    /// Deadline misses.
+    pub deadline_misses: u64,
+    /// Context switches over all CPUs (idle counts as a task).
+    pub context_switches: u64,
+    /// context_switches / cpus / simulated seconds.
+    pub context_switches_per_cpu_per_s: f64,
+    /// Same, not counting switches to or from idle.
+    pub task_switches_per_cpu_per_s: f64,
+    /// Preemptions.
+    pub preemptions: u64,
+    /// Migrations.
+    pub migrations: u64,
+    /// Laxity values computed by the policy.
+    pub laxity_evaluations: u64,
+    /// Times a CBS reservation ran out and its task was throttled.
+    pub throttles: u64,
+    /// Per-task results, in workload order.
+    pub tasks: Vec<TaskResult>,
+    /// Per-CPU results.
+    pub per_cpu: Vec<CpuResult>,
+    /// The schedule, when requested.
+    #[serde(skip)]
+    pub trace: Option<Vec<Segment>>,
+}
+
+/// A stretch of time during which one CPU ran one job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Segment {
+    /// CPU index.
+    pub cpu: usize,
+    /// Task index in the workload.
+    pub task: usize,
+    /// Job number within the task (0-based).
+    pub job: u64,
+    /// Start time.
+    pub start: Ns,
+    /// End time.
+    pub end: Ns,
+}
