@@ -1,1 +1,30 @@
-fn main() {}
+//! The `schedlab` command. Each subcommand lives in `commands/`; clap definitions in
+//! `cli.rs`; tables and JSON in `output.rs`.
+
+mod atomic;
+mod cli;
+mod commands;
+mod failure;
+mod output;
+mod progress;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // Usage errors exit 2 (clap's default); --help and --version exit 0.
+    let cli = Cli::parse();
+    let outcome = match &cli.command {
+        Command::Simulate(args) => commands::simulate::run(args),
+        Command::Compare(args) => commands::compare::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            let _ = writeln!(std::io::stderr(), "error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! `schedlab compare [FILE] --policies a,b,...`: one workload, several policies.
+
+use crate::cli::CompareArgs;
+use crate::commands::emit;
+use crate::failure::Failure;
+use crate::output;
+use crate::progress::Progress;
+use schedlab_model::{ModelError, Overrides, Policy, Workload};
+use schedlab_sim::{simulate, SimOptions};
+use std::path::{Path, PathBuf};
+
+/// Policies compared when `--policies` is not given: every policy the simulator supports
+/// for periodic tasks. Add `Policy::Llf` and `Policy::Illf` here when the engine has them.
+pub const DEFAULT_POLICIES: &[Policy] = &[
+    Policy::Edf,
+    Policy::Rm,
+    Policy::Dm,
+    Policy::Fifo,
+    Policy::Rr,
+];
+
+/// The built-in workload (the seed paper's Table 1 set on 4 CPUs), used without FILE.
+pub const BUILTIN_TABLE1: &str = include_str!("../builtin/table1.yaml");
+
+/// Name the built-in workload goes by in messages.
+const BUILTIN_NAME: &str = "<built-in table1>";
+
+/// Where the workload comes from.
+enum Source {
+    File(PathBuf),
+    Builtin,
+}
+
+impl Source {
+    fn load(&self, ov: &Overrides) -> Result<Workload, ModelError> {
+        match self {
+            Source::File(p) => Workload::load(p, ov),
+            Source::Builtin => Workload::parse_str(BUILTIN_TABLE1, Path::new(BUILTIN_NAME), ov),
+        }
+    }
+
+    fn display(&self) -> String {
+        match self {
+            Source::File(p) => p.display().to_string(),
+            Source::Builtin => BUILTIN_NAME.into(),
+        }
+    }
+}
+
+/// The requested policies in order, each once; the default list when none were given.
+fn policy_list(requested: &[Policy]) -> Vec<Policy> {
+    if requested.is_empty() {
+        return DEFAULT_POLICIES.to_vec();
+    }
+    let mut list: Vec<Policy> = Vec::with_capacity(requested.len());
+    for &p in requested {
+        if !list.contains(&p) {
+            list.push(p);
+        }
+    }
+    list
+}
+
+/// Load once to validate, then simulate under every policy and print side by side.
+pub fn run(args: &CompareArgs) -> Result<(), Failure> {
+    let source = match &args.file {
+        Some(p) => Source::File(p.clone()),
+        None => Source::Builtin,
+    };
+    let policies = policy_list(&args.policies);
+    // Validate the workload (and the overrides) before simulating anything.
+    let base = source
+        .load(&args.overrides.to_overrides(None))
+        .map_err(Failure::input)?;
+
+    let progress = Progress::new();
+    let mut results = Vec::with_capacity(policies.len());
+    for (i, &p) in policies.iter().enumerate() {
+        progress.step(&format!(
+            "[{}/{}] simulating {} under {}...",
+            i + 1,
+            policies.len(),
+            base.name,
+            p.name()
+        ));
+        let w = source
+            .load(&args.overrides.to_overrides(Some(p)))
+            .map_err(Failure::input)?;
+        let r = simulate(&w, &SimOptions::default())
+            .map_err(|e| Failure::input(format!("{} under {}: {e}", source.display(), p.name())))?;
+        results.push(r);
+    }
+    progress.done();
+
+    let text = if args.output.json {
+        output::json_compare(&results)
+            .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?
+    } else {
+        let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+        output::render_compare(&base, &names, &results)
+    };
+    emit(&text, args.output.output.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_model::{Placement, TaskClass};
+
+    #[test]
+    fn builtin_is_the_table1_set_on_4_cpus() {
+        let w = Source::Builtin.load(&Overrides::default()).unwrap();
+        assert_eq!(w.platform.cpus, 4);
+        assert_eq!(w.platform.hz, 1000);
+        assert_eq!(w.duration, 3_000_000_000);
+        assert_eq!(w.scheduler.placement, Placement::Linux);
+        assert_eq!(w.tasks.len(), 12);
+        let big: Vec<_> = w
+            .tasks
+            .iter()
+            .filter(|t| t.name.starts_with("big"))
+            .collect();
+        assert_eq!(big.len(), 4);
+        assert!(big
+            .iter()
+            .all(|t| t.runtime == 60_000_000 && t.period == Some(100_000_000)));
+        let small: Vec<_> = w
+            .tasks
+            .iter()
+            .filter(|t| t.name.starts_with("small"))
+            .collect();
+        assert_eq!(small.len(), 8);
+        assert!(small
+            .iter()
+            .all(|t| t.runtime == 5_000_000 && t.period == Some(60_000_000)));
+        assert!(w.tasks.iter().all(|t| t.class == TaskClass::Deadline));
+        // 4 × 0.6 + 8 × 1/12 = 3.0667 on 4 CPUs.
+        assert!((w.utilisation() - (2.4 + 8.0 / 12.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn builtin_matches_examples_copy_when_present() {
+        // examples/table1.yaml is the user-facing copy; it must describe the same workload.
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/table1.yaml");
+        if !p.exists() {
+            return;
+        }
+        // Policy, name and seed may differ; platform, duration, placement and tasks may not.
+        let ex = Workload::load(&p, &Overrides::default()).unwrap();
+        let built = Source::Builtin.load(&Overrides::default()).unwrap();
+        let why = "crates/cli/src/builtin/table1.yaml and examples/table1.yaml differ";
+        assert_eq!(built.platform, ex.platform, "{why}");
+        assert_eq!(built.duration, ex.duration, "{why}");
+        assert_eq!(built.scheduler.placement, ex.scheduler.placement, "{why}");
+        assert_eq!(built.tasks, ex.tasks, "{why}");
+    }
+
+    #[test]
+    fn policy_list_defaults_and_dedups() {
+        assert_eq!(policy_list(&[]), DEFAULT_POLICIES);
+        assert_eq!(
+            policy_list(&[Policy::Rm, Policy::Edf, Policy::Rm]),
+            vec![Policy::Rm, Policy::Edf]
+        );
+    }
+}

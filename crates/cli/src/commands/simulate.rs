@@ -1,0 +1,35 @@
+//! `schedlab simulate FILE`: one workload, one policy.
+
+use crate::cli::SimulateArgs;
+use crate::commands::emit;
+use crate::failure::Failure;
+use crate::output;
+use crate::progress::Progress;
+use schedlab_model::{format_ns, Workload};
+use schedlab_sim::{simulate, SimOptions};
+
+/// Load, validate, simulate, print.
+pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
+    let ov = args.overrides.to_overrides(args.policy);
+    let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
+
+    let progress = Progress::new();
+    progress.step(&format!(
+        "simulating {} under {} ({} on {} CPUs)...",
+        w.name,
+        w.scheduler.policy.name(),
+        format_ns(w.duration),
+        w.platform.cpus
+    ));
+    let result = simulate(&w, &SimOptions::default());
+    progress.done();
+    let r = result.map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+
+    let text = if args.output.json {
+        output::json_simulate(&r)
+            .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?
+    } else {
+        output::render_simulate(&w, &r)
+    };
+    emit(&text, args.output.output.as_deref())
+}

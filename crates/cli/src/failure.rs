@@ -1,0 +1,36 @@
+//! How a command fails: a message for the user and the exit status.
+
+use std::fmt::Display;
+
+/// Exit status for bad input: command line, workload file, or a workload the simulator
+/// rejects (clap uses the same code for usage errors).
+pub const EXIT_INPUT: u8 = 2;
+/// Exit status when the results cannot be written.
+pub const EXIT_OUTPUT: u8 = 1;
+
+/// A failed command: printed as `error: <message>` on stderr, then exit with `code`.
+#[derive(Debug)]
+pub struct Failure {
+    /// Exit status.
+    pub code: u8,
+    /// One line (or a few) for a person, without the `error: ` prefix.
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input (exit 2).
+    pub fn input(message: impl Display) -> Failure {
+        Failure {
+            code: EXIT_INPUT,
+            message: message.to_string(),
+        }
+    }
+
+    /// Output could not be written (exit 1).
+    pub fn output(message: impl Display) -> Failure {
+        Failure {
+            code: EXIT_OUTPUT,
+            message: message.to_string(),
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! Human-readable tables and JSON for simulation results.
+//!
+//! Human output goes to a terminal or a pager; JSON is one compact object per run followed
+//! by a newline, so `jq` and line-oriented tools work on it.
+
+use schedlab_model::{format_ns, Workload};
+use schedlab_sim::SimResult;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Nanoseconds as milliseconds with three decimals (µs resolution).
+fn ms(ns: f64) -> String {
+    if ns.is_finite() {
+        format!("{:.3}", ns / 1e6)
+    } else {
+        "-".into()
+    }
+}
+
+fn rate(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "-".into()
+    }
+}
+
+/// A plain text table: first column left-aligned, the others right-aligned.
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Table {
+        Table {
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn render(&self, out: &mut String) {
+        let cols = self.header.len();
+        let mut width = vec![0usize; cols];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(cols) {
+                width[i] = width[i].max(c.chars().count());
+            }
+        }
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, w) in width.iter().enumerate() {
+                let c = r.get(i).map(String::as_str).unwrap_or("");
+                if i == 0 {
+                    let _ = write!(line, "{c:<w$}");
+                } else {
+                    let _ = write!(line, "  {c:>w$}");
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+}
+
+/// The readable summary of one run: header, per-task table, per-CPU table, totals.
+pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "workload   {}", r.workload);
+    let _ = writeln!(
+        out,
+        "policy     {}    placement {}    cpus {}    duration {}    seed {}    on_miss {}",
+        r.policy,
+        r.placement,
+        r.cpus,
+        format_ns(r.duration_ns),
+        w.seed,
+        match w.on_miss {
+            schedlab_model::OnMiss::Continue => "continue",
+            schedlab_model::OnMiss::Abort => "abort",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "tasks      {}    utilisation {:.3} ({:.1}% of {} CPUs)",
+        w.tasks.len(),
+        w.utilisation(),
+        100.0 * w.utilisation() / r.cpus.max(1) as f64,
+        r.cpus
+    );
+    out.push('\n');
+
+    let mut t = Table::new([
+        "task",
+        "jobs",
+        "completed",
+        "misses",
+        "mean resp ms",
+        "max resp ms",
+        "preemptions",
+        "migrations",
+        "cpu time ms",
+    ]);
+    for task in &r.tasks {
+        let done = task.completed > 0;
+        t.row(vec![
+            task.name.clone(),
+            task.jobs.to_string(),
+            task.completed.to_string(),
+            task.misses.to_string(),
+            if done {
+                ms(task.mean_response_ns)
+            } else {
+                "-".into()
+            },
+            if done {
+                ms(task.max_response_ns as f64)
+            } else {
+                "-".into()
+            },
+            task.preemptions.to_string(),
+            task.migrations.to_string(),
+            ms(task.cpu_time_ns as f64),
+        ]);
+    }
+    t.render(&mut out);
+    out.push('\n');
+
+    let mut c = Table::new(["cpu", "utilisation %", "context switches", "to/from idle"]);
+    for cpu in &r.per_cpu {
+        c.row(vec![
+            cpu.cpu.to_string(),
+            format!("{:.1}", 100.0 * cpu.utilisation),
+            cpu.context_switches.to_string(),
+            cpu.idle_switches.to_string(),
+        ]);
+    }
+    c.render(&mut out);
+    out.push('\n');
+
+    let totals: Vec<(&str, String)> = vec![
+        (
+            "jobs",
+            format!(
+                "{} released, {} completed, {} aborted",
+                r.jobs_released, r.jobs_completed, r.jobs_aborted
+            ),
+        ),
+        ("deadline misses", r.deadline_misses.to_string()),
+        (
+            "context switches",
+            format!(
+                "{} total, {} per CPU per s ({} without idle)",
+                r.context_switches,
+                rate(r.context_switches_per_cpu_per_s),
+                rate(r.task_switches_per_cpu_per_s)
+            ),
+        ),
+        ("preemptions", r.preemptions.to_string()),
+        ("migrations", r.migrations.to_string()),
+        ("throttles", r.throttles.to_string()),
+        ("laxity evaluations", r.laxity_evaluations.to_string()),
+        ("events", r.events.to_string()),
+        ("wall time", format!("{:.3} s", r.wall_s)),
+    ];
+    let kw = totals.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in totals {
+        let _ = writeln!(out, "{k:<kw$}  {v}");
+    }
+    out
+}
+
+/// Side-by-side table of several runs of one workload, one column per policy.
+/// `names` are the column headers (the policies as requested).
+pub fn render_compare(w: &Workload, names: &[&str], results: &[SimResult]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "workload   {}    placement {}    cpus {}    duration {}    tasks {}    utilisation {:.3}",
+        w.name,
+        w.scheduler.placement.name(),
+        w.platform.cpus,
+        format_ns(w.duration),
+        w.tasks.len(),
+        w.utilisation()
+    );
+    out.push('\n');
+
+    let mut t = Table::new(std::iter::once("").chain(names.iter().copied()));
+    let metric = |t: &mut Table, label: &str, f: &dyn Fn(&SimResult) -> String| {
+        let mut row = vec![label.to_string()];
+        row.extend(results.iter().map(f));
+        t.row(row);
+    };
+    metric(&mut t, "deadline misses", &|r| {
+        r.deadline_misses.to_string()
+    });
+    metric(&mut t, "jobs completed", &|r| {
+        format!("{}/{}", r.jobs_completed, r.jobs_released)
+    });
+    metric(&mut t, "switches/cpu/s", &|r| {
+        rate(r.context_switches_per_cpu_per_s)
+    });
+    metric(&mut t, "  without idle", &|r| {
+        rate(r.task_switches_per_cpu_per_s)
+    });
+    metric(&mut t, "preemptions", &|r| r.preemptions.to_string());
+    metric(&mut t, "migrations", &|r| r.migrations.to_string());
+    metric(&mut t, "laxity evaluations", &|r| {
+        r.laxity_evaluations.to_string()
+    });
+    metric(&mut t, "wall time s", &|r| format!("{:.3}", r.wall_s));
+
+    let ntasks = results.iter().map(|r| r.tasks.len()).max().unwrap_or(0);
+    let blank = |label: &str| {
+        let mut row = vec![label.to_string()];
+        row.extend(results.iter().map(|_| String::new()));
+        row
+    };
+    if ntasks > 0 {
+        t.row(blank(""));
+        t.row(blank("max response ms"));
+        for i in 0..ntasks {
+            let name = results
+                .iter()
+                .find_map(|r| r.tasks.get(i))
+                .map_or_else(String::new, |t| t.name.clone());
+            let mut row = vec![format!("  {name}")];
+            row.extend(results.iter().map(|r| match r.tasks.get(i) {
+                Some(task) if task.completed > 0 => ms(task.max_response_ns as f64),
+                _ => "-".into(),
+            }));
+            t.row(row);
+        }
+        let missing: Vec<usize> = (0..ntasks)
+            .filter(|&i| {
+                results
+                    .iter()
+                    .any(|r| r.tasks.get(i).is_some_and(|t| t.misses > 0))
+            })
+            .collect();
+        if !missing.is_empty() {
+            t.row(blank(""));
+            t.row(blank("misses by task"));
+            for i in missing {
+                let name = results
+                    .iter()
+                    .find_map(|r| r.tasks.get(i))
+                    .map_or_else(String::new, |t| t.name.clone());
+                let mut row = vec![format!("  {name}")];
+                row.extend(
+                    results
+                        .iter()
+                        .map(|r| r.tasks.get(i).map_or("-".into(), |t| t.misses.to_string())),
+                );
+                t.row(row);
+            }
+        }
+    }
+    t.render(&mut out);
+    out
+}
+
+/// One run as compact JSON plus a newline.
+pub fn json_simulate(r: &SimResult) -> Result<String, serde_json::Error> {
+    let mut s = serde_json::to_string(r)?;
+    s.push('\n');
+    Ok(s)
+}
+
+#[derive(Serialize)]
+struct CompareJson<'a> {
+    results: &'a [SimResult],
+}
+
+/// `{"results": [ ... ]}` as compact JSON plus a newline.
+pub fn json_compare(results: &[SimResult]) -> Result<String, serde_json::Error> {
+    let mut s = serde_json::to_string(&CompareJson { results })?;
+    s.push('\n');
+    Ok(s)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use schedlab_model::{Overrides, Workload};
+    use schedlab_sim::{CpuResult, TaskResult};
+    use std::path::Path;
+
+    pub(crate) fn workload() -> Workload {
+        let yaml = "name: t\nplatform: { cpus: 2 }\nduration: 1s\ntasks:\n  - { name: a, runtime: 5ms, period: 10ms }\n  - { name: b, runtime: 1ms, period: 20ms }\n";
+        Workload::parse_str(yaml, Path::new("t.yaml"), &Overrides::default()).unwrap()
+    }
+
+    /// A made-up result with the shape the engine will produce.
+    pub(crate) fn result(policy: &str, misses: u64) -> SimResult {
+        let task = |name: &str, completed: u64, misses: u64| TaskResult {
+            name: name.into(),
+            jobs: 100,
+            completed,
+            misses,
+            cpu_time_ns: 500_000_000,
+            mean_response_ns: 5_250_000.0,
+            max_response_ns: 9_000_000,
+            max_tardiness_ns: 0,
+            preemptions: 3,
+            migrations: 1,
+            cpu: None,
+        };
+        SimResult {
+            workload: "t".into(),
+            policy: policy.into(),
+            placement: "linux".into(),
+            cpus: 2,
+            duration_ns: 1_000_000_000,
+            events: 1234,
+            wall_s: 0.0042,
+            jobs_released: 150,
+            jobs_completed: 150,
+            jobs_aborted: 0,
+            deadline_misses: misses,
+            context_switches: 400,
+            context_switches_per_cpu_per_s: 200.0,
+            task_switches_per_cpu_per_s: 100.0,
+            preemptions: 3,
+            migrations: 1,
+            laxity_evaluations: 0,
+            throttles: 0,
+            tasks: vec![task("a", 100, misses), task("b", 0, 0)],
+            per_cpu: vec![
+                CpuResult {
+                    cpu: 0,
+                    utilisation: 0.55,
+                    context_switches: 200,
+                    idle_switches: 100,
+                },
+                CpuResult {
+                    cpu: 1,
+                    utilisation: 0.05,
+                    context_switches: 200,
+                    idle_switches: 100,
+                },
+            ],
+            trace: None,
+        }
+    }
+
+    #[test]
+    fn simulate_summary_has_every_section() {
+        let s = render_simulate(&workload(), &result("edf", 2));
+        for want in [
+            "workload   t",
+            "policy     edf",
+            "placement linux",
+            "duration 1s",
+            "mean resp ms",
+            "utilisation %",
+            "deadline misses     2",
+            "200.0 per CPU per s (100.0 without idle)",
+            "laxity evaluations",
+            "wall time",
+        ] {
+            assert!(s.contains(want), "missing `{want}` in\n{s}");
+        }
+        // Task a: mean 5.250 ms, max 9.000 ms; task b completed nothing: dashes.
+        let a = s.lines().find(|l| l.starts_with("a ")).unwrap();
+        assert!(
+            a.contains("5.250") && a.contains("9.000") && a.contains("500.000"),
+            "{a}"
+        );
+        let b = s.lines().find(|l| l.starts_with("b ")).unwrap();
+        assert!(b.contains(" - "), "{b}");
+    }
+
+    #[test]
+    fn compare_table_has_one_column_per_policy() {
+        let rs = [result("edf", 0), result("rm", 3)];
+        let s = render_compare(&workload(), &["edf", "rm"], &rs);
+        let header = s.lines().nth(2).unwrap();
+        assert!(header.contains("edf") && header.contains("rm"), "{s}");
+        let misses = s
+            .lines()
+            .find(|l| l.starts_with("deadline misses"))
+            .unwrap();
+        assert!(misses.ends_with('3'), "{misses}");
+        assert!(s.contains("misses by task"), "{s}");
+    }
+
+    #[test]
+    fn json_is_one_line_with_design_keys() {
+        let j = json_simulate(&result("edf", 0)).unwrap();
+        assert!(j.ends_with('\n') && j.trim_end().lines().count() == 1);
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        for k in DESIGN_KEYS {
+            assert!(v.get(k).is_some(), "missing key {k}");
+        }
+        for k in DESIGN_TASK_KEYS {
+            assert!(v["tasks"][0].get(k).is_some(), "missing task key {k}");
+        }
+        let c: serde_json::Value =
+            serde_json::from_str(&json_compare(&[result("edf", 0), result("rm", 1)]).unwrap())
+                .unwrap();
+        assert_eq!(c["results"].as_array().unwrap().len(), 2);
+        assert_eq!(c["results"][1]["policy"], "rm");
+    }
+
+    /// DESIGN.md "Machine-readable results": keys every result object has.
+    pub(crate) const DESIGN_KEYS: [&str; 15] = [
+        "policy",
+        "placement",
+        "cpus",
+        "duration_ns",
+        "events",
+        "wall_s",
+        "jobs_released",
+        "jobs_completed",
+        "deadline_misses",
+        "context_switches",
+        "context_switches_per_cpu_per_s",
+        "preemptions",
+        "migrations",
+        "laxity_evaluations",
+        "tasks",
+    ];
+    /// DESIGN.md: keys of every `tasks[]` entry.
+    pub(crate) const DESIGN_TASK_KEYS: [&str; 8] = [
+        "name",
+        "jobs",
+        "misses",
+        "cpu_time_ns",
+        "mean_response_ns",
+        "max_response_ns",
+        "preemptions",
+        "migrations",
+    ];
+}
