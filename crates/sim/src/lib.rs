@@ -1,13 +1,22 @@
 //! schedlab's discrete-event simulator.
 //!
 //! [`simulate`] runs a validated [`Workload`] and returns a [`SimResult`].
-//! The engine (module `engine`) owns time, events, CPUs, accounting and tracing; policies
-//! implement [`class::SchedClass`], a trait shaped like the kernel's `struct sched_class`.
+//! The engine ([`engine`]) owns time, events, CPUs, accounting and tracing; policies
+//! implement [`class::SchedClass`], a trait shaped like the kernel's `struct sched_class`,
+//! one file each under [`policy`].
 
+pub mod class;
+pub mod engine;
+pub mod partition;
+pub mod policy;
+pub mod queue;
 pub mod result;
+pub mod state;
 
 pub use result::{CpuResult, Segment, SimResult, TaskResult};
-use schedlab_model::Workload;
+use schedlab_model::time::S;
+use schedlab_model::{Placement, Policy, PolicyClass, TaskClass, Workload};
+use state::ClassId;
 
 /// Options that do not change the schedule.
 #[derive(Debug, Clone, Default)]
@@ -27,8 +36,72 @@ pub enum SimError {
     Partition(String),
 }
 
+/// Policies for periodic tasks that the simulator implements.
+pub const PERIODIC_POLICIES: [Policy; 5] = [
+    Policy::Edf,
+    Policy::Rm,
+    Policy::Dm,
+    Policy::Fifo,
+    Policy::Rr,
+];
+
 /// Simulate `w` and return its results.
 pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> {
-    let _ = (w, opts);
-    Err(SimError::Unsupported("engine not written yet".into()))
+    let policy = w.scheduler.policy;
+    let dl_class: Box<dyn class::SchedClass> = match policy {
+        Policy::Edf | Policy::Rm | Policy::Dm | Policy::Fifo | Policy::Rr => {
+            Box::new(policy::edf::Edf::default())
+        }
+        other => {
+            return Err(SimError::Unsupported(format!(
+                "policy `{}` is not simulated yet (available: {})",
+                other.name(),
+                PERIODIC_POLICIES.map(|p| p.name()).join(", ")
+            )))
+        }
+    };
+    let hz = w.platform.hz as u64;
+    let slice_ticks = if hz == 0 {
+        0
+    } else {
+        (w.scheduler.rr_timeslice * hz / S).max(1)
+    };
+    let rt_class: Box<dyn class::SchedClass> = Box::new(policy::rt::Rt::new(slice_ticks));
+
+    let auto_prio = policy::rt::assign_priorities(policy, &w.tasks);
+    let mut task_class = Vec::with_capacity(w.tasks.len());
+    let mut rt_prio = Vec::with_capacity(w.tasks.len());
+    for (i, t) in w.tasks.iter().enumerate() {
+        let (class, prio) = match t.class {
+            TaskClass::Deadline if policy.class() == PolicyClass::Deadline => (ClassId::Dl, 0),
+            TaskClass::Deadline => (ClassId::Rt, auto_prio[i]),
+            TaskClass::Fifo | TaskClass::Rr => (ClassId::Rt, t.priority.unwrap_or(50)),
+            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle => {
+                return Err(SimError::Unsupported(format!(
+                    "task {}: class {} (fair scheduling) is not simulated yet; give it a period to make it a real-time task",
+                    t.name,
+                    format!("{:?}", t.class).to_lowercase()
+                )))
+            }
+        };
+        task_class.push(class);
+        rt_prio.push(prio);
+    }
+    let partition = if w.scheduler.placement == Placement::Partitioned {
+        let rt: Vec<usize> = (0..w.tasks.len()).collect();
+        let cpus = partition::first_fit_decreasing(&w.tasks, &rt, w.platform.cpus)
+            .map_err(SimError::Partition)?;
+        cpus.into_iter().map(Some).collect()
+    } else {
+        vec![None; w.tasks.len()]
+    };
+    let e = engine::Engine::new(
+        w,
+        vec![dl_class, rt_class],
+        &task_class,
+        &rt_prio,
+        partition,
+        opts.trace,
+    )?;
+    Ok(e.run())
 }

@@ -1,0 +1,55 @@
+//! The policy trait, shaped like the kernel's `struct sched_class`.
+//!
+//! The engine owns time, CPUs, accounting and tracing; a class owns only its run queues.
+//! The running task is not in its class's queue (as with CFS): `pick_next_task` takes it
+//! out, `put_prev_task` puts a still-runnable task back.
+
+use crate::state::{CpuId, Ctx, RqId, TaskId};
+
+/// Why a task is being enqueued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueReason {
+    /// A job was released or a throttled reservation was replenished.
+    Wakeup,
+    /// Moved here from another run queue by push/pull.
+    Migrated,
+}
+
+/// A scheduling class (kernel `struct sched_class`), one per policy file.
+pub trait SchedClass {
+    /// Policy name as in DESIGN.md.
+    fn name(&self) -> &'static str;
+
+    /// Called once before the run: the number of run queues and tasks.
+    fn init(&mut self, nr_rqs: usize, nr_tasks: usize);
+
+    /// `t` became runnable on `rq`.
+    fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, why: EnqueueReason);
+
+    /// `t` leaves `rq` while waiting (migration away).
+    fn dequeue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId);
+
+    /// The task `cpu` should run next from `rq`, without taking it out.
+    fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId>;
+
+    /// Take the task `cpu` runs next out of `rq` (it becomes current).
+    fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId>;
+
+    /// The current task `t` stops running but is still runnable: queue it again.
+    fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId);
+
+    /// The current task `t` stopped being runnable (job done and asleep, or throttled).
+    fn task_stopped(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
+
+    /// A job of the running task `t` completed and its next one started at once.
+    fn job_changed(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
+
+    /// Scheduler tick on `cpu` while `t` runs; `true` asks for a reschedule.
+    fn task_tick(&mut self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _t: TaskId) -> bool {
+        false
+    }
+
+    /// Should the waiting task `cand` preempt the running task `curr`? Also used to find
+    /// the lowest-priority running task (global placement, push/pull).
+    fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool;
+}

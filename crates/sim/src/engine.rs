@@ -1,0 +1,1067 @@
+//! The discrete-event engine: time, events, CPUs, accounting, CBS and placement.
+//!
+//! Events are processed in time order; events at the same instant in this fixed order
+//! (then by insertion): CPU timers (job completion, budget exhaustion), CBS
+//! replenishments, deadline checks, job releases (workload order), the tick. Only after
+//! every event of an instant has been handled does the engine make scheduling decisions,
+//! CPU by CPU in index order — like `need_resched` being acted on when the interrupt
+//! handlers return. The window is `[0, duration]`: releases and ticks happen before
+//! `duration`, completions at exactly `duration` still count, and no decision is taken at
+//! `duration` itself.
+
+use crate::class::{EnqueueReason, SchedClass};
+use crate::result::{CpuResult, Segment, SimResult, TaskResult};
+use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
+use crate::SimError;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use schedlab_model::time::S;
+use schedlab_model::{ExecModel, Ns, OnMiss, Placement, Release, Workload};
+use std::cell::Cell;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum EventKind {
+    CpuTimer { cpu: CpuId, gen: u64 },
+    Replenish { task: TaskId },
+    DeadlineCheck { task: TaskId, seq: u64 },
+    Release { task: TaskId },
+    Tick,
+}
+
+impl EventKind {
+    fn rank(self) -> u8 {
+        match self {
+            EventKind::CpuTimer { .. } => 0,
+            EventKind::Replenish { .. } => 1,
+            EventKind::DeadlineCheck { .. } => 2,
+            EventKind::Release { .. } => 3,
+            EventKind::Tick => 4,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    time: Ns,
+    rank: u8,
+    seq: u64,
+    kind: EventKind,
+}
+
+/// Static per-task release parameters.
+struct ReleaseModel {
+    release: Release,
+    exec: ExecModel,
+    runtime: Ns,
+    next_seq: u64,
+    rng: ChaCha8Rng,
+}
+
+/// The simulator for one workload under one configuration.
+pub struct Engine {
+    duration: Ns,
+    tick_ns: Ns,
+    cs_cost: Ns,
+    mig_cost: Ns,
+    tick_cost: Ns,
+    hrtick: bool,
+    cbs: bool,
+    placement: Placement,
+    on_miss: OnMiss,
+    policy_name: String,
+    workload_name: String,
+    names: Vec<String>,
+    partition: Vec<Option<CpuId>>,
+
+    now: Ns,
+    tasks: Vec<TaskState>,
+    releases: Vec<ReleaseModel>,
+    cpus: Vec<CpuState>,
+    classes: Vec<Box<dyn SchedClass>>,
+    events: BinaryHeap<Reverse<Event>>,
+    event_seq: u64,
+    events_processed: u64,
+    laxity_evals: Cell<u64>,
+    trace: Option<Vec<Segment>>,
+}
+
+/// Build a read-only context from the engine's fields (a macro so that `self.classes`
+/// can be borrowed mutably beside it).
+macro_rules! ctx {
+    ($s:expr) => {
+        Ctx {
+            now: $s.now,
+            tasks: &$s.tasks,
+            cpus: &$s.cpus,
+            cbs: $s.cbs,
+            laxity_evals: &$s.laxity_evals,
+        }
+    };
+}
+
+impl Engine {
+    /// Prepare a run. `classes` holds one class per [`ClassId`] (dl, rt), `task_class`
+    /// and `rt_prio` give each task's class and rt priority (1..99).
+    pub fn new(
+        w: &Workload,
+        classes: Vec<Box<dyn SchedClass>>,
+        task_class: &[ClassId],
+        rt_prio: &[u8],
+        partition: Vec<Option<CpuId>>,
+        trace: bool,
+    ) -> Result<Engine, SimError> {
+        let ncpu = w.platform.cpus;
+        let tick_ns = if w.platform.hz == 0 {
+            0
+        } else {
+            S / w.platform.hz as u64
+        };
+        let mut tasks = Vec::with_capacity(w.tasks.len());
+        let mut releases = Vec::with_capacity(w.tasks.len());
+        for (i, t) in w.tasks.iter().enumerate() {
+            let mut allowed: Vec<bool> = (0..ncpu).map(|c| t.allowed_on(c)).collect();
+            if let Some(cpu) = partition[i] {
+                allowed = (0..ncpu).map(|c| c == cpu).collect();
+            }
+            let nr_allowed = allowed.iter().filter(|&&a| a).count();
+            let first_allowed = allowed.iter().position(|&a| a).unwrap_or(0);
+            // Threads start spread over the CPUs (fork balancing), as on a real system.
+            let start_cpu = if allowed[i % ncpu] {
+                i % ncpu
+            } else {
+                first_allowed
+            };
+            let period = t.period.unwrap_or(Ns::MAX);
+            let budget = ((t.runtime as f64) * (1.0 + w.scheduler.dl_margin)).round() as Ns;
+            tasks.push(TaskState {
+                class: task_class[i],
+                rt_key: 99 - rt_prio[i] as u64,
+                rel_deadline: t.deadline,
+                period,
+                round_robin: matches!(
+                    (t.class, w.scheduler.policy),
+                    (schedlab_model::TaskClass::Rr, _)
+                        | (
+                            schedlab_model::TaskClass::Deadline,
+                            schedlab_model::Policy::Rr
+                        )
+                ),
+                allowed,
+                nr_allowed,
+                job: None,
+                backlog: VecDeque::new(),
+                runnable: false,
+                on_cpu: None,
+                rq: match w.scheduler.placement {
+                    Placement::Global => 0,
+                    _ => start_cpu,
+                },
+                job_last_cpu: None,
+                last_cpu: start_cpu,
+                last_ran: 0,
+                dl: DlEntity {
+                    budget: budget.max(1),
+                    deadline: 0,
+                    runtime: 0,
+                    throttled: false,
+                },
+                stats: TaskStats::default(),
+            });
+            let seed = w.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            releases.push(ReleaseModel {
+                release: t.release,
+                exec: t.exec,
+                runtime: t.runtime,
+                next_seq: 0,
+                rng: ChaCha8Rng::seed_from_u64(seed),
+            });
+        }
+        let nr_rqs = if w.scheduler.placement == Placement::Global {
+            1
+        } else {
+            ncpu
+        };
+        let mut classes = classes;
+        for c in classes.iter_mut() {
+            c.init(nr_rqs, tasks.len());
+        }
+        let cpus = vec![
+            CpuState {
+                timer_at: Ns::MAX,
+                ..CpuState::default()
+            };
+            ncpu
+        ];
+        let mut e = Engine {
+            duration: w.duration,
+            tick_ns,
+            cs_cost: w.platform.context_switch,
+            mig_cost: w.platform.migration,
+            tick_cost: w.platform.tick,
+            hrtick: w.platform.hrtick,
+            cbs: w.scheduler.cbs,
+            placement: w.scheduler.placement,
+            on_miss: w.on_miss,
+            policy_name: w.scheduler.policy.name().to_string(),
+            workload_name: w.name.clone(),
+            names: w.tasks.iter().map(|t| t.name.clone()).collect(),
+            partition,
+            now: 0,
+            tasks,
+            releases,
+            cpus,
+            classes,
+            events: BinaryHeap::new(),
+            event_seq: 0,
+            events_processed: 0,
+            laxity_evals: Cell::new(0),
+            trace: trace.then(Vec::new),
+        };
+        for (i, t) in w.tasks.iter().enumerate() {
+            if t.period.is_some() && t.offset < e.duration {
+                e.push(t.offset, EventKind::Release { task: i });
+            }
+        }
+        if tick_ns > 0 && tick_ns < e.duration {
+            e.push(tick_ns, EventKind::Tick);
+        }
+        Ok(e)
+    }
+
+    fn push(&mut self, time: Ns, kind: EventKind) {
+        self.event_seq += 1;
+        self.events.push(Reverse(Event {
+            time,
+            rank: kind.rank(),
+            seq: self.event_seq,
+            kind,
+        }));
+    }
+
+    /// Run to the end and return the results.
+    pub fn run(mut self) -> SimResult {
+        let started = std::time::Instant::now();
+        while let Some(&Reverse(ev)) = self.events.peek() {
+            if ev.time > self.duration {
+                break;
+            }
+            let t = ev.time;
+            self.advance(t);
+            while let Some(&Reverse(ev)) = self.events.peek() {
+                if ev.time != t {
+                    break;
+                }
+                self.events.pop();
+                self.handle(ev.kind);
+            }
+            if t < self.duration {
+                self.schedule();
+            }
+            self.rearm_timers();
+        }
+        self.advance(self.duration);
+        self.finish(started.elapsed().as_secs_f64())
+    }
+
+    // ----- time and accounting -------------------------------------------------------
+
+    /// Account every running CPU up to `t` (the kernel's `update_curr`).
+    fn advance(&mut self, t: Ns) {
+        for cpu in 0..self.cpus.len() {
+            self.account(cpu, t);
+        }
+        self.now = t;
+    }
+
+    fn account(&mut self, cpu: CpuId, t: Ns) {
+        let c = &mut self.cpus[cpu];
+        let delta = t - c.last_update;
+        c.last_update = t;
+        let Some(task) = c.curr else { return };
+        if delta == 0 {
+            return;
+        }
+        let oh = delta.min(c.overhead_left);
+        c.overhead_left -= oh;
+        c.busy += delta;
+        let ts = &mut self.tasks[task];
+        if let Some(j) = ts.job.as_mut() {
+            debug_assert!(delta - oh <= j.remaining, "CPU {cpu} ran past a completion");
+            j.remaining -= (delta - oh).min(j.remaining);
+        }
+        ts.stats.cpu_time += delta;
+        if self.cbs && ts.class == ClassId::Dl {
+            ts.dl.runtime -= delta as i64;
+        }
+    }
+
+    // ----- events --------------------------------------------------------------------
+
+    fn handle(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::CpuTimer { cpu, gen } => {
+                if gen != self.cpus[cpu].timer_gen {
+                    return; // superseded
+                }
+                self.events_processed += 1;
+                self.cpus[cpu].timer_at = Ns::MAX;
+                self.cpu_timer(cpu);
+            }
+            EventKind::Replenish { task } => {
+                self.events_processed += 1;
+                self.replenish(task);
+            }
+            EventKind::DeadlineCheck { task, seq } => {
+                self.events_processed += 1;
+                self.deadline_check(task, seq);
+            }
+            EventKind::Release { task } => {
+                self.events_processed += 1;
+                self.release(task);
+            }
+            EventKind::Tick => {
+                self.events_processed += 1;
+                self.tick();
+            }
+        }
+    }
+
+    fn cpu_timer(&mut self, cpu: CpuId) {
+        let Some(t) = self.cpus[cpu].curr else { return };
+        if !self.tasks[t].runnable {
+            return;
+        }
+        if self.tasks[t].remaining() == 0 && self.cpus[cpu].overhead_left == 0 {
+            self.complete_job(t, cpu);
+        } else if self.budget_exhausted(t) {
+            self.throttle(t);
+        }
+    }
+
+    fn budget_exhausted(&self, t: TaskId) -> bool {
+        let ts = &self.tasks[t];
+        self.cbs && ts.class == ClassId::Dl && ts.dl.runtime <= 0
+    }
+
+    fn release(&mut self, t: TaskId) {
+        let now = self.now;
+        let rm = &mut self.releases[t];
+        let seq = rm.next_seq;
+        rm.next_seq += 1;
+        let exec = match rm.exec {
+            ExecModel::Wcet => rm.runtime,
+            ExecModel::Uniform { min, max } => rm.rng.random_range(min..=max),
+        };
+        let gap = match rm.release {
+            Release::Periodic => self.tasks[t].period,
+            Release::Sporadic { jitter } => {
+                self.tasks[t].period
+                    + if jitter > 0 {
+                        rm.rng.random_range(0..=jitter)
+                    } else {
+                        0
+                    }
+            }
+        };
+        let job = Job {
+            seq,
+            release: now,
+            deadline: now + self.tasks[t].rel_deadline,
+            exec,
+            remaining: exec,
+        };
+        if let Some(next) = now.checked_add(gap) {
+            if next < self.duration {
+                self.push(next, EventKind::Release { task: t });
+            }
+        }
+        if self.on_miss == OnMiss::Abort && job.deadline <= self.duration {
+            self.push(job.deadline, EventKind::DeadlineCheck { task: t, seq });
+        }
+        let ts = &mut self.tasks[t];
+        ts.stats.jobs += 1;
+        if ts.job.is_some() {
+            ts.backlog.push_back(job);
+            return;
+        }
+        ts.job = Some(job);
+        // A fresh job has not run anywhere yet, unless its task is still on a CPU.
+        ts.job_last_cpu = ts.on_cpu;
+        if !ts.dl.throttled {
+            self.cbs_wakeup_rule(t);
+            self.wakeup(t, EnqueueReason::Wakeup);
+        }
+    }
+
+    /// CBS rule 2 at wake-up (`update_dl_entity`): start a new reservation period unless
+    /// the current one still has room for the remaining budget.
+    fn cbs_wakeup_rule(&mut self, t: TaskId) {
+        if !self.cbs || self.tasks[t].class != ClassId::Dl {
+            return;
+        }
+        let now = self.now;
+        let ts = &mut self.tasks[t];
+        let (d, q) = (ts.dl.deadline, ts.dl.runtime);
+        let big_d = ts.rel_deadline as u128;
+        let big_q = ts.dl.budget as u128;
+        let overflow = q > 0 && d > now && (d - now) as u128 * big_q < big_d * q as u128;
+        let overflow = overflow || (q > 0 && d == now);
+        // A reservation that never ran has d = 0, which the kernel always sees as past.
+        let fresh = d == 0 && q == 0;
+        if d < now || overflow || fresh {
+            let implicit = ts.rel_deadline == ts.period;
+            if !implicit && d >= now {
+                // Revised wake-up rule for constrained deadlines: keep d, scale the budget.
+                ts.dl.runtime = ((big_q * (d - now) as u128) / big_d) as i64;
+            } else {
+                ts.dl.deadline = now + ts.rel_deadline;
+                ts.dl.runtime = ts.dl.budget as i64;
+            }
+        }
+    }
+
+    /// Make `t` runnable and queue it (`try_to_wake_up` + `enqueue_task`).
+    fn wakeup(&mut self, t: TaskId, why: EnqueueReason) {
+        self.tasks[t].runnable = true;
+        if self.tasks[t].on_cpu.is_some() {
+            return; // still current on its CPU: it simply keeps running
+        }
+        let rq = match self.placement {
+            Placement::Global => 0,
+            Placement::Partitioned => self.partition[t].unwrap_or(self.tasks[t].last_cpu),
+            Placement::Linux => self.select_task_rq(t),
+        };
+        self.tasks[t].rq = rq;
+        let class = self.tasks[t].class as usize;
+        self.classes[class].enqueue_task(&ctx!(self), rq, t, why);
+    }
+
+    fn complete_job(&mut self, t: TaskId, cpu: CpuId) {
+        let now = self.now;
+        let ts = &mut self.tasks[t];
+        let job = ts.job.take().expect("completing task has a job");
+        ts.stats.completed += 1;
+        let response = now - job.release;
+        ts.stats.response_sum += response as u128;
+        ts.stats.response_max = ts.stats.response_max.max(response);
+        if now > job.deadline {
+            ts.stats.misses += 1;
+            ts.stats.tardiness_max = ts.stats.tardiness_max.max(now - job.deadline);
+        }
+        if let Some(tr) = self.trace.as_mut() {
+            let since = self.cpus[cpu].since;
+            if now > since {
+                tr.push(Segment {
+                    cpu,
+                    task: t,
+                    job: job.seq,
+                    start: since,
+                    end: now,
+                });
+            }
+            self.cpus[cpu].since = now;
+        }
+        self.next_job_or_sleep(t, Some(cpu));
+    }
+
+    /// After the current job of `t` ended (completed or aborted): start the next released
+    /// job at once, or put the task to sleep.
+    fn next_job_or_sleep(&mut self, t: TaskId, cpu: Option<CpuId>) {
+        let ts = &mut self.tasks[t];
+        if let Some(next) = ts.backlog.pop_front() {
+            ts.job = Some(next);
+            ts.job_last_cpu = cpu;
+            if self.budget_exhausted(t) {
+                self.throttle(t);
+            } else if cpu.is_some() {
+                let rq = self.tasks[t].rq;
+                let class = self.tasks[t].class as usize;
+                self.classes[class].job_changed(&ctx!(self), rq, t);
+            }
+            return;
+        }
+        ts.runnable = false;
+        if cpu.is_none() {
+            // Not running: it is waiting on a run queue; take it off.
+            let rq = ts.rq;
+            let class = ts.class as usize;
+            self.classes[class].dequeue_task(&ctx!(self), rq, t);
+        } else {
+            let rq = ts.rq;
+            let class = ts.class as usize;
+            self.classes[class].task_stopped(&ctx!(self), rq, t);
+        }
+        if self.budget_exhausted(t) {
+            // The job ended on an exhausted budget: throttled until the next period
+            // (`update_curr_dl` at dequeue), without counting as a budget overrun.
+            self.arm_replenish(t);
+        }
+    }
+
+    /// Budget exhausted while work remains: throttle until the next period.
+    fn throttle(&mut self, t: TaskId) {
+        let ts = &mut self.tasks[t];
+        ts.stats.throttles += 1;
+        let was_queued = ts.runnable && ts.on_cpu.is_none();
+        ts.runnable = false;
+        let rq = ts.rq;
+        let class = ts.class as usize;
+        if was_queued {
+            self.classes[class].dequeue_task(&ctx!(self), rq, t);
+        } else {
+            self.classes[class].task_stopped(&ctx!(self), rq, t);
+        }
+        self.arm_replenish(t);
+    }
+
+    fn arm_replenish(&mut self, t: TaskId) {
+        let ts = &mut self.tasks[t];
+        ts.dl.throttled = true;
+        // The replenishment timer fires at the start of the next period (`dl_next_period`).
+        let at = (ts.dl.deadline + ts.period.min(u64::MAX / 4)).saturating_sub(ts.rel_deadline);
+        let at = at.max(self.now);
+        self.push(at, EventKind::Replenish { task: t });
+    }
+
+    /// `replenish_dl_entity`, then wake the task if it has work.
+    fn replenish(&mut self, t: TaskId) {
+        let now = self.now;
+        let ts = &mut self.tasks[t];
+        if !ts.dl.throttled {
+            return;
+        }
+        while ts.dl.runtime <= 0 {
+            ts.dl.deadline += ts.period;
+            ts.dl.runtime += ts.dl.budget as i64;
+        }
+        if ts.dl.deadline < now {
+            ts.dl.deadline = now + ts.rel_deadline;
+            ts.dl.runtime = ts.dl.budget as i64;
+        }
+        ts.dl.throttled = false;
+        if ts.job.is_some() {
+            self.wakeup(t, EnqueueReason::Wakeup);
+        }
+    }
+
+    /// `on_miss: abort`: drop a job still unfinished at its deadline.
+    fn deadline_check(&mut self, t: TaskId, seq: u64) {
+        let ts = &mut self.tasks[t];
+        if ts.job.is_some_and(|j| j.seq == seq) {
+            ts.stats.misses += 1;
+            ts.stats.aborted += 1;
+            ts.job = None;
+            let cpu = ts.on_cpu;
+            if !ts.runnable {
+                // Throttled: it will find no job when replenished.
+                if let Some(next) = ts.backlog.pop_front() {
+                    ts.job = Some(next);
+                    ts.job_last_cpu = None;
+                }
+                return;
+            }
+            if let (Some(cpu), Some(tr)) = (cpu, self.trace.as_mut()) {
+                let since = self.cpus[cpu].since;
+                if self.now > since {
+                    tr.push(Segment {
+                        cpu,
+                        task: t,
+                        job: seq,
+                        start: since,
+                        end: self.now,
+                    });
+                }
+                self.cpus[cpu].since = self.now;
+            }
+            self.next_job_or_sleep(t, cpu);
+        } else if let Some(pos) = ts.backlog.iter().position(|j| j.seq == seq) {
+            ts.backlog.remove(pos);
+            ts.stats.misses += 1;
+            ts.stats.aborted += 1;
+        }
+    }
+
+    fn tick(&mut self) {
+        let next = self.now + self.tick_ns;
+        if next < self.duration {
+            self.push(next, EventKind::Tick);
+        }
+        for cpu in 0..self.cpus.len() {
+            let Some(t) = self.cpus[cpu].curr else {
+                continue;
+            };
+            if !self.tasks[t].runnable {
+                continue;
+            }
+            self.cpus[cpu].overhead_left += self.tick_cost;
+            if self.tick_cost > 0 {
+                self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming: completion moved
+            }
+            if self.budget_exhausted(t) {
+                self.throttle(t);
+                continue;
+            }
+            let rq = self.tasks[t].rq;
+            let class = self.tasks[t].class as usize;
+            if self.classes[class].task_tick(&ctx!(self), rq, cpu, t) {
+                self.cpus[cpu].need_resched = true;
+            }
+        }
+    }
+
+    // ----- scheduling decisions ------------------------------------------------------
+
+    fn schedule(&mut self) {
+        match self.placement {
+            Placement::Global => self.schedule_global(),
+            Placement::Partitioned => {
+                for cpu in 0..self.cpus.len() {
+                    self.schedule_local(cpu);
+                }
+            }
+            Placement::Linux => {
+                for cpu in 0..self.cpus.len() {
+                    self.schedule_local(cpu);
+                }
+                self.push_tasks();
+            }
+        }
+    }
+
+    /// Does class `class` (or a higher one) have a task waiting on `rq` that should take
+    /// `cpu` from `curr`?
+    fn should_preempt(&self, rq: usize, cpu: CpuId, curr: TaskId) -> bool {
+        let cc = self.tasks[curr].class;
+        let ctx = ctx!(self);
+        for class in ClassId::ALL {
+            if class > cc {
+                break;
+            }
+            if let Some(cand) = self.classes[class as usize].peek_next_task(&ctx, rq, cpu) {
+                return class < cc || self.classes[class as usize].wakeup_preempt(&ctx, curr, cand);
+            }
+        }
+        false
+    }
+
+    fn pick(&mut self, rq: usize, cpu: CpuId) -> Option<TaskId> {
+        for class in ClassId::ALL {
+            if let Some(t) = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    fn put_prev(&mut self, t: TaskId) {
+        let rq = self.tasks[t].rq;
+        let class = self.tasks[t].class as usize;
+        self.classes[class].put_prev_task(&ctx!(self), rq, t);
+    }
+
+    /// Per-CPU run queue: `__schedule()` on one CPU.
+    fn schedule_local(&mut self, cpu: CpuId) {
+        let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
+        let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+        let need = match curr {
+            None => true,
+            Some(t) => resched || self.should_preempt(cpu, cpu, t),
+        };
+        if !need {
+            return;
+        }
+        if let Some(t) = curr {
+            self.put_prev(t);
+        }
+        let next = self.pick(cpu, cpu);
+        if let Some(n) = next {
+            self.tasks[n].rq = cpu;
+        }
+        self.switch_out(cpu, next);
+        self.switch_in(cpu, next);
+    }
+
+    /// Global placement: keep the highest-priority runnable tasks on the CPUs.
+    fn schedule_global(&mut self) {
+        let ncpu = self.cpus.len();
+        let mut assign: Vec<Option<TaskId>> = Vec::with_capacity(ncpu);
+        for cpu in 0..ncpu {
+            let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
+            let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+            match curr {
+                Some(t) if resched => {
+                    self.put_prev(t);
+                    assign.push(None);
+                }
+                other => assign.push(other),
+            }
+        }
+        // Every change strictly raises the priority on one CPU; the bound is a safety net.
+        for _ in 0..(4 * ncpu * (self.tasks.len() + 1)) {
+            if !self.global_step(&mut assign) {
+                break;
+            }
+        }
+        let changed: Vec<CpuId> = (0..ncpu)
+            .filter(|&c| assign[c] != self.cpus[c].curr)
+            .collect();
+        for &cpu in &changed {
+            self.switch_out(cpu, assign[cpu]);
+        }
+        for &cpu in &changed {
+            self.switch_in(cpu, assign[cpu]);
+        }
+    }
+
+    /// One improvement of the global assignment; false when nothing changes.
+    fn global_step(&mut self, assign: &mut [Option<TaskId>]) -> bool {
+        // Fill CPUs that are idle or run a lower class.
+        for (cpu, slot) in assign.iter_mut().enumerate() {
+            let cur = slot.map(|t| self.tasks[t].class);
+            for class in ClassId::ALL {
+                if cur.is_some_and(|c| c <= class) {
+                    break;
+                }
+                let picked = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                if let Some(n) = picked {
+                    if let Some(old) = slot.replace(n) {
+                        self.put_prev(old);
+                    }
+                    return true;
+                }
+            }
+        }
+        // Within a class: the waiting task that beats the lowest-priority running one.
+        for class in ClassId::ALL {
+            let mut running: Vec<CpuId> = (0..assign.len())
+                .filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class))
+                .collect();
+            let cls = &self.classes[class as usize];
+            let ctx = ctx!(self);
+            // Worst first: a before b if b's task would preempt a's.
+            for i in 1..running.len() {
+                let mut j = i;
+                while j > 0
+                    && cls.wakeup_preempt(
+                        &ctx,
+                        assign[running[j]].unwrap(),
+                        assign[running[j - 1]].unwrap(),
+                    )
+                {
+                    running.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
+            for &cpu in &running {
+                let curr = assign[cpu].unwrap();
+                if let Some(cand) = cls.peek_next_task(&ctx, 0, cpu) {
+                    if cls.wakeup_preempt(&ctx, curr, cand) {
+                        self.put_prev(curr);
+                        assign[cpu] =
+                            self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// First half of a context switch: the previous task leaves `cpu`.
+    fn switch_out(&mut self, cpu: CpuId, next: Option<TaskId>) {
+        let prev = self.cpus[cpu].curr;
+        if prev == next {
+            return;
+        }
+        let now = self.now;
+        let c = &mut self.cpus[cpu];
+        c.switches += 1;
+        if prev.is_none() || next.is_none() {
+            c.idle_switches += 1;
+        }
+        c.overhead_left = 0;
+        let since = c.since;
+        c.since = now;
+        let Some(p) = prev else { return };
+        let ts = &mut self.tasks[p];
+        if ts.on_cpu == Some(cpu) {
+            ts.on_cpu = None;
+        }
+        ts.last_ran = now;
+        ts.last_cpu = cpu;
+        if ts.runnable {
+            ts.stats.preemptions += 1;
+        }
+        if let (Some(tr), Some(j)) = (self.trace.as_mut(), ts.job) {
+            if now > since {
+                tr.push(Segment {
+                    cpu,
+                    task: p,
+                    job: j.seq,
+                    start: since,
+                    end: now,
+                });
+            }
+        }
+    }
+
+    /// Second half of a context switch: `next` starts on `cpu`, paying the switch and,
+    /// when its job resumes on another CPU, the migration cost.
+    fn switch_in(&mut self, cpu: CpuId, next: Option<TaskId>) {
+        if self.cpus[cpu].curr == next {
+            return;
+        }
+        self.cpus[cpu].curr = next;
+        self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming
+        let Some(n) = next else { return };
+        let ts = &mut self.tasks[n];
+        ts.on_cpu = Some(cpu);
+        let mut overhead = self.cs_cost;
+        if ts.job_last_cpu.is_some_and(|l| l != cpu) {
+            ts.stats.migrations += 1;
+            overhead += self.mig_cost;
+        }
+        ts.job_last_cpu = Some(cpu);
+        self.cpus[cpu].overhead_left = overhead;
+    }
+
+    // ----- linux placement: select_task_rq and push ------------------------------------
+
+    /// Is `cpu` free for a task of `class`: nothing of that class or higher running or
+    /// queued there (the kernel's cpudl `free_cpus` / lowest cpupri)?
+    fn cpu_free_for(&self, cpu: CpuId, class: ClassId) -> bool {
+        let running_ok = self.cpus[cpu]
+            .curr
+            .is_none_or(|t| !self.tasks[t].runnable || self.tasks[t].class > class);
+        let ctx = ctx!(self);
+        running_ok
+            && ClassId::ALL.iter().filter(|&&c| c <= class).all(|&c| {
+                self.classes[c as usize]
+                    .peek_next_task(&ctx, cpu, cpu)
+                    .is_none()
+            })
+    }
+
+    /// `find_later_rq` / `find_lowest_rq`: a CPU where `t` would run at once — a free one
+    /// (its last CPU first, then the lowest index), else the one running the
+    /// lowest-priority task of `t`'s class that `t` beats.
+    fn find_later_cpu(&self, t: TaskId, exclude: Option<CpuId>) -> Option<CpuId> {
+        let ts = &self.tasks[t];
+        let class = ts.class;
+        let candidates = || (0..self.cpus.len()).filter(|&c| ts.allowed[c] && Some(c) != exclude);
+        let free: Vec<CpuId> = candidates()
+            .filter(|&c| self.cpu_free_for(c, class))
+            .collect();
+        if !free.is_empty() {
+            return Some(if free.contains(&ts.last_cpu) {
+                ts.last_cpu
+            } else {
+                free[0]
+            });
+        }
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        let mut worst: Option<(CpuId, TaskId)> = None;
+        for c in candidates() {
+            let Some(cur) = self.cpus[c].curr.filter(|&x| self.tasks[x].runnable) else {
+                continue;
+            };
+            if self.tasks[cur].class != class || !cls.wakeup_preempt(&ctx, cur, t) {
+                continue;
+            }
+            match worst {
+                Some((_, w)) if !cls.wakeup_preempt(&ctx, cur, w) => {}
+                _ => worst = Some((c, cur)),
+            }
+        }
+        worst.map(|(c, _)| c)
+    }
+
+    /// `select_task_rq_dl` / `select_task_rq_rt`: stay on the last CPU unless its current
+    /// task would not be preempted by `t` and a better CPU exists.
+    fn select_task_rq(&self, t: TaskId) -> CpuId {
+        let ts = &self.tasks[t];
+        let prev = if ts.allowed[ts.last_cpu] {
+            ts.last_cpu
+        } else {
+            ts.allowed.iter().position(|&a| a).unwrap_or(0)
+        };
+        if ts.nr_allowed < 2 {
+            return prev;
+        }
+        let Some(cur) = self.cpus[prev].curr.filter(|&x| self.tasks[x].runnable) else {
+            return prev;
+        };
+        let cc = self.tasks[cur].class;
+        let ctx = ctx!(self);
+        let search = cc < ts.class
+            || (cc == ts.class
+                && (self.tasks[cur].nr_allowed < 2
+                    || !self.classes[cc as usize].wakeup_preempt(&ctx, cur, t)));
+        if search {
+            if let Some(target) = self.find_later_cpu(t, None) {
+                return target;
+            }
+        }
+        prev
+    }
+
+    /// Push waiting tasks to CPUs where they would run now (`push_dl_task` /
+    /// `push_rt_task`; pulling is the same move seen from the other CPU).
+    fn push_tasks(&mut self) {
+        let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
+        for _ in 0..bound {
+            let mut moved = false;
+            for cpu in 0..self.cpus.len() {
+                if self.cpus[cpu].curr.is_none() {
+                    continue; // an idle CPU ran its queue already
+                }
+                for class in ClassId::ALL {
+                    let cand = self.classes[class as usize].peek_next_task(&ctx!(self), cpu, cpu);
+                    let Some(cand) = cand else { continue };
+                    if self.tasks[cand].nr_allowed < 2 {
+                        continue;
+                    }
+                    let Some(target) = self.find_later_cpu(cand, Some(cpu)) else {
+                        continue;
+                    };
+                    self.classes[class as usize].dequeue_task(&ctx!(self), cpu, cand);
+                    self.tasks[cand].rq = target;
+                    self.classes[class as usize].enqueue_task(
+                        &ctx!(self),
+                        target,
+                        cand,
+                        EnqueueReason::Migrated,
+                    );
+                    self.schedule_local(target);
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
+
+    // ----- timers and results ----------------------------------------------------------
+
+    /// Arm each CPU's timer for the next completion (or exact budget exhaustion).
+    fn rearm_timers(&mut self) {
+        for cpu in 0..self.cpus.len() {
+            let c = &self.cpus[cpu];
+            let want = match c.curr {
+                Some(t) if self.tasks[t].runnable => {
+                    let ts = &self.tasks[t];
+                    let mut at = self.now + c.overhead_left + ts.remaining();
+                    if self.hrtick && self.cbs && ts.class == ClassId::Dl {
+                        at = at.min(self.now + ts.dl.runtime.max(0) as Ns);
+                    }
+                    at
+                }
+                _ => Ns::MAX,
+            };
+            if want != c.timer_at {
+                let c = &mut self.cpus[cpu];
+                c.timer_gen += 1;
+                c.timer_at = want;
+                let gen = c.timer_gen;
+                if want != Ns::MAX {
+                    self.push(want, EventKind::CpuTimer { cpu, gen });
+                }
+            }
+        }
+    }
+
+    fn finish(mut self, wall_s: f64) -> SimResult {
+        let end = self.duration;
+        // Jobs still unfinished whose deadline has passed count as misses.
+        for ts in self.tasks.iter_mut() {
+            let late = ts
+                .job
+                .iter()
+                .chain(ts.backlog.iter())
+                .filter(|j| j.deadline < end || (j.deadline == end && j.remaining > 0))
+                .count() as u64;
+            ts.stats.misses += late;
+        }
+        if let Some(tr) = self.trace.as_mut() {
+            for (cpu, c) in self.cpus.iter().enumerate() {
+                if let Some(t) = c.curr {
+                    if let Some(j) = self.tasks[t].job {
+                        if end > c.since {
+                            tr.push(Segment {
+                                cpu,
+                                task: t,
+                                job: j.seq,
+                                start: c.since,
+                                end,
+                            });
+                        }
+                    }
+                }
+            }
+            tr.sort_by_key(|s| (s.start, s.cpu));
+        }
+        let ncpu = self.cpus.len();
+        let secs = end as f64 / S as f64;
+        let switches: u64 = self.cpus.iter().map(|c| c.switches).sum();
+        let idle_sw: u64 = self.cpus.iter().map(|c| c.idle_switches).sum();
+        let tasks: Vec<TaskResult> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, ts)| TaskResult {
+                name: self.names[i].clone(),
+                jobs: ts.stats.jobs,
+                completed: ts.stats.completed,
+                misses: ts.stats.misses,
+                cpu_time_ns: ts.stats.cpu_time,
+                mean_response_ns: if ts.stats.completed > 0 {
+                    ts.stats.response_sum as f64 / ts.stats.completed as f64
+                } else {
+                    0.0
+                },
+                max_response_ns: ts.stats.response_max,
+                max_tardiness_ns: ts.stats.tardiness_max,
+                preemptions: ts.stats.preemptions,
+                migrations: ts.stats.migrations,
+                cpu: self.partition[i],
+            })
+            .collect();
+        SimResult {
+            workload: self.workload_name.clone(),
+            policy: self.policy_name.clone(),
+            placement: self.placement.name().to_string(),
+            cpus: ncpu,
+            duration_ns: end,
+            events: self.events_processed,
+            wall_s,
+            jobs_released: tasks.iter().map(|t| t.jobs).sum(),
+            jobs_completed: tasks.iter().map(|t| t.completed).sum(),
+            jobs_aborted: self.tasks.iter().map(|t| t.stats.aborted).sum(),
+            deadline_misses: tasks.iter().map(|t| t.misses).sum(),
+            context_switches: switches,
+            context_switches_per_cpu_per_s: switches as f64 / ncpu as f64 / secs,
+            task_switches_per_cpu_per_s: (switches - idle_sw) as f64 / ncpu as f64 / secs,
+            preemptions: tasks.iter().map(|t| t.preemptions).sum(),
+            migrations: tasks.iter().map(|t| t.migrations).sum(),
+            laxity_evaluations: self.laxity_evals.get(),
+            throttles: self.tasks.iter().map(|t| t.stats.throttles).sum(),
+            per_cpu: self
+                .cpus
+                .iter()
+                .enumerate()
+                .map(|(cpu, c)| CpuResult {
+                    cpu,
+                    utilisation: c.busy as f64 / end as f64,
+                    context_switches: c.switches,
+                    idle_switches: c.idle_switches,
+                })
+                .collect(),
+            tasks,
+            trace: self.trace,
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! `edf`: earliest deadline first, SCHED_DEADLINE's rule.
+//!
+//! Ordered by the absolute deadline (the CBS scheduling deadline when reservations are
+//! enforced). Equal deadlines never preempt (`dl_entity_preempt` is strict) and queue FIFO.
+
+use crate::class::{EnqueueReason, SchedClass};
+use crate::queue::Keyed;
+use crate::state::{CpuId, Ctx, RqId, TaskId};
+
+/// Earliest deadline first.
+#[derive(Default)]
+pub struct Edf {
+    q: Keyed,
+}
+
+impl SchedClass for Edf {
+    fn name(&self) -> &'static str {
+        "edf"
+    }
+
+    fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
+        self.q = Keyed::new(nr_rqs, nr_tasks);
+    }
+
+    fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
+        self.q.push(rq, t, ctx.sched_deadline(t));
+    }
+
+    fn dequeue_task(&mut self, _ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.q.remove(rq, t);
+    }
+
+    fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.q.peek(ctx, rq, cpu)
+    }
+
+    fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.q.pop(ctx, rq, cpu)
+    }
+
+    fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.q.push(rq, t, ctx.sched_deadline(t));
+    }
+
+    fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        ctx.sched_deadline(cand) < ctx.sched_deadline(curr)
+    }
+}

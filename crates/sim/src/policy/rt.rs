@@ -1,0 +1,116 @@
+//! The rt class: SCHED_FIFO and SCHED_RR over fixed priorities, which also serves `rm`
+//! and `dm` (priorities assigned by period / relative deadline, see [`assign_priorities`]).
+//!
+//! As in kernel/sched/rt.c: a woken task goes to the tail of its priority; a preempted
+//! task stays at the head; an RR task whose slice runs out (counted in ticks) goes to the
+//! tail if another task of its priority waits.
+
+use crate::class::{EnqueueReason, SchedClass};
+use crate::queue::Keyed;
+use crate::state::{CpuId, Ctx, RqId, TaskId};
+use schedlab_model::{Policy, Task};
+
+/// Fixed-priority FIFO / round-robin class.
+#[derive(Default)]
+pub struct Rt {
+    q: Keyed,
+    /// Sequence numbers below every tail number: a preempted task re-enters at the head.
+    head_seq: u64,
+    to_tail: Vec<bool>,
+    slice_left: Vec<u64>,
+    slice_ticks: u64,
+}
+
+impl Rt {
+    /// An rt class whose RR slice lasts `slice_ticks` ticks (0 = never expires).
+    pub fn new(slice_ticks: u64) -> Rt {
+        Rt {
+            slice_ticks,
+            ..Rt::default()
+        }
+    }
+}
+
+impl SchedClass for Rt {
+    fn name(&self) -> &'static str {
+        "rt"
+    }
+
+    fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
+        self.q = Keyed::new(nr_rqs, nr_tasks);
+        self.head_seq = 1 << 62;
+        self.to_tail = vec![false; nr_tasks];
+        self.slice_left = vec![self.slice_ticks; nr_tasks];
+    }
+
+    fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
+        self.q.push(rq, t, ctx.task(t).rt_key);
+    }
+
+    fn dequeue_task(&mut self, _ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.q.remove(rq, t);
+    }
+
+    fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.q.peek(ctx, rq, cpu)
+    }
+
+    fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.q.pop(ctx, rq, cpu)
+    }
+
+    fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        let key = ctx.task(t).rt_key;
+        if std::mem::take(&mut self.to_tail[t]) {
+            self.q.push(rq, t, key);
+        } else {
+            self.head_seq -= 1;
+            self.q.push_seq(rq, t, key, self.head_seq);
+        }
+    }
+
+    fn task_tick(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, t: TaskId) -> bool {
+        if !ctx.task(t).round_robin || self.slice_ticks == 0 {
+            return false;
+        }
+        self.slice_left[t] = self.slice_left[t].saturating_sub(1);
+        if self.slice_left[t] > 0 {
+            return false;
+        }
+        self.slice_left[t] = self.slice_ticks;
+        let key = ctx.task(t).rt_key;
+        let peer_waits = self.q.rqs[rq].iter().any(|e| e.0 == key);
+        if peer_waits {
+            self.to_tail[t] = true;
+        }
+        peer_waits
+    }
+
+    fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        ctx.task(cand).rt_key < ctx.task(curr).rt_key
+    }
+}
+
+/// Kernel rt_priority (1..99) for each periodic task under a fixed-priority policy:
+/// `rm` by period, `dm` by relative deadline (shorter = higher, ties share a priority,
+/// 98 downwards; past 97 distinct values the rest share priority 1), `fifo`/`rr` the
+/// task's own `priority` (50 when absent, so equal tasks run in FIFO order).
+pub fn assign_priorities(policy: Policy, tasks: &[Task]) -> Vec<u8> {
+    let rank_by = |key: &dyn Fn(&Task) -> u64| -> Vec<u8> {
+        let mut keys: Vec<u64> = tasks.iter().map(key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        tasks
+            .iter()
+            .map(|t| {
+                let rank = keys.binary_search(&key(t)).unwrap_or(0);
+                98u8.saturating_sub(rank.min(97) as u8)
+            })
+            .collect()
+    };
+    match policy {
+        Policy::Rm => rank_by(&|t: &Task| t.period.unwrap_or(u64::MAX)),
+        Policy::Dm => rank_by(&|t: &Task| t.deadline),
+        _ => tasks.iter().map(|t| t.priority.unwrap_or(50)).collect(),
+    }
+}

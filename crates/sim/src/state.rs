@@ -1,0 +1,201 @@
+//! Engine state that policies may read: tasks with their current job, CPUs, and the
+//! read-only [`Ctx`] handed to every class hook.
+
+use schedlab_model::Ns;
+use std::cell::Cell;
+use std::collections::VecDeque;
+
+/// Index of a task in the workload (the schedulable entity, like a kernel thread).
+pub type TaskId = usize;
+/// Index of a CPU.
+pub type CpuId = usize;
+/// Index of a run queue: 0 with global placement, the CPU index otherwise.
+pub type RqId = usize;
+
+/// Kernel scheduling classes, in the order the core asks them (highest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClassId {
+    /// SCHED_DEADLINE and the other deadline-class policies.
+    Dl = 0,
+    /// SCHED_FIFO / SCHED_RR.
+    Rt = 1,
+}
+
+impl ClassId {
+    /// All classes, highest first.
+    pub const ALL: [ClassId; 2] = [ClassId::Dl, ClassId::Rt];
+}
+
+/// One job of a periodic task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Job {
+    /// Job number within its task (0-based).
+    pub seq: u64,
+    /// Release time.
+    pub release: Ns,
+    /// Absolute deadline.
+    pub deadline: Ns,
+    /// Execution time this job needs in total.
+    pub exec: Ns,
+    /// Execution time still needed.
+    pub remaining: Ns,
+}
+
+/// CBS reservation state of a deadline task (SCHED_DEADLINE's `sched_dl_entity`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DlEntity {
+    /// Budget per period (Q).
+    pub budget: Ns,
+    /// Current scheduling deadline (d).
+    pub deadline: Ns,
+    /// Remaining runtime (q); negative after an overrun.
+    pub runtime: i64,
+    /// Throttled until replenishment.
+    pub throttled: bool,
+}
+
+/// Per-task statistics.
+#[derive(Debug, Clone, Default)]
+pub struct TaskStats {
+    /// Jobs released.
+    pub jobs: u64,
+    /// Jobs completed.
+    pub completed: u64,
+    /// Jobs aborted at their deadline.
+    pub aborted: u64,
+    /// Deadline misses.
+    pub misses: u64,
+    /// CPU time consumed, overheads included.
+    pub cpu_time: Ns,
+    /// Sum of response times of completed jobs.
+    pub response_sum: u128,
+    /// Largest response time.
+    pub response_max: Ns,
+    /// Largest tardiness.
+    pub tardiness_max: Ns,
+    /// Preemptions.
+    pub preemptions: u64,
+    /// Migrations.
+    pub migrations: u64,
+    /// Budget exhaustions with work left.
+    pub throttles: u64,
+}
+
+/// Engine-side state of one task.
+#[derive(Debug, Clone)]
+pub struct TaskState {
+    /// Class that schedules it.
+    pub class: ClassId,
+    /// Fixed-priority rank for the rt class: smaller runs first (99 − rt_priority).
+    pub rt_key: u64,
+    /// Relative deadline.
+    pub rel_deadline: Ns,
+    /// Period.
+    pub period: Ns,
+    /// Whether the task is SCHED_RR (round robin among equal priorities).
+    pub round_robin: bool,
+    /// CPUs the task may run on (index = CPU).
+    pub allowed: Vec<bool>,
+    /// Number of allowed CPUs.
+    pub nr_allowed: usize,
+    /// The job being worked on, if any.
+    pub job: Option<Job>,
+    /// Released jobs waiting for the current one to finish (a thread runs its jobs in order).
+    pub backlog: VecDeque<Job>,
+    /// Queued on a run queue or running (has work and is not throttled).
+    pub runnable: bool,
+    /// CPU currently running it.
+    pub on_cpu: Option<CpuId>,
+    /// Run queue it belongs to (where it is queued when waiting).
+    pub rq: RqId,
+    /// CPU the current job last ran on (for migration counting); None for a fresh job.
+    pub job_last_cpu: Option<CpuId>,
+    /// CPU the task last ran on (kernel `task_cpu`).
+    pub last_cpu: CpuId,
+    /// When it last stopped running (least-recently-scheduled tie-breaks).
+    pub last_ran: Ns,
+    /// CBS reservation.
+    pub dl: DlEntity,
+    /// Statistics.
+    pub stats: TaskStats,
+}
+
+impl TaskState {
+    /// Remaining execution time of the current job (0 if none).
+    pub fn remaining(&self) -> Ns {
+        self.job.map_or(0, |j| j.remaining)
+    }
+}
+
+/// Engine-side state of one CPU.
+#[derive(Debug, Clone, Default)]
+pub struct CpuState {
+    /// Task running (None = idle).
+    pub curr: Option<TaskId>,
+    /// Start of the current trace segment.
+    pub since: Ns,
+    /// Time of the last accounting update.
+    pub last_update: Ns,
+    /// Non-productive time (switch/migration/tick costs) still to be paid by `curr`.
+    pub overhead_left: Ns,
+    /// A class asked for a reschedule of this CPU.
+    pub need_resched: bool,
+    /// Generation of the armed CPU timer (stale timer events are ignored).
+    pub timer_gen: u64,
+    /// When the armed CPU timer fires (u64::MAX = none).
+    pub timer_at: Ns,
+    /// Time spent running tasks.
+    pub busy: Ns,
+    /// Context switches (idle counts as a task).
+    pub switches: u64,
+    /// Context switches to or from idle.
+    pub idle_switches: u64,
+}
+
+/// What a class hook may read: the clock, tasks and CPUs. Policies never change engine
+/// state through it; the only side effect is counting laxity evaluations.
+pub struct Ctx<'a> {
+    /// Current time.
+    pub now: Ns,
+    /// All tasks.
+    pub tasks: &'a [TaskState],
+    /// All CPUs.
+    pub cpus: &'a [CpuState],
+    /// Whether CBS reservations are enforced (EDF then orders by the CBS deadline).
+    pub cbs: bool,
+    /// Counter of laxity values computed.
+    pub laxity_evals: &'a Cell<u64>,
+}
+
+impl Ctx<'_> {
+    /// Task `t`.
+    pub fn task(&self, t: TaskId) -> &TaskState {
+        &self.tasks[t]
+    }
+
+    /// Whether `t` may run on `cpu`.
+    pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
+        self.tasks[t].allowed[cpu]
+    }
+
+    /// Absolute deadline EDF orders `t` by: the CBS scheduling deadline when reservations
+    /// are enforced (as SCHED_DEADLINE does), else the current job's deadline.
+    pub fn sched_deadline(&self, t: TaskId) -> Ns {
+        let ts = &self.tasks[t];
+        if self.cbs && ts.class == ClassId::Dl {
+            ts.dl.deadline
+        } else {
+            ts.job.map_or(Ns::MAX, |j| j.deadline)
+        }
+    }
+
+    /// Laxity of `t` now: absolute deadline − now − remaining execution time (counted).
+    pub fn laxity(&self, t: TaskId) -> i64 {
+        self.laxity_evals.set(self.laxity_evals.get() + 1);
+        let ts = &self.tasks[t];
+        match ts.job {
+            Some(j) => j.deadline as i64 - self.now as i64 - j.remaining as i64,
+            None => i64::MAX,
+        }
+    }
+}
