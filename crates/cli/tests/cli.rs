@@ -1,7 +1,4 @@
 //! End-to-end tests of the `schedlab` binary: exit codes, messages, JSON shape.
-//!
-//! Tests marked `#[ignore = "needs engine"]` need `schedlab_sim::simulate` to work; run
-//! them with `cargo test -p schedlab-cli -- --ignored` and un-ignore them once it does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -303,7 +300,6 @@ fn json(o: &Output) -> serde_json::Value {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn simulate_json_has_design_keys_and_overrides() {
     let d = Scratch::new("json");
     let f = d.file("w.yaml", SMALL);
@@ -342,7 +338,6 @@ fn simulate_json_has_design_keys_and_overrides() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn simulate_is_deterministic_except_wall_time() {
     let d = Scratch::new("determinism");
     let f = d.file("w.yaml", SMALL);
@@ -356,7 +351,6 @@ fn simulate_is_deterministic_except_wall_time() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn simulate_human_summary_and_output_file() {
     let d = Scratch::new("human");
     let f = d.file("w.yaml", SMALL);
@@ -387,7 +381,6 @@ fn simulate_human_summary_and_output_file() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn compare_json_has_one_result_per_policy() {
     let d = Scratch::new("compare");
     let f = d.file("w.yaml", SMALL);
@@ -412,7 +405,6 @@ fn compare_json_has_one_result_per_policy() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn compare_builtin_runs_the_default_policies() {
     let v = json(&schedlab(&["compare", "--json", "--duration", "300ms"]));
     let results = v["results"].as_array().unwrap();
