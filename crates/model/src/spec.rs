@@ -28,7 +28,9 @@ impl<'de> Deserialize<'de> for Dur {
             }
             fn visit_u128<E: de::Error>(self, v: u128) -> Result<Dur, E> {
                 u64::try_from(v).map(Dur).map_err(|_| {
-                    E::custom(format!("duration {v} ns does not fit in 64-bit nanoseconds"))
+                    E::custom(format!(
+                        "duration {v} ns does not fit in 64-bit nanoseconds"
+                    ))
                 })
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
@@ -139,12 +141,81 @@ pub struct TaskSpec {
     pub work: Option<Dur>,
 }
 
-/// Execution time of each job.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
+/// Execution time of each job: `wcet` or `{ uniform: [min, max] }` (the YAML tag form
+/// `!uniform [min, max]` is accepted too).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExecSpec {
     /// Every job runs exactly `runtime`.
     Wcet,
     /// Each job runs a uniformly drawn time in `[min, max]` (max ≤ runtime).
     Uniform([Dur; 2]),
+}
+
+const EXEC_KNOWN: &str = "known: `wcet`, `{ uniform: [min, max] }`";
+
+fn exec_from<E: de::Error>(model: &str, bounds: Option<Vec<Dur>>) -> Result<ExecSpec, E> {
+    match (model, bounds) {
+        ("wcet", None) => Ok(ExecSpec::Wcet),
+        ("wcet", Some(_)) => Err(E::custom("`wcet` takes no value: write `exec: wcet`")),
+        ("uniform", None) => Err(E::custom(
+            "`uniform` needs its bounds: write `exec: { uniform: [min, max] }`",
+        )),
+        ("uniform", Some(b)) => match b[..] {
+            [min, max] => Ok(ExecSpec::Uniform([min, max])),
+            _ => Err(E::custom(format!(
+                "`uniform` needs exactly two bounds [min, max], got {}",
+                b.len()
+            ))),
+        },
+        (other, _) => Err(E::custom(format!(
+            "unknown execution-time model `{other}` ({EXEC_KNOWN})"
+        ))),
+    }
+}
+
+impl<'de> Deserialize<'de> for ExecSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ExecSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`wcet` or `{ uniform: [min, max] }`")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ExecSpec, E> {
+                exec_from(v.trim(), None)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut m: A) -> Result<ExecSpec, A::Error> {
+                let Some(key) = m.next_key::<String>()? else {
+                    return Err(de::Error::custom(format!(
+                        "empty execution-time model ({EXEC_KNOWN})"
+                    )));
+                };
+                let spec = match key.as_str() {
+                    "uniform" => exec_from(&key, Some(m.next_value::<Vec<Dur>>()?))?,
+                    "wcet" => {
+                        m.next_value::<de::IgnoredAny>()?;
+                        exec_from(&key, Some(Vec::new()))?
+                    }
+                    other => exec_from(other, None)?,
+                };
+                if m.next_key::<String>()?.is_some() {
+                    return Err(de::Error::custom("give exactly one execution-time model"));
+                }
+                Ok(spec)
+            }
+            fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<ExecSpec, A::Error> {
+                use de::VariantAccess;
+                let (model, variant) = data.variant::<String>()?;
+                match model.as_str() {
+                    "wcet" => {
+                        variant.unit_variant()?;
+                        Ok(ExecSpec::Wcet)
+                    }
+                    "uniform" => exec_from(&model, Some(variant.newtype_variant::<Vec<Dur>>()?)),
+                    other => exec_from(other, None),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }

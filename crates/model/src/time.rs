@@ -28,6 +28,9 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let unit = unit.trim();
+    if num.is_empty() {
+        return Err(format!("`{text}` is not a duration (expected e.g. 10ms)"));
+    }
     let scale: u128 = match unit {
         "" | "ns" => 1,
         "us" | "µs" => 1_000,
@@ -102,14 +105,20 @@ mod tests {
 
     #[test]
     fn rejects_nonsense() {
-        assert!(parse_duration("10 parsecs").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("10 parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
         assert!(parse_duration("-5ms").unwrap_err().contains("negative"));
         assert!(parse_duration("ms").is_err());
-        assert!(parse_duration("1.5ns").unwrap_err().contains("whole number"));
+        assert!(parse_duration("1.5ns")
+            .unwrap_err()
+            .contains("whole number"));
         assert!(parse_duration("99999999999999999999s")
             .unwrap_err()
             .contains("does not fit"));
-        assert!(parse_duration("18446744074s").unwrap_err().contains("does not fit"));
+        assert!(parse_duration("18446744074s")
+            .unwrap_err()
+            .contains("does not fit"));
     }
 
     #[test]

@@ -167,6 +167,18 @@ pub enum TaskClass {
 }
 
 impl TaskClass {
+    /// The spec name (`deadline`, `fifo`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskClass::Deadline => "deadline",
+            TaskClass::Fifo => "fifo",
+            TaskClass::Rr => "rr",
+            TaskClass::Normal => "normal",
+            TaskClass::Batch => "batch",
+            TaskClass::Idle => "idle",
+        }
+    }
+
     fn parse(name: &str) -> Result<TaskClass, String> {
         match name.trim().to_ascii_lowercase().as_str() {
             "deadline" => Ok(TaskClass::Deadline),
@@ -352,12 +364,17 @@ impl Workload {
     /// Validate a parsed spec. The error names the task/field and the problem.
     pub fn from_spec(spec: WorkloadSpec, ov: &Overrides) -> Result<Workload, String> {
         let pf = spec.platform.unwrap_or_default();
+        let cpus_field = if ov.cpus.is_some() {
+            "--cpus"
+        } else {
+            "platform.cpus"
+        };
         let cpus = ov.cpus.or(pf.cpus).unwrap_or(1);
         if cpus == 0 {
-            return Err("platform.cpus: must be at least 1".into());
+            return Err(format!("{cpus_field}: must be at least 1, got 0"));
         }
         if cpus > MAX_CPUS {
-            return Err(format!("platform.cpus: {cpus} is more than {MAX_CPUS}"));
+            return Err(format!("{cpus_field}: {cpus} is more than {MAX_CPUS}"));
         }
         let platform = Platform {
             cpus: cpus as usize,
@@ -379,13 +396,20 @@ impl Workload {
 
         let duration = ov.duration.or(spec.duration.map(|d| d.0)).unwrap_or(S);
         if duration == 0 {
-            return Err("duration: must be longer than 0".into());
+            let field = if ov.duration.is_some() {
+                "--duration"
+            } else {
+                "duration"
+            };
+            return Err(format!("{field}: must be longer than 0"));
         }
-        let on_miss = match (ov.on_miss, &spec.on_miss) {
-            (Some(o), _) => o,
-            (None, Some(s)) => OnMiss::parse(s).map_err(|e| format!("on_miss: {e}"))?,
-            (None, None) => OnMiss::Continue,
+        // Names in the file are checked even when an override replaces them: a typo in the
+        // file is still a typo. Ranges are checked on the value actually used.
+        let file_on_miss = match &spec.on_miss {
+            Some(s) => Some(OnMiss::parse(s).map_err(|e| format!("on_miss: {e}"))?),
+            None => None,
         };
+        let on_miss = ov.on_miss.or(file_on_miss).unwrap_or(OnMiss::Continue);
 
         let sc = spec.scheduler.unwrap_or_default();
         let mut policy = match &sc.deadline {
@@ -420,13 +444,11 @@ impl Workload {
                 _ => policy = p,
             }
         }
-        let placement = match (ov.placement, &sc.placement) {
-            (Some(p), _) => p,
-            (None, Some(s)) => {
-                Placement::parse(s).map_err(|e| format!("scheduler.placement: {e}"))?
-            }
-            (None, None) => Placement::Linux,
+        let file_placement = match &sc.placement {
+            Some(s) => Some(Placement::parse(s).map_err(|e| format!("scheduler.placement: {e}"))?),
+            None => None,
         };
+        let placement = ov.placement.or(file_placement).unwrap_or(Placement::Linux);
         if let Some(p) = &sc.partition {
             if !matches!(p.as_str(), "first-fit-decreasing" | "ffd") {
                 return Err(format!(
@@ -454,7 +476,9 @@ impl Workload {
         };
 
         if spec.tasks.is_empty() {
-            return Err("tasks: the task list is empty (a workload needs at least one task)".into());
+            return Err(
+                "tasks: the task list is empty (a workload needs at least one task)".into(),
+            );
         }
         let mut tasks = Vec::new();
         for (i, ts) in spec.tasks.iter().enumerate() {
@@ -463,14 +487,18 @@ impl Workload {
         let mut names = std::collections::BTreeSet::new();
         for t in &tasks {
             if !names.insert(t.name.as_str()) {
-                return Err(format!("tasks: two tasks are named `{}`", t.name));
+                return Err(format!(
+                    "tasks: two tasks are named `{}` (names must be unique; `count: n` \
+                     expands a name to name1..namen)",
+                    t.name
+                ));
             }
         }
         Ok(Workload {
             name: spec.name.unwrap_or_else(|| "workload".into()),
             platform,
             duration,
-            seed: spec.seed.unwrap_or(0),
+            seed: ov.seed.or(spec.seed).unwrap_or(0),
             on_miss,
             scheduler,
             tasks,
@@ -483,15 +511,21 @@ impl Workload {
     }
 }
 
-fn expand_task(ts: &TaskSpec, index: usize, cpus: usize, out: &mut Vec<Task>) -> Result<(), String> {
+fn expand_task(
+    ts: &TaskSpec,
+    index: usize,
+    cpus: usize,
+    out: &mut Vec<Task>,
+) -> Result<(), String> {
     let base = ts.name.clone().unwrap_or_else(|| format!("t{}", index + 1));
-    let at = format!("tasks[{index}] ({base})");
     if base.trim().is_empty() {
         return Err(format!("tasks[{index}].name: empty name"));
     }
     let count = ts.count.unwrap_or(1);
     if count == 0 || count > MAX_COUNT {
-        return Err(format!("{at}.count: must be between 1 and {MAX_COUNT}, got {count}"));
+        return Err(format!(
+            "tasks[{index}] ({base}).count: must be between 1 and {MAX_COUNT}, got {count}"
+        ));
     }
     for k in 1..=count {
         let name = if ts.count.is_some() {
@@ -504,7 +538,6 @@ fn expand_task(ts: &TaskSpec, index: usize, cpus: usize, out: &mut Vec<Task>) ->
             break;
         }
     }
-    let _ = at;
     Ok(())
 }
 
@@ -523,7 +556,7 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> 
     let rt_like = matches!(class, TaskClass::Deadline | TaskClass::Fifo | TaskClass::Rr);
     let (runtime, deadline) = if rt_like {
         let Some(period) = period else {
-            return Err(format!("{at}: a {class:?} task needs a period").to_lowercase());
+            return Err(format!("{at}: a {} task needs a period", class.name()));
         };
         let Some(runtime) = runtime else {
             return Err(format!("{at}: runtime is missing"));
@@ -558,8 +591,13 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> 
         Some(p @ 1..=99) => Some(p as u8),
         Some(p) => return Err(format!("{at}: priority {p} is outside 1..99")),
     };
-    if priority.is_some() && !matches!(class, TaskClass::Fifo | TaskClass::Rr | TaskClass::Deadline) {
-        return Err(format!("{at}: priority applies only to fifo/rr tasks"));
+    if priority.is_some() && !matches!(class, TaskClass::Fifo | TaskClass::Rr | TaskClass::Deadline)
+    {
+        return Err(format!(
+            "{at}: priority applies only to fifo/rr tasks (and to periodic tasks under \
+             --policy fifo|rr), not to a {} task",
+            class.name()
+        ));
     }
     let nice = match ts.nice {
         None => 0,
@@ -634,19 +672,31 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> 
 }
 
 /// Parse text into a [`WorkloadSpec`], reporting line/column and the field path on error.
+///
+/// The message names the field as a path (`tasks[2].runtime`), adds the task's name when
+/// the document is readable enough to know it (`tasks[2] (small).runtime`), and carries
+/// the location only once (in [`ModelError::Syntax::location`]).
 pub fn parse_spec(text: &str, path: &Path) -> Result<WorkloadSpec, ModelError> {
-    let is_json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let syntax = |location: String, message: String| ModelError::Syntax {
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let syntax = |location: String, field: String, inner: String| ModelError::Syntax {
         path: path.to_path_buf(),
         location,
-        message,
+        message: with_field(name_tasks(text, &field), &clean_message(&inner, &field)),
     };
     if is_json {
         let mut de = serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize::<_, WorkloadSpec>(&mut de).map_err(|e| {
+        let spec = serde_path_to_error::deserialize::<_, WorkloadSpec>(&mut de).map_err(|e| {
             let loc = format!(":{}:{}", e.inner().line(), e.inner().column());
-            syntax(loc, with_field(e.path().to_string(), strip_json_loc(&e.inner().to_string())))
-        })
+            syntax(loc, e.path().to_string(), e.inner().to_string())
+        })?;
+        // Trailing text after the object (`{...} {...}`) is an error too.
+        de.end().map_err(|e| {
+            let loc = format!(":{}:{}", e.line(), e.column());
+            syntax(loc, String::new(), e.to_string())
+        })?;
+        Ok(spec)
     } else {
         let de = serde_norway::Deserializer::from_str(text);
         serde_path_to_error::deserialize::<_, WorkloadSpec>(de).map_err(|e| {
@@ -655,31 +705,110 @@ pub fn parse_spec(text: &str, path: &Path) -> Result<WorkloadSpec, ModelError> {
                 .location()
                 .map(|l| format!(":{}:{}", l.line(), l.column()))
                 .unwrap_or_default();
-            syntax(loc, with_field(e.path().to_string(), strip_yaml_loc(&e.inner().to_string())))
+            syntax(loc, e.path().to_string(), e.inner().to_string())
         })
     }
 }
 
-fn with_field(field: String, msg: String) -> String {
-    if field.is_empty() || field == "." {
-        msg
+fn with_field(field: String, msg: &str) -> String {
+    if field.is_empty() {
+        msg.to_string()
     } else {
         format!("{field}: {msg}")
     }
 }
 
-fn strip_json_loc(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
+/// The field path as serde_path_to_error prints it, minus unknown (`?`) and root (`.`)
+/// segments, which only appear when the text itself is broken.
+fn tidy_path(field: &str) -> String {
+    let segs: Vec<&str> = field
+        .split('.')
+        .filter(|s| !s.is_empty() && *s != "?")
+        .collect();
+    segs.join(".")
+}
+
+/// `tasks[3].runtime` -> `tasks[3] (small4).runtime` when task 3 has a readable name.
+fn name_tasks(text: &str, field: &str) -> String {
+    let field = tidy_path(field);
+    let Some(rest) = field.strip_prefix("tasks[") else {
+        return field;
+    };
+    let Some((index, tail)) = rest.split_once(']') else {
+        return field;
+    };
+    let Ok(index) = index.parse::<usize>() else {
+        return field;
+    };
+    // A second, lenient read: YAML is a superset of JSON, so this works for both formats.
+    let name = serde_norway::from_str::<serde_norway::Value>(text)
+        .ok()
+        .and_then(|doc| {
+            let task = doc.get("tasks")?.get(index)?;
+            match task.get("name")? {
+                serde_norway::Value::String(s) => Some(s.clone()),
+                serde_norway::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            }
+        });
+    match name {
+        Some(name) => format!("tasks[{index}] ({name}){tail}"),
+        None => field,
     }
 }
 
-fn strip_yaml_loc(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
+/// The parser's own message without what we print elsewhere (its copy of the field path,
+/// `at line L column C`) and with Rust type names turned into words.
+fn clean_message(msg: &str, field: &str) -> String {
+    let mut msg = strip_locations(msg);
+    // serde_norway prefixes its own path (`tasks[0]: ...`), a prefix of ours.
+    let field = tidy_path(field);
+    if let Some((head, tail)) = msg.split_once(": ") {
+        let is_prefix = head == field
+            || field
+                .strip_prefix(head)
+                .is_some_and(|r| r.starts_with('.') || r.starts_with('['));
+        if !head.is_empty() && is_prefix {
+            msg = tail.to_string();
+        }
     }
+    for (rust, words) in [
+        ("struct WorkloadSpec", "a mapping of workload fields (name, platform, duration, seed, on_miss, scheduler, tasks)"),
+        ("struct PlatformSpec", "a mapping of platform fields"),
+        ("struct SchedulerSpec", "a mapping of scheduler fields"),
+        ("struct TaskSpec", "a mapping of task fields"),
+        ("expected u64", "expected a non-negative integer"),
+        ("expected u32", "expected a non-negative integer"),
+        ("expected i64", "expected an integer"),
+        ("expected f64", "expected a number"),
+    ] {
+        msg = msg.replace(rust, words);
+    }
+    msg
+}
+
+/// Remove every ` at line L column C` the parsers append (and serde_json's bare
+/// `line L column C`), keeping the rest of the sentence.
+fn strip_locations(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(" at line ") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + " at line ".len()..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let after_line = &after[digits..];
+        match after_line.strip_prefix(" column ") {
+            Some(col) if digits > 0 => {
+                rest = col.trim_start_matches(|c: char| c.is_ascii_digit());
+            }
+            _ => {
+                out.push_str(" at line ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Path used in messages when a workload does not come from a file.
