@@ -85,6 +85,9 @@ pub struct Engine {
     events_processed: u64,
     laxity_evals: Cell<u64>,
     trace: Option<Vec<Segment>>,
+    /// Reused buffers so that scheduling decisions do not allocate.
+    scratch_assign: Vec<Option<TaskId>>,
+    scratch_cpus: Vec<CpuId>,
 }
 
 /// Build a read-only context from the engine's fields (a macro so that `self.classes`
@@ -218,6 +221,8 @@ impl Engine {
             events_processed: 0,
             laxity_evals: Cell::new(0),
             trace: trace.then(Vec::new),
+            scratch_assign: Vec::with_capacity(ncpu),
+            scratch_cpus: Vec::with_capacity(ncpu),
         };
         for (i, t) in w.tasks.iter().enumerate() {
             if t.period.is_some() && t.offset < e.duration {
@@ -407,12 +412,12 @@ impl Engine {
         let big_d = ts.rel_deadline as u128;
         let big_q = ts.dl.budget as u128;
         let overflow = q > 0 && d > now && (d - now) as u128 * big_q < big_d * q as u128;
-        let overflow = overflow || (q > 0 && d == now);
-        // A reservation that never ran has d = 0, which the kernel always sees as past.
-        let fresh = d == 0 && q == 0;
-        if d < now || overflow || fresh {
+        // `d <= now` where the kernel tests `d < now`: in the model a periodic release lands
+        // exactly on the old deadline, which real clocks never do; the reservation period
+        // is over then, so a new one starts (as for a never-run reservation, d = 0).
+        if d <= now || overflow {
             let implicit = ts.rel_deadline == ts.period;
-            if !implicit && d >= now {
+            if !implicit && d > now {
                 // Revised wake-up rule for constrained deadlines: keep d, scale the budget.
                 ts.dl.runtime = ((big_q * (d - now) as u128) / big_d) as i64;
             } else {
@@ -493,9 +498,10 @@ impl Engine {
             let class = ts.class as usize;
             self.classes[class].task_stopped(&ctx!(self), rq, t);
         }
-        if self.budget_exhausted(t) {
-            // The job ended on an exhausted budget: throttled until the next period
-            // (`update_curr_dl` at dequeue), without counting as a budget overrun.
+        if self.cbs && self.tasks[t].class == ClassId::Dl && self.tasks[t].dl.runtime < 0 {
+            // The job overran its budget before sleeping: throttled until the next period
+            // (`update_curr_dl` at dequeue). A job ending exactly on its budget is not: with
+            // no modelled overhead its dequeue charges nothing.
             self.arm_replenish(t);
         }
     }
@@ -686,7 +692,8 @@ impl Engine {
     /// Global placement: keep the highest-priority runnable tasks on the CPUs.
     fn schedule_global(&mut self) {
         let ncpu = self.cpus.len();
-        let mut assign: Vec<Option<TaskId>> = Vec::with_capacity(ncpu);
+        let mut assign = std::mem::take(&mut self.scratch_assign);
+        assign.clear();
         for cpu in 0..ncpu {
             let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
             let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
@@ -704,15 +711,15 @@ impl Engine {
                 break;
             }
         }
-        let changed: Vec<CpuId> = (0..ncpu)
-            .filter(|&c| assign[c] != self.cpus[c].curr)
-            .collect();
-        for &cpu in &changed {
-            self.switch_out(cpu, assign[cpu]);
+        // All departures before all arrivals, so a task moving between CPUs is seen
+        // leaving one before it starts on the other.
+        for (cpu, &next) in assign.iter().enumerate() {
+            self.switch_out(cpu, next);
         }
-        for &cpu in &changed {
-            self.switch_in(cpu, assign[cpu]);
+        for (cpu, &next) in assign.iter().enumerate() {
+            self.switch_in(cpu, next);
         }
+        self.scratch_assign = assign;
     }
 
     /// One improvement of the global assignment; false when nothing changes.
@@ -733,11 +740,21 @@ impl Engine {
                 }
             }
         }
-        // Within a class: the waiting task that beats the lowest-priority running one.
+        let mut running = std::mem::take(&mut self.scratch_cpus);
+        let found = self.global_preempt(assign, &mut running);
+        self.scratch_cpus = running;
+        found
+    }
+
+    /// Within each class: let the best waiting task take the CPU of the lowest-priority
+    /// running task it beats.
+    fn global_preempt(&mut self, assign: &mut [Option<TaskId>], running: &mut Vec<CpuId>) -> bool {
         for class in ClassId::ALL {
-            let mut running: Vec<CpuId> = (0..assign.len())
-                .filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class))
-                .collect();
+            running.clear();
+            running.extend(
+                (0..assign.len())
+                    .filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class)),
+            );
             let cls = &self.classes[class as usize];
             let ctx = ctx!(self);
             // Worst first: a before b if b's task would preempt a's.
@@ -754,7 +771,7 @@ impl Engine {
                     j -= 1;
                 }
             }
-            for &cpu in &running {
+            for &cpu in running.iter() {
                 let curr = assign[cpu].unwrap();
                 if let Some(cand) = cls.peek_next_task(&ctx, 0, cpu) {
                     if cls.wakeup_preempt(&ctx, curr, cand) {
@@ -851,15 +868,12 @@ impl Engine {
         let ts = &self.tasks[t];
         let class = ts.class;
         let candidates = || (0..self.cpus.len()).filter(|&c| ts.allowed[c] && Some(c) != exclude);
-        let free: Vec<CpuId> = candidates()
-            .filter(|&c| self.cpu_free_for(c, class))
-            .collect();
-        if !free.is_empty() {
-            return Some(if free.contains(&ts.last_cpu) {
-                ts.last_cpu
-            } else {
-                free[0]
-            });
+        let last = ts.last_cpu;
+        if ts.allowed[last] && Some(last) != exclude && self.cpu_free_for(last, class) {
+            return Some(last);
+        }
+        if let Some(c) = candidates().find(|&c| self.cpu_free_for(c, class)) {
+            return Some(c);
         }
         let cls = &self.classes[class as usize];
         let ctx = ctx!(self);
@@ -1027,6 +1041,7 @@ impl Engine {
                 max_tardiness_ns: ts.stats.tardiness_max,
                 preemptions: ts.stats.preemptions,
                 migrations: ts.stats.migrations,
+                throttles: ts.stats.throttles,
                 cpu: self.partition[i],
             })
             .collect();

@@ -26,6 +26,8 @@ pub struct TaskResult {
     pub preemptions: u64,
     /// Times one of its jobs resumed on a different CPU than the one it last ran on.
     pub migrations: u64,
+    /// Times its CBS reservation ran out with work left (`linux` placement).
+    pub throttles: u64,
     /// CPUs the task is bound to by partitioning (None when not partitioned).
     pub cpu: Option<usize>,
 }

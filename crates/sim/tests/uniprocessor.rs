@@ -174,3 +174,39 @@ proptest! {
         }
     }
 }
+
+fn constrained_set() -> impl Strategy<Value = Vec<(u64, u64, u64)>> {
+    // (runtime_us, deadline_us, period_us), deadline between runtime and period.
+    prop::collection::vec((1u64..=20, 1u64..=60, 0u64..=100), 1..5).prop_map(|v| {
+        v.into_iter()
+            .map(|(p_ms, pct, dpct)| {
+                let period = p_ms * 1000;
+                let c = (period * pct / 100).max(1);
+                let d = c + (period - c) * dpct / 100;
+                (c, d, period)
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    /// Constrained deadlines: density Σ C/D ≤ 1 is sufficient for uniprocessor EDF, also
+    /// with CBS reservations (revised wake-up rule) and sporadic releases.
+    #[test]
+    fn uniprocessor_edf_never_misses_when_density_at_most_1(set in constrained_set(), sporadic in any::<bool>()) {
+        let density: f64 = set.iter().map(|(c, d, _)| *c as f64 / *d as f64).sum();
+        prop_assume!(density <= 1.0);
+        let rel = if sporadic { ", release: sporadic, jitter: 3ms" } else { "" };
+        let mut yaml = "platform: { cpus: 1, hz: 1000 }\nduration: 300ms\nseed: 3\ntasks:\n".to_string();
+        for (i, (c, d, p)) in set.iter().enumerate() {
+            yaml += &format!("  - {{ name: t{i}, runtime: {c}us, deadline: {d}us, period: {p}us{rel} }}\n");
+        }
+        for placement in ["global", "linux"] {
+            let r = run(&workload(&yaml, "edf", placement));
+            prop_assert_eq!(r.deadline_misses, 0, "density {}, placement {}", density, placement);
+            prop_assert_eq!(r.throttles, 0);
+        }
+    }
+}
