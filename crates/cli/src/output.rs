@@ -309,6 +309,7 @@ pub(crate) mod tests {
             max_tardiness_ns: 0,
             preemptions: 3,
             migrations: 1,
+            throttles: 0,
             cpu: None,
         };
         SimResult {
