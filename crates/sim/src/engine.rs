@@ -88,6 +88,7 @@ pub struct Engine {
     /// Reused buffers so that scheduling decisions do not allocate.
     scratch_assign: Vec<Option<TaskId>>,
     scratch_cpus: Vec<CpuId>,
+    scratch_touched: Vec<bool>,
 }
 
 /// Build a read-only context from the engine's fields (a macro so that `self.classes`
@@ -223,6 +224,7 @@ impl Engine {
             trace: trace.then(Vec::new),
             scratch_assign: Vec::with_capacity(ncpu),
             scratch_cpus: Vec::with_capacity(ncpu),
+            scratch_touched: Vec::with_capacity(ncpu),
         };
         for (i, t) in w.tasks.iter().enumerate() {
             if t.period.is_some() && t.offset < e.duration {
@@ -312,6 +314,7 @@ impl Engine {
                 }
                 self.events_processed += 1;
                 self.cpus[cpu].timer_at = Ns::MAX;
+                self.cpus[cpu].dirty = true;
                 self.cpu_timer(cpu);
             }
             EventKind::Replenish { task } => {
@@ -430,7 +433,8 @@ impl Engine {
     /// Make `t` runnable and queue it (`try_to_wake_up` + `enqueue_task`).
     fn wakeup(&mut self, t: TaskId, why: EnqueueReason) {
         self.tasks[t].runnable = true;
-        if self.tasks[t].on_cpu.is_some() {
+        if let Some(cpu) = self.tasks[t].on_cpu {
+            self.cpus[cpu].dirty = true;
             return; // still current on its CPU: it simply keeps running
         }
         let rq = match self.placement {
@@ -441,6 +445,15 @@ impl Engine {
         self.tasks[t].rq = rq;
         let class = self.tasks[t].class as usize;
         self.classes[class].enqueue_task(&ctx!(self), rq, t, why);
+        self.poke(rq);
+    }
+
+    /// Mark the CPUs served by run queue `rq` as needing a decision.
+    fn poke(&mut self, rq: usize) {
+        match self.placement {
+            Placement::Global => self.cpus.iter_mut().for_each(|c| c.dirty = true),
+            _ => self.cpus[rq].dirty = true,
+        }
     }
 
     fn complete_job(&mut self, t: TaskId, cpu: CpuId) {
@@ -480,10 +493,17 @@ impl Engine {
             ts.job_last_cpu = cpu;
             if self.budget_exhausted(t) {
                 self.throttle(t);
-            } else if cpu.is_some() {
+            } else {
                 let rq = self.tasks[t].rq;
                 let class = self.tasks[t].class as usize;
-                self.classes[class].job_changed(&ctx!(self), rq, t);
+                if cpu.is_some() {
+                    self.classes[class].job_changed(&ctx!(self), rq, t);
+                } else {
+                    // Waiting with a new job: requeue so that its key is the new one.
+                    self.classes[class].dequeue_task(&ctx!(self), rq, t);
+                    self.classes[class].enqueue_task(&ctx!(self), rq, t, EnqueueReason::Wakeup);
+                    self.poke(rq);
+                }
             }
             return;
         }
@@ -560,6 +580,10 @@ impl Engine {
             ts.stats.aborted += 1;
             ts.job = None;
             let cpu = ts.on_cpu;
+            if let Some(c) = cpu {
+                self.cpus[c].dirty = true;
+            }
+            let ts = &mut self.tasks[t];
             if !ts.runnable {
                 // Throttled: it will find no job when replenished.
                 if let Some(next) = ts.backlog.pop_front() {
@@ -606,6 +630,7 @@ impl Engine {
                 self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming: completion moved
             }
             if self.budget_exhausted(t) {
+                self.cpus[cpu].dirty = true;
                 self.throttle(t);
                 continue;
             }
@@ -613,6 +638,7 @@ impl Engine {
             let class = self.tasks[t].class as usize;
             if self.classes[class].task_tick(&ctx!(self), rq, cpu, t) {
                 self.cpus[cpu].need_resched = true;
+                self.cpus[cpu].dirty = true;
             }
         }
     }
@@ -628,10 +654,16 @@ impl Engine {
                 }
             }
             Placement::Linux => {
+                let mut touched = std::mem::take(&mut self.scratch_touched);
+                touched.clear();
+                touched.extend(self.cpus.iter().map(|c| c.dirty));
                 for cpu in 0..self.cpus.len() {
                     self.schedule_local(cpu);
                 }
-                self.push_tasks();
+                if touched.iter().any(|&t| t) {
+                    self.push_tasks(&mut touched);
+                }
+                self.scratch_touched = touched;
             }
         }
     }
@@ -669,6 +701,9 @@ impl Engine {
 
     /// Per-CPU run queue: `__schedule()` on one CPU.
     fn schedule_local(&mut self, cpu: CpuId) {
+        if !std::mem::take(&mut self.cpus[cpu].dirty) {
+            return;
+        }
         let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
         let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
         let need = match curr {
@@ -692,6 +727,10 @@ impl Engine {
     /// Global placement: keep the highest-priority runnable tasks on the CPUs.
     fn schedule_global(&mut self) {
         let ncpu = self.cpus.len();
+        if !self.cpus.iter().any(|c| c.dirty) {
+            return;
+        }
+        self.cpus.iter_mut().for_each(|c| c.dirty = false);
         let mut assign = std::mem::take(&mut self.scratch_assign);
         assign.clear();
         for cpu in 0..ncpu {
@@ -923,8 +962,9 @@ impl Engine {
     }
 
     /// Push waiting tasks to CPUs where they would run now (`push_dl_task` /
-    /// `push_rt_task`; pulling is the same move seen from the other CPU).
-    fn push_tasks(&mut self) {
+    /// `push_rt_task` from a CPU that just scheduled; `pull_*` towards a CPU that did).
+    /// Only moves that start or end on a CPU touched in this instant are considered.
+    fn push_tasks(&mut self, touched: &mut [bool]) {
         let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
         for _ in 0..bound {
             let mut moved = false;
@@ -941,6 +981,9 @@ impl Engine {
                     let Some(target) = self.find_later_cpu(cand, Some(cpu)) else {
                         continue;
                     };
+                    if !touched[cpu] && !touched[target] {
+                        continue;
+                    }
                     self.classes[class as usize].dequeue_task(&ctx!(self), cpu, cand);
                     self.tasks[cand].rq = target;
                     self.classes[class as usize].enqueue_task(
@@ -949,6 +992,8 @@ impl Engine {
                         cand,
                         EnqueueReason::Migrated,
                     );
+                    self.cpus[target].dirty = true;
+                    touched[target] = true;
                     self.schedule_local(target);
                     moved = true;
                 }

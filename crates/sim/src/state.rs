@@ -138,8 +138,12 @@ pub struct CpuState {
     pub last_update: Ns,
     /// Non-productive time (switch/migration/tick costs) still to be paid by `curr`.
     pub overhead_left: Ns,
-    /// A class asked for a reschedule of this CPU.
+    /// A class asked for a reschedule of this CPU (put the current task back and pick).
     pub need_resched: bool,
+    /// Something happened on this CPU's run queue since its last decision (a wake-up,
+    /// the current task stopping): the CPU must reconsider what it runs. CPUs that were
+    /// not touched keep running, as in the kernel, where only a poked CPU reschedules.
+    pub dirty: bool,
     /// Generation of the armed CPU timer (stale timer events are ignored).
     pub timer_gen: u64,
     /// When the armed CPU timer fires (u64::MAX = none).
