@@ -105,6 +105,35 @@ pub struct SchedulerSpec {
     pub dl_margin: Option<f64>,
     /// Enforce CBS budgets (default: on with `linux` placement, off otherwise).
     pub cbs: Option<bool>,
+    /// Options of `llf`.
+    pub llf: Option<LlfSpec>,
+    /// Options of `illf`.
+    pub illf: Option<IllfSpec>,
+}
+
+/// `scheduler.llf:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LlfSpec {
+    /// `tick` (default: laxities re-evaluated every tick, as a kernel would) or `exact`
+    /// (decide at the instants laxities cross, no quantum).
+    pub mode: Option<String>,
+    /// Tie-break among equal laxities: `lrs` (least recently scheduled, default) or `fifo`.
+    pub tie: Option<String>,
+}
+
+/// `scheduler.illf:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IllfSpec {
+    /// The paper's rules in force (default `[1, 2, 3, 4]`); e.g. `[1, 2, 3]` for ablation.
+    pub rules: Option<Vec<i64>>,
+    /// When rule 4 (the swap) applies: `every-pick` (default: at activations and at every
+    /// pick after a completion, as Algorithm 2 is called) or `activation` (the paper's
+    /// narrative of example E2).
+    pub swap_at: Option<String>,
+    /// Use the prose's strict `R_q < S_k` instead of Algorithm 2's `S_k >= R_q`.
+    pub strict: Option<bool>,
 }
 
 /// One entry of `tasks:` (possibly expanded by `count:`).

@@ -254,6 +254,49 @@ pub struct Scheduler {
     pub dl_margin: f64,
     /// Whether CBS budgets are enforced.
     pub cbs: bool,
+    /// Options of `llf`.
+    pub llf: LlfOptions,
+    /// Options of `illf`.
+    pub illf: IllfOptions,
+}
+
+/// How `llf` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LlfOptions {
+    /// Decide at laxity crossings instead of at ticks.
+    pub exact: bool,
+    /// Break laxity ties by least recently scheduled (else FIFO by queueing order).
+    pub lrs_tie: bool,
+}
+
+impl Default for LlfOptions {
+    fn default() -> Self {
+        LlfOptions {
+            exact: false,
+            lrs_tie: true,
+        }
+    }
+}
+
+/// Which of the seed paper's ILLF rules are in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IllfOptions {
+    /// Rules 1-4 (index 0 = rule 1).
+    pub rules: [bool; 4],
+    /// Rule 4 only at activations (the paper's E2 narrative), not at picks after completion.
+    pub swap_at_activation_only: bool,
+    /// Strict `R_q < S_k` (the prose) instead of `S_k >= R_q` (Algorithm 2).
+    pub strict: bool,
+}
+
+impl Default for IllfOptions {
+    fn default() -> Self {
+        IllfOptions {
+            rules: [true; 4],
+            swap_at_activation_only: false,
+            strict: false,
+        }
+    }
 }
 
 /// One (expanded) task.
@@ -473,6 +516,8 @@ impl Workload {
             rr_timeslice,
             dl_margin,
             cbs: sc.cbs.unwrap_or(placement == Placement::Linux),
+            llf: llf_options(sc.llf.as_ref())?,
+            illf: illf_options(sc.illf.as_ref())?,
         };
 
         if spec.tasks.is_empty() {
@@ -509,6 +554,60 @@ impl Workload {
     pub fn utilisation(&self) -> f64 {
         self.tasks.iter().map(Task::utilisation).sum()
     }
+}
+
+fn llf_options(spec: Option<&crate::spec::LlfSpec>) -> Result<LlfOptions, String> {
+    let mut o = LlfOptions::default();
+    let Some(spec) = spec else { return Ok(o) };
+    match spec.mode.as_deref() {
+        None | Some("tick") => {}
+        Some("exact") => o.exact = true,
+        Some(m) => {
+            return Err(format!(
+                "scheduler.llf.mode: unknown mode `{m}` (known: tick, exact)"
+            ))
+        }
+    }
+    match spec.tie.as_deref() {
+        None | Some("lrs") => {}
+        Some("fifo") => o.lrs_tie = false,
+        Some(t) => {
+            return Err(format!(
+                "scheduler.llf.tie: unknown tie-break `{t}` (known: lrs, fifo)"
+            ))
+        }
+    }
+    Ok(o)
+}
+
+fn illf_options(spec: Option<&crate::spec::IllfSpec>) -> Result<IllfOptions, String> {
+    let mut o = IllfOptions::default();
+    let Some(spec) = spec else { return Ok(o) };
+    if let Some(rules) = &spec.rules {
+        o.rules = [false; 4];
+        for &r in rules {
+            if !(1..=4).contains(&r) {
+                return Err(format!(
+                    "scheduler.illf.rules: rule {r} does not exist (the paper has rules 1-4)"
+                ));
+            }
+            o.rules[(r - 1) as usize] = true;
+        }
+        if o.rules[0] != o.rules[1] {
+            return Err("scheduler.illf.rules: rules 1 and 2 go together (together they replace per-tick refreshes of every laxity)".into());
+        }
+    }
+    match spec.swap_at.as_deref() {
+        None | Some("every-pick") => {}
+        Some("activation") => o.swap_at_activation_only = true,
+        Some(w) => {
+            return Err(format!(
+                "scheduler.illf.swap_at: unknown value `{w}` (known: every-pick, activation)"
+            ))
+        }
+    }
+    o.strict = spec.strict.unwrap_or(false);
+    Ok(o)
 }
 
 fn expand_task(

@@ -41,7 +41,8 @@ pub trait SchedClass {
     /// The current task `t` stopped being runnable (job done and asleep, or throttled).
     fn task_stopped(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
 
-    /// A job of the running task `t` completed and its next one started at once.
+    /// The running task `t` goes on with a new job without sleeping: its next job was
+    /// already released when the previous one completed (or is released at that instant).
     fn job_changed(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
 
     /// Scheduler tick on `cpu` while `t` runs; `true` asks for a reschedule.

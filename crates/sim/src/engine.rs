@@ -434,8 +434,12 @@ impl Engine {
     fn wakeup(&mut self, t: TaskId, why: EnqueueReason) {
         self.tasks[t].runnable = true;
         if let Some(cpu) = self.tasks[t].on_cpu {
+            // Its previous job ended at this very instant and it is still current: like a
+            // thread whose next release is already due, it goes on without sleeping.
             self.cpus[cpu].dirty = true;
-            return; // still current on its CPU: it simply keeps running
+            let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
+            self.classes[class].job_changed(&ctx!(self), rq, t);
+            return;
         }
         let rq = match self.placement {
             Placement::Global => 0,
@@ -847,7 +851,9 @@ impl Engine {
         }
         ts.last_ran = now;
         ts.last_cpu = cpu;
-        if ts.runnable {
+        // A preemption interrupts a job that has started; a task whose next job was
+        // released at the instant its previous one completed is not preempted.
+        if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
             ts.stats.preemptions += 1;
         }
         if let (Some(tr), Some(j)) = (self.trace.as_mut(), ts.job) {

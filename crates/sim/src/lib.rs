@@ -7,6 +7,7 @@
 
 pub mod class;
 pub mod engine;
+pub mod laxtree;
 pub mod partition;
 pub mod policy;
 pub mod queue;
@@ -52,6 +53,10 @@ pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> 
         Policy::Edf | Policy::Rm | Policy::Dm | Policy::Fifo | Policy::Rr => {
             Box::new(policy::edf::Edf::default())
         }
+        Policy::Llf if !w.scheduler.llf.exact => {
+            Box::new(policy::llf::Llf::new(w.scheduler.llf.lrs_tie))
+        }
+        Policy::Illf => Box::new(policy::illf::Illf::new(w.scheduler.illf)),
         other => {
             return Err(SimError::Unsupported(format!(
                 "policy `{}` is not simulated yet (available: {})",

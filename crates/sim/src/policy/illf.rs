@@ -1,0 +1,393 @@
+//! `illf`: the seed paper's improved least-laxity-first (Chen & Zhu), rules 1-4.
+//!
+//! Per run queue, a [`LaxityTree`] holds every runnable task (the running one stays in
+//! it, as in the paper) keyed by its *stored* laxity:
+//! 1. all stored laxities of a queue are refreshed only when a task is activated there,
+//!    or when its current task finishes;
+//! 2. at each tick only the least-laxity waiting task (`rb_leftmost`, or `rb_left2most`
+//!    when the leftmost is running) is refreshed;
+//! 3. no switch happens unless a task is activated, a waiting task's laxity reaches 0, or
+//!    the current task finishes;
+//! 4. at activation (K = running task, Q = the new one) and at picks after a completion
+//!    (K = leftmost, Q = left-2-most) Algorithm 2 decides: run Q iff K is big (R > S), Q
+//!    is small, `R_k > S_q` and `S_k >= R_q` (the prose's strict `R_q < S_k` with
+//!    `strict: true`).
+//!
+//! Rules can be switched off for ablation (`scheduler.illf.rules`). Without rules 1-2
+//! every laxity is refreshed at every tick (only the count changes: waiting tasks keep
+//! their order, so decisions are the same). Without rule 3 the least-laxity waiting task
+//! preempts whenever its laxity is below the running one's (LLF with the swap rule).
+//! Without rule 4 Algorithm 2 always returns K ("LLF + rule 3").
+
+use crate::class::{EnqueueReason, SchedClass};
+use crate::laxtree::{Entry, LaxityTree};
+use crate::state::{CpuId, Ctx, RqId, TaskId};
+use schedlab_model::{IllfOptions, Ns};
+
+/// Improved LLF.
+pub struct Illf {
+    opts: IllfOptions,
+    trees: Vec<LaxityTree>,
+    entry: Vec<Option<Entry>>,
+    running: Vec<bool>,
+    activated_at: Vec<Ns>,
+    put_at: Vec<Ns>,
+    completed_at: Vec<Ns>,
+    ticked_at: Vec<Ns>,
+    per_cpu: bool,
+    seq: u64,
+}
+
+impl Illf {
+    /// ILLF with the given rule set.
+    pub fn new(opts: IllfOptions) -> Illf {
+        Illf {
+            opts,
+            trees: Vec::new(),
+            entry: Vec::new(),
+            running: Vec::new(),
+            activated_at: Vec::new(),
+            put_at: Vec::new(),
+            completed_at: Vec::new(),
+            ticked_at: Vec::new(),
+            per_cpu: true,
+            seq: 0,
+        }
+    }
+
+    fn lax(&self, t: TaskId) -> i64 {
+        self.entry[t].map_or(i64::MAX, |e| e.0)
+    }
+
+    /// Store a new laxity for `t`. An update keeps the task's place among equal keys
+    /// (the paper assigns `laxity` in place); a new entry goes right of its equals.
+    fn set_key(&mut self, rq: RqId, t: TaskId, laxity: i64) {
+        let seq = match self.entry[t].take() {
+            Some(e) => {
+                self.trees[rq].erase(e);
+                e.1
+            }
+            None => {
+                self.seq += 1;
+                self.seq
+            }
+        };
+        let e = (laxity, seq, t);
+        self.trees[rq].insert(e);
+        self.entry[t] = Some(e);
+    }
+
+    fn erase(&mut self, rq: RqId, t: TaskId) {
+        if let Some(e) = self.entry[t].take() {
+            self.trees[rq].erase(e);
+        }
+        self.running[t] = false;
+    }
+
+    /// Rule 1: refresh every stored laxity of `rq` (ties keep their order).
+    fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
+        let tasks: Vec<TaskId> = self.trees[rq].iter().map(|e| e.2).collect();
+        for t in tasks {
+            let l = ctx.laxity(t);
+            self.set_key(rq, t, l);
+        }
+    }
+
+    /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
+    fn swap_with(&self, ctx: &Ctx, k: TaskId, q: TaskId, s_q: i64) -> bool {
+        if !self.opts.rules[3] {
+            return false;
+        }
+        let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
+        let r_q = ctx.task(q).remaining() as i64;
+        let big_k = r_k > s_k;
+        let small_q = r_q <= s_q;
+        let fits = if self.opts.strict {
+            r_q < s_k
+        } else {
+            s_k >= r_q
+        };
+        big_k && small_q && r_k > s_q && fits
+    }
+
+    fn alg2(&self, ctx: &Ctx, k: TaskId, q: Option<TaskId>) -> TaskId {
+        match q {
+            Some(q) if self.swap_with(ctx, k, q, self.lax(q)) => q,
+            _ => k,
+        }
+    }
+
+    /// Waiting tasks of `rq` that may run on `cpu`, in laxity order.
+    fn waiting<'a>(
+        &'a self,
+        ctx: &'a Ctx,
+        rq: RqId,
+        cpu: CpuId,
+        curr: Option<TaskId>,
+    ) -> impl Iterator<Item = TaskId> + 'a {
+        self.trees[rq]
+            .iter()
+            .map(|e| e.2)
+            .filter(move |&t| !self.running[t] && Some(t) != curr && ctx.allowed(t, cpu))
+    }
+
+    /// The task `cpu` should run now given its current task `curr` (None when it has
+    /// none): the rules applied to the stored laxities.
+    fn choose(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
+        let now = ctx.now;
+        let mut w = self.waiting(ctx, rq, cpu, curr);
+        let (w1, w2) = (w.next(), w.next());
+        let activation_now = |t: Option<TaskId>| t.is_some_and(|t| self.activated_at[t] == now);
+        let swap_allowed = |k: Option<TaskId>, q: Option<TaskId>| {
+            !self.opts.swap_at_activation_only || activation_now(k) || activation_now(q)
+        };
+        let Some(c) = curr else {
+            let k = w1?;
+            return Some(if swap_allowed(w1, w2) {
+                self.alg2(ctx, k, w2)
+            } else {
+                k
+            });
+        };
+        if self.completed_at[rq] == now {
+            // The current task finished a job and goes on with the next: pick anew among
+            // the two least laxities, itself included.
+            let mut all = self.trees[rq]
+                .iter()
+                .map(|e| e.2)
+                .filter(|&t| (!self.running[t] || t == c) && ctx.allowed(t, cpu));
+            let (k, q) = (all.next()?, all.next());
+            return Some(if swap_allowed(Some(k), q) {
+                self.alg2(ctx, k, q)
+            } else {
+                k
+            });
+        }
+        if let Some(w1) = w1 {
+            if self.lax(w1) <= 0 {
+                return Some(w1); // rule 3: zero laxity runs at once
+            }
+            if !self.opts.rules[2] && self.lax(w1) < ctx.laxity_uncounted(c) {
+                return Some(w1); // without rule 3: plain least-laxity preemption
+            }
+        }
+        // Rule 4 at activation: K = the running task, Q = a task activated now.
+        let activated = self
+            .waiting(ctx, rq, cpu, curr)
+            .find(|&a| self.activated_at[a] == now && self.swap_with(ctx, c, a, self.lax(a)));
+        Some(activated.unwrap_or(c))
+    }
+
+    fn cpu_of(&self, ctx: &Ctx, t: TaskId) -> CpuId {
+        ctx.task(t).on_cpu.unwrap_or(ctx.task(t).rq)
+    }
+}
+
+impl SchedClass for Illf {
+    fn name(&self) -> &'static str {
+        "illf"
+    }
+
+    fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
+        self.trees = vec![LaxityTree::default(); nr_rqs];
+        self.entry = vec![None; nr_tasks];
+        self.running = vec![false; nr_tasks];
+        self.activated_at = vec![Ns::MAX; nr_tasks];
+        self.put_at = vec![Ns::MAX; nr_tasks];
+        self.completed_at = vec![Ns::MAX; nr_rqs];
+        self.ticked_at = vec![Ns::MAX; nr_rqs];
+        self.per_cpu = nr_rqs > 1;
+    }
+
+    fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
+        if self.opts.rules[0] {
+            self.refresh_all(ctx, rq);
+        }
+        let l = ctx.laxity(t);
+        self.set_key(rq, t, l);
+        self.activated_at[t] = ctx.now;
+    }
+
+    fn dequeue_task(&mut self, _ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.erase(rq, t);
+    }
+
+    fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        let curr = ctx.cpus[cpu]
+            .curr
+            .filter(|&c| self.running[c] && ctx.task(c).rq == rq);
+        match self.choose(ctx, rq, cpu, curr) {
+            Some(c) if Some(c) != curr => Some(c),
+            // Nothing should displace the current task; offer the least-laxity waiting
+            // one (for push/pull), which `wakeup_preempt` will decline here.
+            _ => self.waiting(ctx, rq, cpu, curr).next(),
+        }
+    }
+
+    fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        // The task put back at this instant is still "current" for the rules.
+        let prev = if self.per_cpu {
+            self.trees[rq]
+                .iter()
+                .map(|e| e.2)
+                .find(|&t| !self.running[t] && self.put_at[t] == ctx.now)
+        } else {
+            None
+        };
+        let next = self.choose(ctx, rq, cpu, prev)?;
+        self.running[next] = true;
+        Some(next)
+    }
+
+    fn put_prev_task(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
+        self.running[t] = false;
+        self.put_at[t] = ctx.now;
+    }
+
+    fn task_stopped(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.erase(rq, t);
+        if self.opts.rules[0] {
+            self.refresh_all(ctx, rq);
+        }
+        self.completed_at[rq] = ctx.now;
+    }
+
+    fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        // It may have left the tree at the completion of this same instant.
+        if self.entry[t].is_none() {
+            self.activated_at[t] = ctx.now;
+        }
+        self.running[t] = true;
+        if self.opts.rules[0] {
+            let l = ctx.laxity(t);
+            self.set_key(rq, t, l);
+            self.refresh_all(ctx, rq);
+        } else {
+            let l = ctx.laxity(t);
+            self.set_key(rq, t, l);
+        }
+        self.completed_at[rq] = ctx.now;
+    }
+
+    fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        if self.ticked_at[rq] != ctx.now {
+            self.ticked_at[rq] = ctx.now;
+            if self.opts.rules[1] {
+                // Rule 2: only the least-laxity waiting task (leftmost, or left-2-most
+                // when the leftmost is running).
+                let tree = &self.trees[rq];
+                let left = [tree.leftmost(), tree.left2most()]
+                    .into_iter()
+                    .flatten()
+                    .map(|e| e.2)
+                    .find(|&x| !self.running[x])
+                    .or_else(|| {
+                        self.trees[rq]
+                            .iter()
+                            .map(|e| e.2)
+                            .find(|&x| !self.running[x])
+                    });
+                if let Some(left) = left {
+                    let l = ctx.laxity(left);
+                    self.set_key(rq, left, l);
+                }
+            } else {
+                self.refresh_all(ctx, rq);
+            }
+        }
+        self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+    }
+
+    fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        let rq = ctx.task(curr).rq;
+        if self.entry[cand].is_some() && ctx.task(cand).rq == rq {
+            return self.choose(ctx, rq, self.cpu_of(ctx, curr), Some(curr)) == Some(cand);
+        }
+        // A task arriving from elsewhere is an activation on curr's CPU.
+        let s_q = ctx.laxity_uncounted(cand);
+        s_q <= 0 || self.swap_with(ctx, curr, cand, s_q)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{ClassId, CpuState, DlEntity, Job, TaskState, TaskStats};
+    use std::cell::Cell;
+    use std::collections::VecDeque;
+
+    const MS: u64 = 1_000_000;
+
+    fn task(deadline_ms: u64, remaining_ms: u64) -> TaskState {
+        TaskState {
+            class: ClassId::Dl,
+            rt_key: 0,
+            rel_deadline: deadline_ms * MS,
+            period: deadline_ms * MS,
+            round_robin: false,
+            allowed: vec![true],
+            nr_allowed: 1,
+            job: Some(Job {
+                seq: 0,
+                release: 0,
+                deadline: deadline_ms * MS,
+                exec: remaining_ms * MS,
+                remaining: remaining_ms * MS,
+            }),
+            backlog: VecDeque::new(),
+            runnable: true,
+            on_cpu: None,
+            rq: 0,
+            job_last_cpu: None,
+            last_cpu: 0,
+            last_ran: 0,
+            dl: DlEntity::default(),
+            stats: TaskStats::default(),
+        }
+    }
+
+    /// Algorithm 2 for K and Q given as (deadline, remaining) at t = 0, so S = D − R.
+    fn swaps(k: (u64, u64), q: (u64, u64), strict: bool) -> bool {
+        let tasks = vec![task(k.0, k.1), task(q.0, q.1)];
+        let cpus = vec![CpuState::default()];
+        let evals = Cell::new(0);
+        let ctx = Ctx {
+            now: 0,
+            tasks: &tasks,
+            cpus: &cpus,
+            cbs: false,
+            laxity_evals: &evals,
+        };
+        let mut p = Illf::new(IllfOptions {
+            strict,
+            ..IllfOptions::default()
+        });
+        p.init(1, 2);
+        p.enqueue_task(&ctx, 0, 0, EnqueueReason::Wakeup);
+        p.enqueue_task(&ctx, 0, 1, EnqueueReason::Wakeup);
+        p.alg2(&ctx, 0, Some(1)) == 1
+    }
+
+    #[test]
+    fn swap_rule_for_each_big_small_combination() {
+        // K big (R 60 > S 40), Q small (R 5 <= S 55), R_k 60 > S_q 55, S_k 40 >= R_q 5: swap.
+        assert!(swaps((100, 60), (60, 5), false));
+        // K small (R 10 <= S 30): never swap.
+        assert!(!swaps((40, 10), (60, 5), false));
+        // K big, Q big (R 40 > S 20): never swap.
+        assert!(!swaps((100, 60), (60, 40), false));
+        // K small, Q big: never swap.
+        assert!(!swaps((40, 10), (60, 40), false));
+    }
+
+    #[test]
+    fn swap_rule_boundaries() {
+        // R_k = S_q (60 = 60): the condition R_k > S_q fails under both readings.
+        assert!(!swaps((100, 60), (65, 5), false));
+        assert!(!swaps((100, 60), (65, 5), true));
+        // R_q = S_k (40 = 40): Algorithm 2 (S_k >= R_q) swaps, the prose (R_q < S_k) does not.
+        // K = (100, 60): S_k = 40; Q = (80, 40)? Q must be small: R 40 <= S 40 and S_q < R_k.
+        assert!(swaps((100, 60), (80, 40), false));
+        assert!(!swaps((100, 60), (80, 40), true));
+    }
+}
