@@ -32,6 +32,10 @@ pub struct Illf {
     running: Vec<bool>,
     activated_at: Vec<Ns>,
     put_at: Vec<Ns>,
+    /// Per run queue: the task put back at `put_at` (still "current" for the rules).
+    put_task: Vec<Option<TaskId>>,
+    /// Per run queue: tasks activated at `activated_now.0` (rule 4 candidates).
+    activated_now: Vec<(Ns, Vec<TaskId>)>,
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
     per_cpu: bool,
@@ -48,6 +52,8 @@ impl Illf {
             running: Vec::new(),
             activated_at: Vec::new(),
             put_at: Vec::new(),
+            put_task: Vec::new(),
+            activated_now: Vec::new(),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
             per_cpu: true,
@@ -171,11 +177,32 @@ impl Illf {
                 return Some(w1); // without rule 3: plain least-laxity preemption
             }
         }
-        // Rule 4 at activation: K = the running task, Q = a task activated now.
-        let activated = self
-            .waiting(ctx, rq, cpu, curr)
-            .find(|&a| self.activated_at[a] == now && self.swap_with(ctx, c, a, self.lax(a)));
+        // Rule 4 at activation: K = the running task, Q = a task activated now (the
+        // least-laxity one that qualifies).
+        let (at, list) = &self.activated_now[rq];
+        let activated = list
+            .iter()
+            .copied()
+            .filter(|_| *at == now)
+            .filter(|&a| {
+                self.entry[a].is_some()
+                    && !self.running[a]
+                    && a != c
+                    && ctx.allowed(a, cpu)
+                    && self.swap_with(ctx, c, a, self.lax(a))
+            })
+            .min_by_key(|&a| self.entry[a]);
         Some(activated.unwrap_or(c))
+    }
+
+    fn activate(&mut self, rq: RqId, t: TaskId, now: Ns) {
+        self.activated_at[t] = now;
+        let (at, list) = &mut self.activated_now[rq];
+        if *at != now {
+            *at = now;
+            list.clear();
+        }
+        list.push(t);
     }
 
     fn cpu_of(&self, ctx: &Ctx, t: TaskId) -> CpuId {
@@ -194,6 +221,8 @@ impl SchedClass for Illf {
         self.running = vec![false; nr_tasks];
         self.activated_at = vec![Ns::MAX; nr_tasks];
         self.put_at = vec![Ns::MAX; nr_tasks];
+        self.put_task = vec![None; nr_rqs];
+        self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
         self.per_cpu = nr_rqs > 1;
@@ -205,7 +234,7 @@ impl SchedClass for Illf {
         }
         let l = ctx.laxity(t);
         self.set_key(rq, t, l);
-        self.activated_at[t] = ctx.now;
+        self.activate(rq, t, ctx.now);
     }
 
     fn dequeue_task(&mut self, _ctx: &Ctx, rq: RqId, t: TaskId) {
@@ -226,22 +255,18 @@ impl SchedClass for Illf {
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         // The task put back at this instant is still "current" for the rules.
-        let prev = if self.per_cpu {
-            self.trees[rq]
-                .iter()
-                .map(|e| e.2)
-                .find(|&t| !self.running[t] && self.put_at[t] == ctx.now)
-        } else {
-            None
-        };
+        let prev = self.put_task[rq]
+            .filter(|&t| self.per_cpu && !self.running[t] && self.put_at[t] == ctx.now)
+            .filter(|&t| self.entry[t].is_some());
         let next = self.choose(ctx, rq, cpu, prev)?;
         self.running[next] = true;
         Some(next)
     }
 
-    fn put_prev_task(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
+    fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.running[t] = false;
         self.put_at[t] = ctx.now;
+        self.put_task[rq] = Some(t);
     }
 
     fn task_stopped(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
@@ -255,7 +280,7 @@ impl SchedClass for Illf {
     fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         // It may have left the tree at the completion of this same instant.
         if self.entry[t].is_none() {
-            self.activated_at[t] = ctx.now;
+            self.activate(rq, t, ctx.now);
         }
         self.running[t] = true;
         if self.opts.rules[0] {
