@@ -28,6 +28,14 @@ Examples:
   schedlab compare examples/dhall.yaml --policies edf,rm,dm --placement global
   schedlab compare --json | jq '.results[] | {policy, deadline_misses}'";
 
+const REPRODUCE_EXAMPLES: &str = "\
+Examples:
+  schedlab reproduce illf                  # tables on the terminal, plots in out/reproduce/
+  schedlab reproduce all --json | jq '.cases[] | {case, paper, simulated}'
+  schedlab reproduce illf --out-dir /tmp/plots
+
+Every difference from the papers is explained in docs/reproduction.md.";
+
 /// schedlab: a laboratory for Linux CPU scheduling.
 ///
 /// Simulates a workload (periodic real-time tasks, RT and fair tasks) on a multi-core model
@@ -50,6 +58,24 @@ pub enum Command {
     /// Simulate one workload under several policies and print them side by side.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Re-run a seed paper's experiments and print its numbers next to the simulator's.
+    #[command(after_help = REPRODUCE_EXAMPLES)]
+    Reproduce(ReproduceArgs),
+}
+
+/// `schedlab reproduce`
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Experiment: `illf` (seed 000: E1, E2, Table 1, Fig. 4, Fig. 5) or `all`.
+    #[arg(value_name = "EXPERIMENT")]
+    pub experiment: String,
+
+    /// Directory for the plots (SVG); created if missing.
+    #[arg(long, value_name = "DIR", default_value = "out/reproduce")]
+    pub out_dir: PathBuf,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `schedlab simulate`

@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod failure;
 mod output;
+mod plot;
 mod progress;
 
 use clap::Parser;
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
     let outcome = match &cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Compare(args) => commands::compare::run(args),
+        Command::Reproduce(args) => commands::reproduce::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -412,7 +412,7 @@ fn compare_builtin_runs_the_default_policies() {
         .iter()
         .map(|r| r["policy"].as_str().unwrap())
         .collect();
-    assert_eq!(policies, ["edf", "rm", "dm", "fifo", "rr"]);
+    assert_eq!(policies, ["edf", "llf", "illf", "rm", "dm", "fifo", "rr"]);
     assert!(results
         .iter()
         .all(|r| r["cpus"] == 4 && r["placement"] == "linux"));
@@ -422,7 +422,7 @@ fn compare_builtin_runs_the_default_policies() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let header = out.lines().find(|l| l.contains("edf")).unwrap();
-    for pol in ["rm", "dm", "fifo", "rr"] {
+    for pol in ["llf", "illf", "rm", "dm", "fifo", "rr"] {
         assert!(header.contains(pol), "{header}");
     }
     assert!(out.contains("deadline misses") && out.contains("switches/cpu/s"));

@@ -10,9 +10,11 @@ use schedlab_sim::{simulate, SimOptions};
 use std::path::{Path, PathBuf};
 
 /// Policies compared when `--policies` is not given: every policy the simulator supports
-/// for periodic tasks. Add `Policy::Llf` and `Policy::Illf` here when the engine has them.
+/// for periodic tasks.
 pub const DEFAULT_POLICIES: &[Policy] = &[
     Policy::Edf,
+    Policy::Llf,
+    Policy::Illf,
     Policy::Rm,
     Policy::Dm,
     Policy::Fifo,

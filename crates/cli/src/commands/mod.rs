@@ -1,6 +1,7 @@
 //! One module per subcommand, plus what they share: writing the output.
 
 pub mod compare;
+pub mod reproduce;
 pub mod simulate;
 
 use crate::atomic::write_atomic;

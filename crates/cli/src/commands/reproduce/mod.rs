@@ -1,0 +1,252 @@
+//! `schedlab reproduce <experiment|all>`: re-run a seed's experiments in the simulator and
+//! put the seed's numbers next to ours. One module per experiment.
+
+pub mod illf;
+
+use crate::cli::ReproduceArgs;
+use crate::commands::emit;
+use crate::failure::Failure;
+use crate::progress::Progress;
+use schedlab_model::{Overrides, Policy, Workload};
+use schedlab_sim::{simulate, SimOptions, SimResult};
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Experiments `reproduce` knows, with a one-line description.
+pub const EXPERIMENTS: &[(&str, &str)] = &[(
+    "illf",
+    "seed 000: ILLF vs EDF vs LLF (E1 Dhall, E2, Table 1, Fig. 4 and Fig. 5 sweeps)",
+)];
+
+/// One case of an experiment (DESIGN.md: case, paper, simulated, real).
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// What was run.
+    pub case: String,
+    /// The numbers the seed reports (null when it reports none).
+    pub paper: Value,
+    /// What the simulator gives.
+    pub simulated: Value,
+    /// Measured on this machine (null: the real-kernel runner is not part of this command yet).
+    pub real: Value,
+    /// Values worked out by hand in the seeds digest, when there are some.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub expected: Value,
+    /// One line for a person: how ours compares.
+    pub note: String,
+}
+
+/// An experiment's outcome: cases, plus files (plots) written.
+pub struct Outcome {
+    /// Cases in order.
+    pub cases: Vec<Case>,
+    /// Plot files written.
+    pub plots: Vec<PathBuf>,
+}
+
+/// Simulate a YAML workload under `policy`, optionally keeping the trace.
+pub fn sim(yaml: &str, name: &str, policy: Policy, trace: bool) -> Result<SimResult, Failure> {
+    let ov = Overrides {
+        policy: Some(policy),
+        ..Overrides::default()
+    };
+    let w = Workload::parse_str(yaml, Path::new(name), &ov).map_err(Failure::input)?;
+    simulate(&w, &SimOptions { trace }).map_err(|e| Failure::input(format!("{name}: {e}")))
+}
+
+/// Run `schedlab reproduce`.
+pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
+    let names: Vec<&str> = match args.experiment.as_str() {
+        "all" => EXPERIMENTS.iter().map(|e| e.0).collect(),
+        n if EXPERIMENTS.iter().any(|e| e.0 == n) => vec![n],
+        n => {
+            let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
+            return Err(Failure::input(format!(
+                "unknown experiment `{n}` (known: {}, all)",
+                known.join(", ")
+            )));
+        }
+    };
+    std::fs::create_dir_all(&args.out_dir)
+        .map_err(|e| Failure::output(format!("cannot create {}: {e}", args.out_dir.display())))?;
+    let progress = Progress::new();
+    let mut cases = Vec::new();
+    let mut plots = Vec::new();
+    for name in &names {
+        let out = match *name {
+            "illf" => illf::run(&args.out_dir, &progress)?,
+            _ => unreachable!("listed in EXPERIMENTS"),
+        };
+        let prefix = if names.len() > 1 {
+            format!("{name}: ")
+        } else {
+            String::new()
+        };
+        cases.extend(out.cases.into_iter().map(|mut c| {
+            c.case = format!("{prefix}{}", c.case);
+            c
+        }));
+        plots.extend(out.plots);
+    }
+    progress.done();
+    let text = if args.output.json {
+        let v = serde_json::json!({ "experiment": args.experiment, "cases": cases });
+        format!(
+            "{}\n",
+            serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
+        )
+    } else {
+        render(&args.experiment, &cases, &plots)
+    };
+    emit(&text, args.output.output.as_deref())
+}
+
+fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
+    let mut s = format!("reproduce {name}: the seed's numbers next to the simulator's\n\n");
+    for c in cases {
+        let _ = writeln!(s, "{}", c.case);
+        if !c.paper.is_null() {
+            let _ = writeln!(s, "  paper      {}", compact(&c.paper));
+        }
+        if !c.expected.is_null() {
+            let _ = writeln!(s, "  by hand    {}", compact(&c.expected));
+        }
+        match table(&c.simulated) {
+            Some(t) => {
+                let _ = writeln!(s, "  simulated");
+                s.push_str(&t);
+            }
+            None => {
+                let _ = writeln!(s, "  simulated  {}", compact(&c.simulated));
+            }
+        }
+        if !c.note.is_empty() {
+            let _ = writeln!(s, "  → {}", c.note);
+        }
+        s.push('\n');
+    }
+    if !plots.is_empty() {
+        s.push_str("plots:\n");
+        for p in plots {
+            let _ = writeln!(s, "  {}", p.display());
+        }
+    }
+    s.push_str("\nWhy ours differ from the paper: docs/reproduction.md\n");
+    s
+}
+
+/// A map of rows (each a flat map of values) as an aligned table; None for other shapes.
+fn table(v: &Value) -> Option<String> {
+    let rows = v.as_object()?;
+    let mut cols: Vec<&str> = Vec::new();
+    for r in rows.values() {
+        for (k, x) in r.as_object()? {
+            if x.is_object() || x.is_array() {
+                return None;
+            }
+            if !cols.contains(&k.as_str()) {
+                cols.push(k);
+            }
+        }
+    }
+    let cell = |r: &Value, c: &str| match r.get(c) {
+        Some(Value::Number(n)) => fmt_num(n.as_f64().unwrap_or(0.0)),
+        Some(Value::String(t)) => t.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let w0 = rows.keys().map(|k| k.chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = cols
+        .iter()
+        .map(|c| {
+            rows.values()
+                .map(|r| cell(r, c).chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(c.len())
+        })
+        .collect();
+    // Text columns align left, numbers right.
+    let text: Vec<bool> = cols
+        .iter()
+        .map(|c| {
+            rows.values()
+                .any(|r| r.get(*c).is_some_and(Value::is_string))
+        })
+        .collect();
+    let pad = |s: &mut String, v: &str, w: usize, left: bool| {
+        let _ = if left {
+            write!(s, "  {v:<w$}")
+        } else {
+            write!(s, "  {v:>w$}")
+        };
+    };
+    let mut s = format!("    {:w0$}", "");
+    for ((c, w), &l) in cols.iter().zip(&widths).zip(&text) {
+        pad(&mut s, c, *w, l);
+    }
+    s.push('\n');
+    for (name, r) in rows {
+        let _ = write!(s, "    {name:w0$}");
+        for ((c, w), &l) in cols.iter().zip(&widths).zip(&text) {
+            pad(&mut s, &cell(r, c), *w, l);
+        }
+        s.push('\n');
+    }
+    Some(s)
+}
+
+/// `{"a":1,"b":{"c":2}}` → `a=1 b.c=2`, for the terminal.
+fn compact(v: &Value) -> String {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&p, x, out);
+                }
+            }
+            Value::Number(n) => {
+                out.push(format!("{prefix}={}", fmt_num(n.as_f64().unwrap_or(0.0))))
+            }
+            Value::String(t) => out.push(format!("{prefix}={t}")),
+            other => out.push(format!("{prefix}={other}")),
+        }
+    }
+    let mut out = Vec::new();
+    walk("", v, &mut out);
+    out.join("  ")
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// Round to 2 decimals for JSON (results stay deterministic; this is presentation).
+pub fn r2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Write `content` to `dir/file` atomically and remember the path.
+pub fn write_plot(
+    dir: &Path,
+    file: &str,
+    content: &str,
+    plots: &mut Vec<PathBuf>,
+) -> Result<(), Failure> {
+    let p = dir.join(file);
+    crate::atomic::write_atomic(&p, content.as_bytes())
+        .map_err(|e| Failure::output(format!("cannot write {}: {e}", p.display())))?;
+    plots.push(p);
+    Ok(())
+}

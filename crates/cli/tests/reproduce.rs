@@ -1,0 +1,138 @@
+//! `schedlab reproduce illf`: the seed paper's experiments, end to end.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("schedlab-repro-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn reproduce_json(dir: &PathBuf) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["reproduce", "illf", "--json", "--out-dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn case<'a>(v: &'a Value, prefix: &str) -> &'a Value {
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no case {prefix}"))
+}
+
+fn rate(c: &Value, policy: &str) -> f64 {
+    c["simulated"][policy]["switches_per_cpu_s"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn illf_experiment_reproduces_the_papers_findings() {
+    let dir = temp_dir("main");
+    let v = reproduce_json(&dir);
+    assert_eq!(v["experiment"], "illf");
+
+    let e1 = case(&v, "E1 Dhall effect, M=4");
+    assert_eq!(e1["paper"]["edf"]["heavy_finish_ms"], 101);
+    assert_eq!(e1["simulated"]["edf"]["heavy_finish_ms"], 101.0);
+    assert_eq!(e1["simulated"]["edf"]["misses"], 1);
+    assert_eq!(e1["simulated"]["llf"]["misses"], 0);
+    assert_eq!(e1["simulated"]["illf"]["misses"], 0);
+
+    let e2 = &case(&v, "E2")["simulated"];
+    assert_eq!(
+        e2["illf, swap at activation only (paper's narrative)"]["order"],
+        "t1 t3 t2 t3 t1' t2'"
+    );
+    assert_eq!(
+        e2["illf, swap at every pick (Algorithm 2)"]["order"],
+        "t1 t2 t3 t1' t2'"
+    );
+    assert_eq!(e2["llf+rule3 (illf rules 1-3)"]["misses"], 1);
+
+    let part = &case(&v, "Table 1 partition")["simulated"];
+    assert_eq!(part["illf"]["dispatches_per_300ms"], 13);
+    assert_eq!(part["edf"]["dispatches_per_300ms"], 14);
+    assert_eq!(part["llf"]["dispatches_per_300ms"], 68);
+    assert_eq!(part["llf+rule3"]["misses_in_3s"], 10);
+
+    // Table 1: the paper's ordering LLF ≫ EDF > ILLF (34 / 207 / 23).
+    let t1 = case(&v, "Table 1: ");
+    assert_eq!(t1["paper"]["llf"]["switches_per_cpu_s"], 207);
+    assert!(rate(t1, "llf") > 3.0 * rate(t1, "edf"));
+    assert!(rate(t1, "illf") < rate(t1, "edf"));
+    for p in ["edf", "llf", "illf"] {
+        assert_eq!(t1["simulated"][p]["misses"], 0, "{p}");
+    }
+
+    // Fig. 4: about equal at low load, ILLF lowest from 60%.
+    let low = case(&v, "Fig. 4 (case 1, equal utilisation), U per CPU = 10%");
+    assert!((rate(low, "illf") - rate(low, "edf")).abs() / rate(low, "edf") < 0.1);
+    for u in [60, 70, 80] {
+        let c = case(
+            &v,
+            &format!("Fig. 4 (case 1, equal utilisation), U per CPU = {u}%"),
+        );
+        assert!(rate(c, "illf") < 0.8 * rate(c, "edf"), "U={u}%");
+        assert!(rate(c, "illf") < rate(c, "llf"), "U={u}%");
+    }
+    // Fig. 5: with equal laxities LLF switches far more than EDF and ILLF at every S0.
+    for s0 in (200..=270).step_by(10) {
+        let c = case(&v, &format!("Fig. 5 (case 2, equal laxity), S0 = {s0}ms"));
+        assert!(rate(c, "llf") > 2.0 * rate(c, "edf"), "S0={s0}");
+        assert!(rate(c, "illf") <= rate(c, "edf"), "S0={s0}");
+    }
+    // ILLF computes a small fraction of LLF's laxities on the 16-task sets.
+    let c = case(&v, "Fig. 4 (case 1, equal utilisation), U per CPU = 80%");
+    let (li, ll) = (
+        c["simulated"]["illf"]["laxity_evaluations"]
+            .as_f64()
+            .unwrap(),
+        c["simulated"]["llf"]["laxity_evaluations"]
+            .as_f64()
+            .unwrap(),
+    );
+    assert!(li < 0.3 * ll, "illf {li} vs llf {ll}");
+
+    for f in ["illf-fig4.svg", "illf-fig5.svg"] {
+        let svg = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert_eq!(svg.matches("<polyline").count(), 3, "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reproduce_is_deterministic() {
+    let (a, b) = (temp_dir("det-a"), temp_dir("det-b"));
+    assert_eq!(reproduce_json(&a), reproduce_json(&b));
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
+#[test]
+fn unknown_experiment_exits_2_and_lists_the_known_ones() {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["reproduce", "nonsense"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown experiment `nonsense`") && err.contains("illf"),
+        "{err}"
+    );
+}
