@@ -347,6 +347,7 @@ pub(crate) mod tests {
                 },
             ],
             trace: None,
+            log: None,
         }
     }
 

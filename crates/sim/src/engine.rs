@@ -10,7 +10,7 @@
 //! `duration` itself.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::result::{CpuResult, Segment, SimResult, TaskResult};
+use crate::result::{CpuResult, Segment, SimEvent, SimResult, TaskResult};
 use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
 use crate::SimError;
 use rand::{Rng, SeedableRng};
@@ -85,6 +85,8 @@ pub struct Engine {
     events_processed: u64,
     laxity_evals: Cell<u64>,
     trace: Option<Vec<Segment>>,
+    /// Event log for exporters, recorded with the trace.
+    log: Option<Vec<SimEvent>>,
     /// Reused buffers so that scheduling decisions do not allocate.
     scratch_assign: Vec<Option<TaskId>>,
     scratch_cpus: Vec<CpuId>,
@@ -222,6 +224,7 @@ impl Engine {
             events_processed: 0,
             laxity_evals: Cell::new(0),
             trace: trace.then(Vec::new),
+            log: trace.then(Vec::new),
             scratch_assign: Vec::with_capacity(ncpu),
             scratch_cpus: Vec::with_capacity(ncpu),
             scratch_touched: Vec::with_capacity(ncpu),
@@ -388,6 +391,15 @@ impl Engine {
         if self.on_miss == OnMiss::Abort && job.deadline <= self.duration {
             self.push(job.deadline, EventKind::DeadlineCheck { task: t, seq });
         }
+        if let Some(log) = self.log.as_mut() {
+            log.push(SimEvent::Release {
+                time: now,
+                task: t,
+                job: seq,
+                deadline: job.deadline,
+                exec,
+            });
+        }
         let ts = &mut self.tasks[t];
         ts.stats.jobs += 1;
         if ts.job.is_some() {
@@ -441,6 +453,12 @@ impl Engine {
             self.classes[class].job_changed(&ctx!(self), rq, t);
             return;
         }
+        if let Some(log) = self.log.as_mut() {
+            log.push(SimEvent::Wakeup {
+                time: self.now,
+                task: t,
+            });
+        }
         let rq = match self.placement {
             Placement::Global => 0,
             Placement::Partitioned => self.partition[t].unwrap_or(self.tasks[t].last_cpu),
@@ -462,6 +480,14 @@ impl Engine {
 
     fn complete_job(&mut self, t: TaskId, cpu: CpuId) {
         let now = self.now;
+        if let (Some(log), Some(j)) = (self.log.as_mut(), self.tasks[t].job) {
+            log.push(SimEvent::Complete {
+                time: now,
+                task: t,
+                job: j.seq,
+                cpu,
+            });
+        }
         let ts = &mut self.tasks[t];
         let job = ts.job.take().expect("completing task has a job");
         ts.stats.completed += 1;
@@ -578,6 +604,16 @@ impl Engine {
 
     /// `on_miss: abort`: drop a job still unfinished at its deadline.
     fn deadline_check(&mut self, t: TaskId, seq: u64) {
+        if let Some(log) = self.log.as_mut() {
+            let ts = &self.tasks[t];
+            if ts.job.is_some_and(|j| j.seq == seq) || ts.backlog.iter().any(|j| j.seq == seq) {
+                log.push(SimEvent::Abort {
+                    time: self.now,
+                    task: t,
+                    job: seq,
+                });
+            }
+        }
         let ts = &mut self.tasks[t];
         if ts.job.is_some_and(|j| j.seq == seq) {
             ts.stats.misses += 1;
@@ -836,6 +872,16 @@ impl Engine {
             return;
         }
         let now = self.now;
+        if let Some(log) = self.log.as_mut() {
+            let prev_runnable = prev.is_some_and(|p| self.tasks[p].runnable);
+            log.push(SimEvent::Switch {
+                time: now,
+                cpu,
+                prev,
+                next,
+                prev_runnable,
+            });
+        }
         let c = &mut self.cpus[cpu];
         c.switches += 1;
         if prev.is_none() || next.is_none() {
@@ -1128,6 +1174,7 @@ impl Engine {
                 .collect(),
             tasks,
             trace: self.trace,
+            log: self.log,
         }
     }
 }

@@ -91,6 +91,70 @@ pub struct SimResult {
     /// The schedule, when requested.
     #[serde(skip)]
     pub trace: Option<Vec<Segment>>,
+    /// The event log (releases, wake-ups, context switches, completions, aborts), recorded
+    /// with the trace; exporters (Perfetto, ftrace text, jobs CSV) are built on it.
+    #[serde(skip)]
+    pub log: Option<Vec<SimEvent>>,
+}
+
+/// One entry of the event log, in the order the engine handled it (time order; within
+/// an instant, events before the decisions they cause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SimEvent {
+    /// A job was released.
+    Release {
+        /// Release time.
+        time: Ns,
+        /// Task index in the workload.
+        task: usize,
+        /// Job number within the task (0-based).
+        job: u64,
+        /// Absolute deadline.
+        deadline: Ns,
+        /// Execution time drawn for this job.
+        exec: Ns,
+    },
+    /// A task became runnable and was queued (at a release, or when its CBS budget was
+    /// replenished); not logged when its new job continues on the CPU it is running on.
+    Wakeup {
+        /// Time.
+        time: Ns,
+        /// Task index.
+        task: usize,
+    },
+    /// A context switch on `cpu`, exactly as counted in the results (`None` = idle).
+    Switch {
+        /// Time.
+        time: Ns,
+        /// CPU index.
+        cpu: usize,
+        /// Task switched out.
+        prev: Option<usize>,
+        /// Task switched in.
+        next: Option<usize>,
+        /// Whether the task switched out was still runnable (a preemption).
+        prev_runnable: bool,
+    },
+    /// A job completed.
+    Complete {
+        /// Completion time.
+        time: Ns,
+        /// Task index.
+        task: usize,
+        /// Job number.
+        job: u64,
+        /// CPU it completed on.
+        cpu: usize,
+    },
+    /// A job was dropped at its deadline (`on_miss: abort`).
+    Abort {
+        /// Time (the deadline).
+        time: Ns,
+        /// Task index.
+        task: usize,
+        /// Job number.
+        job: u64,
+    },
 }
 
 /// A stretch of time during which one CPU ran one job.
