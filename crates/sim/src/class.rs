@@ -5,6 +5,7 @@
 //! out, `put_prev_task` puts a still-runnable task back.
 
 use crate::state::{CpuId, Ctx, RqId, TaskId};
+use schedlab_model::Ns;
 
 /// Why a task is being enqueued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,4 +54,23 @@ pub trait SchedClass {
     /// Should the waiting task `cand` preempt the running task `curr`? Also used to find
     /// the lowest-priority running task (global placement, push/pull).
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool;
+
+    /// Absolute time (> `ctx.now`) at which this class wants `cpu`, running `curr` from
+    /// `rq`, reconsidered although no release, completion or tick happens then (a
+    /// kernel class would arm an hrtimer): e.g. the instant a waiting job's laxity
+    /// crosses the running job's. Asked again after every instant the engine handles;
+    /// `None` (the default) means no such instant. Time-driven policies (tick mode) keep
+    /// the default.
+    fn next_decision(&self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _curr: TaskId) -> Option<Ns> {
+        None
+    }
+
+    /// The instant announced by [`SchedClass::next_decision`] has come (and `curr` did not
+    /// complete then). The engine marks `cpu` as needing a decision; return `true` to
+    /// also force a reschedule (`need_resched`: `curr` is put back and a task picked), or
+    /// `false` to let the usual preemption test (`peek_next_task` + `wakeup_preempt`)
+    /// decide, which lets global placement preempt the lowest-priority CPU instead.
+    fn decision_due(&mut self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {
+        true
+    }
 }

@@ -1,13 +1,25 @@
 //! The discrete-event engine: time, events, CPUs, accounting, CBS and placement.
 //!
 //! Events are processed in time order; events at the same instant in this fixed order
-//! (then by insertion): CPU timers (job completion, budget exhaustion), CBS
-//! replenishments, deadline checks, job releases (workload order), the tick. Only after
-//! every event of an instant has been handled does the engine make scheduling decisions,
-//! CPU by CPU in index order — like `need_resched` being acted on when the interrupt
-//! handlers return. The window is `[0, duration]`: releases and ticks happen before
-//! `duration`, completions at exactly `duration` still count, and no decision is taken at
-//! `duration` itself.
+//! (then by insertion): CPU timers (job completion, budget exhaustion, class decision
+//! instants), CBS replenishments, deadline checks, job releases (workload order), the
+//! tick. Only after every event of an instant has been handled does the engine make
+//! scheduling decisions, CPU by CPU in index order — like `need_resched` being acted on
+//! when the interrupt handlers return. The window is `[0, duration]`: releases and ticks
+//! happen before `duration`, completions at exactly `duration` still count, and no
+//! decision is taken at `duration` itself.
+//!
+//! Each CPU has one timer (a kernel hrtimer), re-armed after every instant for whichever
+//! comes first: the running job's completion, its exact CBS budget exhaustion (with
+//! `hrtick`), or the instant its class asks to reconsider the CPU
+//! ([`SchedClass::next_decision`]; exact-mode `llf` arms it where a waiting job's laxity
+//! crosses the running job's, `edzl` where a waiting job's laxity reaches zero). A
+//! decision instant that coincides with the completion is handled as the completion.
+//! When the decision instant fires, the class is told ([`SchedClass::decision_due`]) and
+//! the CPU is marked for a decision like any other event of that instant, so releases
+//! at the same instant are seen before the CPU decides. A timer whose instant moved is
+//! superseded by its generation number, never removed from the heap, so runs stay
+//! deterministic.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::result::{CpuResult, Segment, SimEvent, SimResult, TaskResult};
@@ -316,9 +328,10 @@ impl Engine {
                     return; // superseded
                 }
                 self.events_processed += 1;
+                let decision = std::mem::take(&mut self.cpus[cpu].timer_decision);
                 self.cpus[cpu].timer_at = Ns::MAX;
                 self.cpus[cpu].dirty = true;
-                self.cpu_timer(cpu);
+                self.cpu_timer(cpu, decision);
             }
             EventKind::Replenish { task } => {
                 self.events_processed += 1;
@@ -339,7 +352,10 @@ impl Engine {
         }
     }
 
-    fn cpu_timer(&mut self, cpu: CpuId) {
+    /// The CPU timer fired: the running job completed, its CBS budget ran out, or (with
+    /// `decision`) its class asked for a decision at this instant. A completion or a
+    /// throttle at the same instant takes precedence: it is a decision point anyway.
+    fn cpu_timer(&mut self, cpu: CpuId, decision: bool) {
         let Some(t) = self.cpus[cpu].curr else { return };
         if !self.tasks[t].runnable {
             return;
@@ -348,6 +364,11 @@ impl Engine {
             self.complete_job(t, cpu);
         } else if self.budget_exhausted(t) {
             self.throttle(t);
+        } else if decision {
+            let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
+            if self.classes[class].decision_due(&ctx!(self), rq, cpu, t) {
+                self.cpus[cpu].need_resched = true;
+            }
         }
     }
 
@@ -1058,23 +1079,32 @@ impl Engine {
 
     // ----- timers and results ----------------------------------------------------------
 
-    /// Arm each CPU's timer for the next completion (or exact budget exhaustion).
+    /// Arm each CPU's timer for the next completion (or exact budget exhaustion), or for
+    /// the class's own decision instant ([`SchedClass::next_decision`]) if that is earlier.
     fn rearm_timers(&mut self) {
         for cpu in 0..self.cpus.len() {
             let c = &self.cpus[cpu];
-            let want = match c.curr {
+            let (want, decision) = match c.curr {
                 Some(t) if self.tasks[t].runnable => {
                     let ts = &self.tasks[t];
                     let mut at = self.now + c.overhead_left + ts.remaining();
                     if self.hrtick && self.cbs && ts.class == ClassId::Dl {
                         at = at.min(self.now + ts.dl.runtime.max(0) as Ns);
                     }
-                    at
+                    let class = &self.classes[ts.class as usize];
+                    match class.next_decision(&ctx!(self), ts.rq, cpu, t) {
+                        Some(d) if d <= at => {
+                            debug_assert!(d > self.now, "decision instant {d} not after now");
+                            (d.max(self.now + 1), true)
+                        }
+                        _ => (at, false),
+                    }
                 }
-                _ => Ns::MAX,
+                _ => (Ns::MAX, false),
             };
+            let c = &mut self.cpus[cpu];
+            c.timer_decision = decision;
             if want != c.timer_at {
-                let c = &mut self.cpus[cpu];
                 c.timer_gen += 1;
                 c.timer_at = want;
                 let gen = c.timer_gen;

@@ -56,6 +56,12 @@ pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> 
         Policy::Llf if !w.scheduler.llf.exact => {
             Box::new(policy::llf::Llf::new(w.scheduler.llf.lrs_tie))
         }
+        Policy::Llf if w.scheduler.placement == Placement::Global => {
+            return Err(SimError::Unsupported(
+                "llf mode exact needs per-CPU run queues: use placement linux or partitioned (global placement works with mode tick)".into(),
+            ))
+        }
+        Policy::Llf => Box::new(policy::llf::Llf::exact(policy::llf::TieRule::Edf)),
         Policy::Illf => Box::new(policy::illf::Illf::new(w.scheduler.illf)),
         other => {
             return Err(SimError::Unsupported(format!(

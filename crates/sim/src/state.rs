@@ -148,6 +148,9 @@ pub struct CpuState {
     pub timer_gen: u64,
     /// When the armed CPU timer fires (u64::MAX = none).
     pub timer_at: Ns,
+    /// The armed timer is (also) the class's decision instant
+    /// ([`crate::class::SchedClass::next_decision`]), not only a completion.
+    pub timer_decision: bool,
     /// Time spent running tasks.
     pub busy: Ns,
     /// Context switches (idle counts as a task).

@@ -1,31 +1,103 @@
 //! `llf`: least laxity first, laxity = absolute deadline − now − remaining time.
 //!
-//! Tick mode (what a kernel does, and what the seed paper measured): decisions at every
-//! tick and at every release/completion; every ready job's laxity counts as re-evaluated
-//! each time (`laxity_evaluations`). Ties go to the least recently scheduled job, as the
-//! paper says (or FIFO by queueing order with `tie: fifo`).
+//! # Tick mode (default)
+//!
+//! What a kernel does, and what the seed paper measured: decisions at every tick and at
+//! every release/completion; every ready job's laxity counts as re-evaluated each time
+//! (`laxity_evaluations`). Ties go to the least recently scheduled job, as the paper says
+//! (or FIFO by queueing order with `tie: fifo`).
 //!
 //! A waiting job's laxity falls at the rate of wall time, so `deadline − remaining`
 //! (its "zero-laxity instant") is constant while it waits: the queue is kept in that
 //! order and never needs re-sorting; only the running job's value moves.
+//!
+//! # Exact mode (`llf: { mode: exact }`)
+//!
+//! Textbook LLF with no quantum. Decisions happen at releases, at completions, and at the
+//! exact instant a waiting job's laxity falls *strictly* below the running job's (the
+//! running job's laxity is constant while it runs, a waiting job's falls at rate 1, so
+//! that instant is known in advance: the class arms the CPU's timer for it through
+//! [`SchedClass::next_decision`]). Ties at the crossing instant go to the running job:
+//! the switch happens 1 ns after the laxities become equal, when the waiting one is
+//! strictly smaller. At a release or a pick (after a completion) the order is laxity,
+//! then earlier deadline, then workload order (`tie:` applies to tick mode only).
+//!
+//! **Ties after a crossing.** In continuous time every crossing is a tie: at the crossing
+//! instant both laxities are equal, and whichever job then runs keeps its laxity while
+//! the other's falls below it. Pure LLF therefore shares the CPU between the two from
+//! then on (processor sharing, LLF's well-known thrashing); in integer nanoseconds this
+//! is a switch every 1-2 ns until one job completes. Measured on E2 (t1, t2 = 5ms/50ms,
+//! t3 = 60ms/100ms, one CPU, 100 ms) with that rule ([`TieRule::Share`]): 20,000,002
+//! context switches, 20,000,105 events and 3.2 s of wall time (release build, no trace)
+//! for 100 simulated milliseconds — not a usable default.
+//!
+//! So exact mode resolves the tie a crossing creates by deadline, as Oh & Yang's MLLF
+//! resolves laxity ties ([`TieRule::Edf`], the default): a waiting job whose laxity has
+//! fallen below the running job's by *crossing* it preempts only if its absolute
+//! deadline is strictly earlier; otherwise the running job keeps the CPU (a bounded
+//! "laxity inversion") and the waiting job stays tied to it. Jobs that did not get there
+//! by a crossing are compared by laxity as in pure LLF: a job released (or migrated) at
+//! this instant, and a job that starts at this instant (a pick, or a new job of the
+//! running task). The result is exact (every decision at the instant the rule
+//! determines, no quantum) and finite: between two releases/completions on a CPU, each
+//! crossing switch strictly lowers the running job's deadline, so there are at most as
+//! many as there are ready jobs. On one CPU a job cannot miss its deadline because of
+//! the inversion unless the two jobs together were infeasible (both must finish by the
+//! later deadline, and the earlier-deadline one is the one running). Schedules where no
+//! crossing happens are exactly pure LLF's. On E2 exact mode makes 7 context switches
+//! (1 preemption) and meets every deadline (tests/laxity_exact.rs).
+//!
+//! `laxity_evaluations` in exact mode counts, at each decision point (release,
+//! completion, crossing), every ready job on the run queue, running one included.
+//!
+//! Exact mode needs per-CPU run queues (`placement: linux` or `partitioned`): the
+//! crossing rule compares a waiting job with the job running on a given CPU.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::queue::Keyed;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
+use schedlab_model::Ns;
+
+/// How exact mode treats the tie a laxity crossing creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TieRule {
+    /// Pure LLF: a waiting job whose laxity is strictly below the running job's always
+    /// preempts. Tied jobs then alternate every 1-2 ns (only for measurements and tests).
+    Share,
+    /// After a crossing the earlier absolute deadline runs; no preemption otherwise.
+    Edf,
+}
 
 /// Least laxity first.
 #[derive(Default)]
 pub struct Llf {
     q: Keyed,
-    /// Tie-break by least recently scheduled (else FIFO).
+    /// Tie-break by least recently scheduled (else FIFO); tick mode.
     lrs: bool,
+    /// Exact mode and its tie rule (None = tick mode).
+    exact: Option<TieRule>,
+    /// Exact mode, per task: when it was last queued by a release or a migration.
+    arrived_at: Vec<Ns>,
+    /// Exact mode, per task: when it last started (picked, or a new job while running).
+    started_at: Vec<Ns>,
+    /// Exact mode, per run queue: the task put back and when (still "current" for the
+    /// pick that follows at the same instant).
+    put: Vec<Option<(TaskId, Ns)>>,
 }
 
 impl Llf {
-    /// LLF with the given tie-break.
+    /// LLF in tick mode with the given tie-break.
     pub fn new(lrs_tie: bool) -> Llf {
         Llf {
             lrs: lrs_tie,
+            ..Llf::default()
+        }
+    }
+
+    /// LLF in exact mode with the given tie rule.
+    pub fn exact(rule: TieRule) -> Llf {
+        Llf {
+            exact: Some(rule),
             ..Llf::default()
         }
     }
@@ -37,9 +109,16 @@ impl Llf {
             .map_or(u64::MAX, |j| j.deadline.saturating_sub(j.remaining))
     }
 
+    fn deadline(ctx: &Ctx, t: TaskId) -> Ns {
+        ctx.task(t).job.map_or(Ns::MAX, |j| j.deadline)
+    }
+
     fn queue(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, last_ran: u64) {
         let key = Self::zero_instant(ctx, t);
-        if self.lrs {
+        if self.exact.is_some() {
+            // Laxity, then deadline, then workload order (the task id in the entry).
+            self.q.push_seq(rq, t, key, Self::deadline(ctx, t));
+        } else if self.lrs {
             self.q.push_seq(rq, t, key, last_ran);
         } else {
             self.q.push(rq, t, key);
@@ -47,8 +126,60 @@ impl Llf {
     }
 
     /// Every ready job on `rq` (the waiting ones and the running one) is re-evaluated.
+    /// Tick mode counts the running slot even when the CPU is idle or its task just
+    /// stopped; exact mode counts only the jobs that are ready.
     fn count_rq(&self, ctx: &Ctx, rq: RqId) {
-        ctx.count_laxity(self.q.rqs[rq].len() as u64 + 1);
+        let running = match self.exact {
+            None => 1,
+            Some(_) => u64::from(self.running_on(ctx, rq, rq).is_some()),
+        };
+        ctx.count_laxity(self.q.rqs[rq].len() as u64 + running);
+    }
+
+    /// Exact mode: is the comparison of `cand` with `curr` a pick-time one (pure LLF
+    /// order) rather than the consequence of a crossing?
+    fn fresh(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        self.arrived_at[cand] == ctx.now
+            || self.started_at[curr] == ctx.now
+            || ctx.task(cand).rq != ctx.task(curr).rq
+    }
+
+    /// Exact mode: should waiting `cand` take the CPU from `curr`?
+    fn exact_preempts(&self, rule: TieRule, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        let (lc, lr) = (ctx.laxity_uncounted(cand), ctx.laxity_uncounted(curr));
+        let (dc, dr) = (Self::deadline(ctx, cand), Self::deadline(ctx, curr));
+        match rule {
+            TieRule::Share => lc < lr,
+            TieRule::Edf if self.fresh(ctx, curr, cand) => (lc, dc) < (lr, dr),
+            TieRule::Edf => lc < lr && dc < dr,
+        }
+    }
+
+    /// Exact mode: the first waiting task of `rq` (laxity order) allowed on `cpu` that
+    /// should take it from `curr`. Only tasks whose laxity is at most `curr`'s can.
+    fn preemptor(
+        &self,
+        rule: TieRule,
+        ctx: &Ctx,
+        rq: RqId,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> Option<TaskId> {
+        // Waiting laxity z − now ≤ curr's laxity  ⇔  z ≤ curr's laxity + now.
+        let bound = (ctx.laxity_uncounted(curr) + ctx.now as i64).max(0) as u64;
+        self.q.rqs[rq]
+            .iter()
+            .take_while(|e| e.0 <= bound)
+            .map(|e| e.2)
+            .find(|&c| c != curr && ctx.allowed(c, cpu) && self.exact_preempts(rule, ctx, curr, c))
+    }
+
+    /// The task running on `cpu` from `rq`, if any.
+    fn running_on(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        ctx.cpus[cpu].curr.filter(|&c| {
+            let ts = ctx.task(c);
+            ts.runnable && ts.rq == rq && ts.on_cpu == Some(cpu) && self.q.pos[c].is_none()
+        })
     }
 }
 
@@ -59,11 +190,15 @@ impl SchedClass for Llf {
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.q = Keyed::new(nr_rqs, nr_tasks);
+        self.arrived_at = vec![Ns::MAX; nr_tasks];
+        self.started_at = vec![Ns::MAX; nr_tasks];
+        self.put = vec![None; nr_rqs];
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
         let last = ctx.task(t).last_ran;
         self.queue(ctx, rq, t, last);
+        self.arrived_at[t] = ctx.now;
         self.count_rq(ctx, rq);
     }
 
@@ -72,27 +207,55 @@ impl SchedClass for Llf {
     }
 
     fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        if let (Some(rule), Some(curr)) = (self.exact, self.running_on(ctx, rq, cpu)) {
+            if let Some(c) = self.preemptor(rule, ctx, rq, cpu, curr) {
+                return Some(c);
+            }
+        }
         self.q.peek(ctx, rq, cpu)
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
-        self.q.pop(ctx, rq, cpu)
+        let Some(rule) = self.exact else {
+            return self.q.pop(ctx, rq, cpu);
+        };
+        // A task put back at this instant is still "current": it keeps the CPU unless
+        // the rule gives it to another task.
+        let prev = self.put[rq]
+            .filter(|&(p, at)| at == ctx.now && self.q.pos[p].is_some() && ctx.allowed(p, cpu))
+            .map(|(p, _)| p);
+        let next = match prev {
+            Some(p) => self.preemptor(rule, ctx, rq, cpu, p).unwrap_or(p),
+            None => self.q.peek(ctx, rq, cpu)?,
+        };
+        self.q.remove(rq, next);
+        self.started_at[next] = ctx.now;
+        Some(next)
     }
 
     fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         // It ran until now: it is the most recently scheduled.
         self.queue(ctx, rq, t, ctx.now);
+        if self.exact.is_some() {
+            self.put[rq] = Some((t, ctx.now));
+        }
     }
 
     fn task_stopped(&mut self, ctx: &Ctx, rq: RqId, _t: TaskId) {
         self.count_rq(ctx, rq);
     }
 
-    fn job_changed(&mut self, ctx: &Ctx, rq: RqId, _t: TaskId) {
+    fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.count_rq(ctx, rq);
+        if self.exact.is_some() {
+            self.started_at[t] = ctx.now;
+        }
     }
 
     fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        if self.exact.is_some() {
+            return false; // no quantum: decisions come from next_decision
+        }
         self.count_rq(ctx, rq);
         self.q
             .peek(ctx, rq, cpu)
@@ -100,6 +263,9 @@ impl SchedClass for Llf {
     }
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        if let Some(rule) = self.exact {
+            return self.exact_preempts(rule, ctx, curr, cand);
+        }
         let (lc, lr) = (ctx.laxity_uncounted(cand), ctx.laxity_uncounted(curr));
         if self.lrs {
             // The running job counts as scheduled now; a waiting job scheduled longer ago
@@ -109,5 +275,33 @@ impl SchedClass for Llf {
         } else {
             lc < lr
         }
+    }
+
+    /// Exact mode: the first instant a waiting job that would take the CPU at a crossing
+    /// has a laxity strictly below `curr`'s. `curr`'s laxity is constant while it runs,
+    /// except that it falls during switch/tick overhead still to be paid (the job makes no
+    /// progress then), by `overhead_left` at most.
+    fn next_decision(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> Option<Ns> {
+        let rule = self.exact?;
+        let lr = ctx.laxity_uncounted(curr);
+        let dr = Self::deadline(ctx, curr);
+        let overhead = ctx.cpus[cpu].overhead_left as i64;
+        // Waiting laxity z − t < lr − overhead  ⇔  t > z − lr + overhead. The queue is in
+        // z order, so the first eligible entry gives the earliest instant.
+        let e = self.q.rqs[rq].iter().find(|e| {
+            e.2 != curr
+                && e.0 != u64::MAX
+                && ctx.allowed(e.2, cpu)
+                && (rule == TieRule::Share || Self::deadline(ctx, e.2) < dr)
+        })?;
+        let at = e.0 as i64 - lr + overhead + 1;
+        Some((at.max(ctx.now as i64 + 1)) as Ns)
+    }
+
+    fn decision_due(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {
+        // A crossing is a decision point; the preemption test (peek + wakeup_preempt)
+        // picks the task that takes the CPU.
+        self.count_rq(ctx, rq);
+        false
     }
 }
