@@ -13,6 +13,6 @@ pub mod workload;
 pub use error::ModelError;
 pub use time::{format_ns, parse_duration, Ns};
 pub use workload::{
-    ExecModel, IllfOptions, LlfOptions, OnMiss, Overrides, Placement, Platform, Policy,
-    PolicyClass, Release, Scheduler, Task, TaskClass, Workload,
+    EdzlOptions, ExecModel, IllfOptions, LlfOptions, OnMiss, Overrides, Placement, Platform,
+    Policy, PolicyClass, Release, Scheduler, Task, TaskClass, Workload,
 };

@@ -89,7 +89,8 @@ pub struct PlatformSpec {
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerSpec {
-    /// Policy for periodic real-time tasks (`edf`, `llf`, `illf`, `rm`, `dm`, `fifo`, `rr`).
+    /// Policy for periodic real-time tasks (`edf`, `llf`, `illf`, `edzl`, `rm`, `dm`, `fifo`,
+    /// `rr`).
     pub deadline: Option<String>,
     /// Policy for explicit `fifo`/`rr` tasks (accepted for symmetry; they use their own class).
     pub rt: Option<String>,
@@ -109,6 +110,17 @@ pub struct SchedulerSpec {
     pub llf: Option<LlfSpec>,
     /// Options of `illf`.
     pub illf: Option<IllfSpec>,
+    /// Options of `edzl`.
+    pub edzl: Option<EdzlSpec>,
+}
+
+/// `scheduler.edzl:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EdzlSpec {
+    /// `tick` (default: zero laxity detected when a job is queued and at ticks, as a
+    /// kernel would) or `exact` (at the instant a waiting job's laxity reaches zero).
+    pub mode: Option<String>,
 }
 
 /// `scheduler.llf:` block.

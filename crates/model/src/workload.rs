@@ -258,6 +258,15 @@ pub struct Scheduler {
     pub llf: LlfOptions,
     /// Options of `illf`.
     pub illf: IllfOptions,
+    /// Options of `edzl`.
+    pub edzl: EdzlOptions,
+}
+
+/// How `edzl` detects zero laxity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct EdzlOptions {
+    /// At the exact instant a waiting job's laxity reaches zero, instead of at ticks.
+    pub exact: bool,
 }
 
 /// How `llf` decides.
@@ -518,6 +527,7 @@ impl Workload {
             cbs: sc.cbs.unwrap_or(placement == Placement::Linux),
             llf: llf_options(sc.llf.as_ref())?,
             illf: illf_options(sc.illf.as_ref())?,
+            edzl: edzl_options(sc.edzl.as_ref())?,
         };
 
         if spec.tasks.is_empty() {
@@ -574,6 +584,20 @@ fn llf_options(spec: Option<&crate::spec::LlfSpec>) -> Result<LlfOptions, String
         Some(t) => {
             return Err(format!(
                 "scheduler.llf.tie: unknown tie-break `{t}` (known: lrs, fifo)"
+            ))
+        }
+    }
+    Ok(o)
+}
+
+fn edzl_options(spec: Option<&crate::spec::EdzlSpec>) -> Result<EdzlOptions, String> {
+    let mut o = EdzlOptions::default();
+    match spec.and_then(|s| s.mode.as_deref()) {
+        None | Some("tick") => {}
+        Some("exact") => o.exact = true,
+        Some(m) => {
+            return Err(format!(
+                "scheduler.edzl.mode: unknown mode `{m}` (known: tick, exact)"
             ))
         }
     }

@@ -38,8 +38,11 @@ pub enum SimError {
 }
 
 /// Policies for periodic tasks that the simulator implements.
-pub const PERIODIC_POLICIES: [Policy; 5] = [
+pub const PERIODIC_POLICIES: [Policy; 8] = [
     Policy::Edf,
+    Policy::Llf,
+    Policy::Illf,
+    Policy::Edzl,
     Policy::Rm,
     Policy::Dm,
     Policy::Fifo,
@@ -63,6 +66,7 @@ pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> 
         }
         Policy::Llf => Box::new(policy::llf::Llf::exact(policy::llf::TieRule::Edf)),
         Policy::Illf => Box::new(policy::illf::Illf::new(w.scheduler.illf)),
+        Policy::Edzl => Box::new(policy::edzl::Edzl::new(w.scheduler.edzl.exact)),
         other => {
             return Err(SimError::Unsupported(format!(
                 "policy `{}` is not simulated yet (available: {})",

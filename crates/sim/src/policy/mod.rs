@@ -1,6 +1,7 @@
 //! Policies: one file each, implementing [`crate::class::SchedClass`].
 
 pub mod edf;
+pub mod edzl;
 pub mod illf;
 pub mod llf;
 pub mod rt;

@@ -1,0 +1,255 @@
+//! `edzl`: earliest deadline first until zero laxity (Cho, Lee, Han & Jeong, 2002).
+//!
+//! Jobs run in EDF order (absolute deadline; the CBS scheduling deadline when reservations
+//! are enforced, as for `edf`), except that a waiting job whose laxity (deadline − now −
+//! remaining) has reached zero is *promoted*: promoted jobs come before every other job
+//! and are ordered among themselves by deadline; equal keys queue FIFO and never preempt.
+//! A running job's laxity does not change while it runs, so a promoted job stays promoted
+//! until its job ends, and a job that starts with positive laxity never needs promotion
+//! while it runs. Negative laxity (a job that will miss anyway) also counts as zero.
+//!
+//! When zero laxity is detected:
+//! - always when a job is queued (released, put back after a preemption, migrated): its
+//!   laxity is computed then, so a job released with zero laxity is promoted at once
+//!   (the heavy task of Dhall's example);
+//! - tick mode (default, `edzl: { mode: tick }`, what a kernel would do): at every tick,
+//!   for the waiting jobs whose laxity reached zero since (a job reaching zero between
+//!   ticks waits for the next one, its laxity then negative);
+//! - exact mode (`edzl: { mode: exact }`): at the exact instant, through
+//!   [`SchedClass::next_decision`]: a waiting job's laxity falls at rate 1, so it
+//!   reaches zero at `deadline − remaining`, known in advance.
+//!
+//! Waiting jobs are also indexed by that zero-laxity instant, so detection at a tick or a
+//! timer looks only at the jobs that reached it (plus the next one): `laxity_evaluations`
+//! counts the laxities computed, one per job queued and one per index entry looked at.
+//!
+//! With global placement a promotion preempts the CPU running the lowest-priority job
+//! (idle CPUs first; among equals the lowest-numbered CPU, as the engine orders them).
+
+use crate::class::{EnqueueReason, SchedClass};
+use crate::queue::Keyed;
+use crate::state::{ClassId, CpuId, Ctx, RqId, TaskId};
+use schedlab_model::Ns;
+use std::collections::BTreeSet;
+
+/// EDF until zero laxity.
+#[derive(Default)]
+pub struct Edzl {
+    exact: bool,
+    /// Waiting jobs not promoted, by deadline.
+    edf: Keyed,
+    /// Waiting promoted jobs, by deadline.
+    zl: Keyed,
+    /// Per run queue: waiting jobs not promoted, by zero-laxity instant.
+    zero: Vec<BTreeSet<(Ns, TaskId)>>,
+    /// Per task: the job (sequence number) that was promoted.
+    promoted: Vec<Option<u64>>,
+    /// Per task: queued or running in this class.
+    known: Vec<bool>,
+    /// Per run queue: the last tick at which promotions were looked for.
+    ticked_at: Vec<Ns>,
+    /// One run queue served by several CPUs.
+    global: bool,
+}
+
+impl Edzl {
+    /// EDZL with zero laxity detected at ticks (`exact == false`) or exactly.
+    pub fn new(exact: bool) -> Edzl {
+        Edzl {
+            exact,
+            ..Edzl::default()
+        }
+    }
+
+    fn job_seq(ctx: &Ctx, t: TaskId) -> Option<u64> {
+        ctx.task(t).job.map(|j| j.seq)
+    }
+
+    /// `deadline − remaining`: when the job's laxity reaches zero if it waits.
+    fn zero_instant(ctx: &Ctx, t: TaskId) -> Ns {
+        ctx.task(t)
+            .job
+            .map_or(Ns::MAX, |j| j.deadline.saturating_sub(j.remaining))
+    }
+
+    /// Whether `t`'s current job has zero laxity for the policy: promoted if the class
+    /// knows the task, else (a task being placed before it is queued) its laxity now.
+    fn is_zl(&self, ctx: &Ctx, t: TaskId) -> bool {
+        if self.known[t] {
+            self.promoted[t].is_some() && self.promoted[t] == Self::job_seq(ctx, t)
+        } else {
+            ctx.laxity_uncounted(t) <= 0
+        }
+    }
+
+    /// Priority key: promoted first, then by deadline (smaller is better).
+    fn key(&self, ctx: &Ctx, t: TaskId) -> (bool, Ns) {
+        (!self.is_zl(ctx, t), ctx.sched_deadline(t))
+    }
+
+    fn beats(&self, ctx: &Ctx, a: TaskId, b: TaskId) -> bool {
+        self.key(ctx, a) < self.key(ctx, b)
+    }
+
+    /// Queue a waiting task, computing its laxity (a detection point).
+    fn queue(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.known[t] = true;
+        let seq = Self::job_seq(ctx, t);
+        if self.promoted[t].is_none() || self.promoted[t] != seq {
+            self.promoted[t] = None;
+            if ctx.laxity(t) <= 0 {
+                self.promoted[t] = seq;
+            }
+        }
+        let d = ctx.sched_deadline(t);
+        if self.promoted[t].is_some() {
+            self.zl.push(rq, t, d);
+        } else {
+            self.edf.push(rq, t, d);
+            self.zero[rq].insert((Self::zero_instant(ctx, t), t));
+        }
+    }
+
+    fn unqueue(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        if self.edf.pos[t].is_some() {
+            self.edf.remove(rq, t);
+            self.zero[rq].remove(&(Self::zero_instant(ctx, t), t));
+        }
+        self.zl.remove(rq, t);
+    }
+
+    /// Promote every waiting job of `rq` whose laxity has reached zero.
+    fn promote(&mut self, ctx: &Ctx, rq: RqId) {
+        let mut looked = 0;
+        while let Some(&(z, t)) = self.zero[rq].first() {
+            looked += 1;
+            if z > ctx.now {
+                break;
+            }
+            self.zero[rq].pop_first();
+            self.edf.remove(rq, t);
+            self.promoted[t] = Self::job_seq(ctx, t);
+            let d = ctx.sched_deadline(t);
+            self.zl.push(rq, t, d);
+        }
+        ctx.count_laxity(looked);
+    }
+
+    /// Tick mode with global placement: should `cpu`, running `curr`, be the one to give
+    /// way? With k waiting jobs that beat `curr`, the k CPUs running the lowest-priority
+    /// jobs reschedule (idle CPUs and CPUs running a lower class count first; among
+    /// equals the lowest-numbered CPU is the lowest, as the engine's global order has it).
+    fn gives_way(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> bool {
+        let ncpu = ctx.cpus.len();
+        let k = [&self.zl, &self.edf]
+            .into_iter()
+            .flat_map(|q| {
+                q.rqs[rq]
+                    .iter()
+                    .map(|e| e.2)
+                    .filter(|&w| ctx.allowed(w, cpu))
+                    .take_while(|&w| self.beats(ctx, w, curr))
+            })
+            .take(ncpu)
+            .count();
+        let below = (0..ncpu)
+            .filter(|&c| c != cpu)
+            .filter(
+                |&c| match ctx.cpus[c].curr.filter(|&x| ctx.task(x).runnable) {
+                    None => true,
+                    Some(x) if ctx.task(x).class != ClassId::Dl => true,
+                    Some(x) => self.beats(ctx, curr, x) || (!self.beats(ctx, x, curr) && c < cpu),
+                },
+            )
+            .count();
+        k > below
+    }
+}
+
+impl SchedClass for Edzl {
+    fn name(&self) -> &'static str {
+        "edzl"
+    }
+
+    fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
+        self.edf = Keyed::new(nr_rqs, nr_tasks);
+        self.zl = Keyed::new(nr_rqs, nr_tasks);
+        self.zero = vec![BTreeSet::new(); nr_rqs];
+        self.promoted = vec![None; nr_tasks];
+        self.known = vec![false; nr_tasks];
+        self.ticked_at = vec![Ns::MAX; nr_rqs];
+        self.global = nr_rqs == 1;
+    }
+
+    fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
+        self.queue(ctx, rq, t);
+    }
+
+    fn dequeue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.unqueue(ctx, rq, t);
+        self.known[t] = false;
+    }
+
+    fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.zl
+            .peek(ctx, rq, cpu)
+            .or_else(|| self.edf.peek(ctx, rq, cpu))
+    }
+
+    fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        let t = self.peek_next_task(ctx, rq, cpu)?;
+        self.unqueue(ctx, rq, t);
+        Some(t)
+    }
+
+    fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.queue(ctx, rq, t);
+    }
+
+    fn task_stopped(&mut self, _ctx: &Ctx, _rq: RqId, t: TaskId) {
+        self.known[t] = false;
+    }
+
+    fn job_changed(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
+        // The running task goes on with a new job: its laxity is computed now.
+        self.known[t] = true;
+        self.promoted[t] = None;
+        if ctx.laxity(t) <= 0 {
+            self.promoted[t] = Self::job_seq(ctx, t);
+        }
+    }
+
+    fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        if self.exact {
+            return false; // promotions come from next_decision
+        }
+        if self.ticked_at[rq] != ctx.now {
+            self.ticked_at[rq] = ctx.now;
+            self.promote(ctx, rq);
+        }
+        let Some(head) = self.peek_next_task(ctx, rq, cpu) else {
+            return false;
+        };
+        self.beats(ctx, head, t) && (!self.global || self.gives_way(ctx, rq, cpu, t))
+    }
+
+    fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        self.beats(ctx, cand, curr)
+    }
+
+    /// Exact mode: the earliest instant a waiting job that may run on `cpu` reaches zero
+    /// laxity.
+    fn next_decision(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, _curr: TaskId) -> Option<Ns> {
+        if !self.exact {
+            return None;
+        }
+        let &(z, _) = self.zero[rq].iter().find(|e| ctx.allowed(e.1, cpu))?;
+        Some(z.max(ctx.now + 1))
+    }
+
+    fn decision_due(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {
+        self.promote(ctx, rq);
+        // The preemption test decides which CPU gives way (global: the lowest-priority).
+        false
+    }
+}
