@@ -95,6 +95,9 @@ pub struct SimulateArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub exports: crate::exports::ExportArgs,
 }
 
 /// `schedlab compare`

@@ -4,6 +4,7 @@
 mod atomic;
 mod cli;
 mod commands;
+mod exports;
 mod failure;
 mod output;
 mod plot;

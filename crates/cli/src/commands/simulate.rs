@@ -21,9 +21,13 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
         format_ns(w.duration),
         w.platform.cpus
     ));
-    let result = simulate(&w, &SimOptions::default());
+    let opts = SimOptions {
+        trace: args.exports.wants_trace(),
+    };
+    let result = simulate(&w, &opts);
     progress.done();
     let r = result.map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+    crate::exports::write_files(&w, &r, &args.exports)?;
 
     let text = if args.output.json {
         output::json_simulate(&r)

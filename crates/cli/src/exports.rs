@@ -1,0 +1,75 @@
+//! What `schedlab simulate` can write besides its summary: a trace for Perfetto or in
+//! ftrace text (`--trace-out`), a terminal Gantt chart (`--gantt`) and every job as CSV
+//! (`--jobs-csv`). All are drawn from one [`Schedule`], so they agree with each other and
+//! with the counted metrics.
+
+use crate::atomic::write_atomic;
+use crate::failure::Failure;
+use clap::{Args, ValueEnum};
+use schedlab_model::Workload;
+use schedlab_sim::SimResult;
+use schedlab_trace::Schedule;
+use std::path::{Path, PathBuf};
+
+/// Trace file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormat {
+    /// Perfetto protobuf (.pftrace): opens in ui.perfetto.dev and trace_processor.
+    Perfetto,
+    /// ftrace text as `trace-cmd report` prints it (ns timestamps).
+    Ftrace,
+}
+
+/// Extra outputs of `schedlab simulate`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExportArgs {
+    /// Write the schedule as a trace: Perfetto protobuf (open it in ui.perfetto.dev) or,
+    /// with --trace-format ftrace (or a .txt file name), trace-cmd report text.
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
+
+    /// Format of --trace-out. Default: ftrace for names ending in .txt/.ftrace/.report,
+    /// else perfetto.
+    #[arg(long, value_name = "perfetto|ftrace", requires = "trace_out")]
+    pub trace_format: Option<TraceFormat>,
+}
+
+impl ExportArgs {
+    /// Whether the simulation must record its trace.
+    pub fn wants_trace(&self) -> bool {
+        self.trace_out.is_some()
+    }
+
+    fn format(&self, path: &Path) -> TraceFormat {
+        self.trace_format.unwrap_or_else(|| {
+            let ext = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase());
+            match ext.as_deref() {
+                Some("txt" | "ftrace" | "report") => TraceFormat::Ftrace,
+                _ => TraceFormat::Perfetto,
+            }
+        })
+    }
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    write_atomic(path, bytes)
+        .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Write the requested files (atomically, each complete or absent).
+pub fn write_files(w: &Workload, r: &SimResult, args: &ExportArgs) -> Result<(), Failure> {
+    if !args.wants_trace() {
+        return Ok(());
+    }
+    let s = Schedule::from_sim(w, r)
+        .ok_or_else(|| Failure::output("internal error: the simulation recorded no trace"))?;
+    if let Some(path) = &args.trace_out {
+        match args.format(path) {
+            TraceFormat::Perfetto => write(path, &schedlab_trace::perfetto::encode(&s))?,
+            TraceFormat::Ftrace => write(path, schedlab_trace::ftrace::render(&s).as_bytes())?,
+        }
+    }
+    Ok(())
+}

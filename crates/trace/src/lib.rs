@@ -1,0 +1,14 @@
+//! schedlab's traces: what a person looks at and what other tools load.
+//!
+//! - [`schedule::Schedule`]: a simulated schedule as the kernel would trace it (tasks
+//!   with pids and priorities, every context switch, every wake-up, every job), built
+//!   from a traced simulation result;
+//! - exports: [`perfetto`] (protobuf `.pftrace` for ui.perfetto.dev), [`ftrace`]
+//!   (`trace-cmd report` text) and [`jobs`] (CSV of every job).
+
+pub mod ftrace;
+pub mod jobs;
+pub mod perfetto;
+pub mod schedule;
+
+pub use schedule::Schedule;
