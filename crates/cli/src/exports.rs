@@ -8,6 +8,7 @@ use crate::failure::Failure;
 use clap::{Args, ValueEnum};
 use schedlab_model::Workload;
 use schedlab_sim::SimResult;
+use schedlab_trace::gantt::{self, parse_window, Window};
 use schedlab_trace::Schedule;
 use std::path::{Path, PathBuf};
 
@@ -32,12 +33,23 @@ pub struct ExportArgs {
     /// else perfetto.
     #[arg(long, value_name = "perfetto|ftrace", requires = "trace_out")]
     pub trace_format: Option<TraceFormat>,
+
+    /// Draw a terminal Gantt chart of a time window, e.g. 0ms..200ms (`..200ms` from the
+    /// start, `1s..` to the end): one row per CPU, one letter per task. Printed after the
+    /// summary (on stderr with --json).
+    #[arg(long, value_name = "FROM..TO", value_parser = parse_window)]
+    pub gantt: Option<Window>,
+
+    /// Columns of the Gantt chart.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "gantt",
+          value_parser = clap::value_parser!(u16).range(10..=1000))]
+    pub gantt_width: u16,
 }
 
 impl ExportArgs {
     /// Whether the simulation must record its trace.
     pub fn wants_trace(&self) -> bool {
-        self.trace_out.is_some()
+        self.trace_out.is_some() || self.gantt.is_some()
     }
 
     fn format(&self, path: &Path) -> TraceFormat {
@@ -58,10 +70,15 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
         .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))
 }
 
-/// Write the requested files (atomically, each complete or absent).
-pub fn write_files(w: &Workload, r: &SimResult, args: &ExportArgs) -> Result<(), Failure> {
+/// Write the requested files (atomically, each complete or absent) and return the
+/// requested terminal drawings (the Gantt chart), to print after the summary.
+pub fn write_files(
+    w: &Workload,
+    r: &SimResult,
+    args: &ExportArgs,
+) -> Result<Option<String>, Failure> {
     if !args.wants_trace() {
-        return Ok(());
+        return Ok(None);
     }
     let s = Schedule::from_sim(w, r)
         .ok_or_else(|| Failure::output("internal error: the simulation recorded no trace"))?;
@@ -71,5 +88,24 @@ pub fn write_files(w: &Workload, r: &SimResult, args: &ExportArgs) -> Result<(),
             TraceFormat::Ftrace => write(path, schedlab_trace::ftrace::render(&s).as_bytes())?,
         }
     }
-    Ok(())
+    match args.gantt {
+        Some(win) => {
+            let (from, to) = win
+                .clip(s.duration)
+                .map_err(|e| Failure::input(format!("--gantt: {e}")))?;
+            Ok(Some(gantt::render(&s, from, to, args.gantt_width as usize)))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Put the terminal drawings after the summary, or on stderr when stdout carries JSON.
+pub fn append(drawing: Option<String>, json: bool, text: &mut String) {
+    let Some(d) = drawing else { return };
+    if json {
+        eprint!("{d}");
+    } else {
+        text.push('\n');
+        text.push_str(&d);
+    }
 }

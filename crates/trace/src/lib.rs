@@ -4,9 +4,11 @@
 //!   with pids and priorities, every context switch, every wake-up, every job), built
 //!   from a traced simulation result;
 //! - exports: [`perfetto`] (protobuf `.pftrace` for ui.perfetto.dev), [`ftrace`]
-//!   (`trace-cmd report` text) and [`jobs`] (CSV of every job).
+//!   (`trace-cmd report` text) and [`jobs`] (CSV of every job);
+//! - [`gantt`]: a terminal Gantt chart of a time window.
 
 pub mod ftrace;
+pub mod gantt;
 pub mod jobs;
 pub mod perfetto;
 pub mod schedule;

@@ -27,13 +27,14 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
     let result = simulate(&w, &opts);
     progress.done();
     let r = result.map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
-    crate::exports::write_files(&w, &r, &args.exports)?;
+    let drawing = crate::exports::write_files(&w, &r, &args.exports)?;
 
-    let text = if args.output.json {
+    let mut text = if args.output.json {
         output::json_simulate(&r)
             .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?
     } else {
         output::render_simulate(&w, &r)
     };
+    crate::exports::append(drawing, args.output.json, &mut text);
     emit(&text, args.output.output.as_deref())
 }
