@@ -61,6 +61,8 @@ pub enum Command {
     /// Re-run a seed paper's experiments and print its numbers next to the simulator's.
     #[command(after_help = REPRODUCE_EXAMPLES)]
     Reproduce(ReproduceArgs),
+    /// Run one workload for real: threads on this machine's kernel, measured (needs root).
+    Run(crate::commands::run::RunArgs),
 }
 
 /// `schedlab reproduce`

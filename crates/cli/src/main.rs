@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Compare(args) => commands::compare::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),
+        Command::Run(args) => commands::run::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod reproduce;
+pub mod run;
 pub mod simulate;
 
 use crate::atomic::write_atomic;

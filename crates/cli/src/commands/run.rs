@@ -1,0 +1,219 @@
+//! `schedlab run WORKLOAD`: the workload as real threads on this machine's kernel
+//! (crates/linux), measured and printed like `simulate`.
+
+use crate::cli::{OutputArgs, OverrideArgs};
+use crate::commands::emit;
+use crate::failure::Failure;
+use crate::output;
+use crate::progress::Progress;
+use clap::Args;
+use schedlab_linux::job::{calibrate_loop, JobMode};
+use schedlab_linux::runner::{self, Backend, RunConfig};
+use schedlab_linux::RunResult;
+use schedlab_model::{format_ns, parse_duration, Ns, Policy, Workload};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  sudo schedlab run examples/table1-2cpu.yaml --policy edf --duration 3s
+  sudo schedlab run examples/table1-2cpu.yaml --policy rm --json | jq .deadline_misses
+  sudo schedlab run examples/table1-2cpu.yaml --policy llf      # user-space dispatcher
+  sudo schedlab run examples/table1-2cpu.yaml --margin 0         # budget = runtime
+
+Needs CAP_SYS_NICE (root). Exit status: 0 on success, 2 on bad input, missing privileges
+or SCHED_DEADLINE admission refusal, 130/143 when interrupted by SIGINT/SIGTERM (the
+partial result is still printed, marked \"partial\": true). See docs/run.md.";
+
+/// `schedlab run`
+#[derive(Debug, Args)]
+#[command(after_help = RUN_EXAMPLES)]
+pub struct RunArgs {
+    /// Workload file (YAML, or JSON with a .json extension).
+    #[arg(value_name = "WORKLOAD")]
+    pub file: PathBuf,
+
+    /// Policy of the periodic tasks: edf (SCHED_DEADLINE), rm, dm, fifo (SCHED_FIFO), rr
+    /// (SCHED_RR), llf, illf (user-space dispatcher). Default: the file's, else edf.
+    #[arg(long, value_name = "P", value_parser = Policy::parse)]
+    pub policy: Option<Policy>,
+
+    /// Who schedules the periodic tasks: kernel (default for edf, rm, dm, fifo, rr) or
+    /// dispatcher (the user-space dispatcher; default for llf and illf).
+    #[arg(long, value_name = "kernel|dispatcher", value_parser = parse_backend)]
+    pub backend: Option<Backend>,
+
+    /// SCHED_DEADLINE budget margin: budget = runtime × (1 + F). Default: the file's
+    /// scheduler.dl_margin, else 0.05.
+    #[arg(long, value_name = "F", value_parser = parse_margin)]
+    pub margin: Option<f64>,
+
+    /// How a job consumes its runtime: thread-cpu (spin until the thread's CPU clock
+    /// advanced by the runtime; default) or loop (a busy loop calibrated at start).
+    #[arg(long, value_name = "thread-cpu|loop", default_value = "thread-cpu")]
+    pub job_mode: String,
+
+    /// Dispatcher tick (decisions happen at every tick, release and completion).
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "1ms")]
+    pub tick: Ns,
+
+    #[command(flatten)]
+    pub overrides: OverrideArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_backend(s: &str) -> Result<Backend, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "kernel" => Ok(Backend::Kernel),
+        "dispatcher" => Ok(Backend::Dispatcher),
+        _ => Err(format!("unknown backend `{s}` (known: kernel, dispatcher)")),
+    }
+}
+
+fn parse_margin(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number (a fraction: 0.05 = 5%)"))?;
+    if (0.0..=10.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is outside 0..10 (a fraction: 0.05 = 5%)"))
+    }
+}
+
+/// The run configuration for a loaded workload.
+pub fn config(args: &RunArgs, file_has_margin: bool) -> Result<RunConfig, Failure> {
+    let job_mode = match args.job_mode.as_str() {
+        "thread-cpu" => JobMode::ThreadCpu,
+        "loop" => JobMode::Loop {
+            iters_per_us: calibrate_loop(50),
+        },
+        other => {
+            return Err(Failure::input(format!(
+                "--job-mode: unknown mode `{other}` (known: thread-cpu, loop)"
+            )))
+        }
+    };
+    if args.tick < 100_000 {
+        return Err(Failure::input("--tick: must be at least 100us"));
+    }
+    Ok(RunConfig {
+        margin: args.margin,
+        backend: args.backend,
+        job_mode,
+        tick: std::time::Duration::from_nanos(args.tick),
+        file_margin: file_has_margin,
+    })
+}
+
+/// Whether the workload file sets `scheduler.dl_margin` (the model defaults it to 0,
+/// which is not the runner's default).
+pub fn file_sets_margin(path: &std::path::Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| schedlab_model::workload::parse_spec(&text, path).ok())
+        .and_then(|spec| spec.scheduler.and_then(|s| s.dl_margin))
+        .is_some()
+}
+
+/// Load, run, print.
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    let ov = args.overrides.to_overrides(args.policy);
+    let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
+    let cfg = config(args, file_sets_margin(&args.file))?;
+    let progress = Progress::new();
+    progress.step(&format!(
+        "running {} under {} for real ({} on {} CPUs)...",
+        w.name,
+        w.scheduler.policy.name(),
+        format_ns(w.duration),
+        w.platform.cpus
+    ));
+    let rr = runner::run(&w, &cfg);
+    progress.done();
+    let rr = rr.map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+    let text = if args.output.json {
+        json(&rr)?
+    } else {
+        render(&w, &rr)
+    };
+    emit(&text, args.output.output.as_deref())?;
+    match rr.stopped_by.as_deref() {
+        Some(why @ ("SIGINT" | "SIGTERM")) => Err(Failure {
+            code: if why == "SIGINT" { 130 } else { 143 },
+            message: format!("interrupted by {why}: the result printed is partial"),
+        }),
+        Some(why) => Err(Failure {
+            code: 1,
+            message: format!("the run was stopped by the {why}: the result printed is partial"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The run as one JSON line.
+pub fn json(rr: &RunResult) -> Result<String, Failure> {
+    let mut s = serde_json::to_string(&rr.to_json())
+        .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// The simulate summary plus what only a real run has.
+pub fn render(w: &Workload, rr: &RunResult) -> String {
+    let mut out = output::render_simulate(w, &rr.result);
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "real run   kernel {}    hz {}    job mode {}    {}",
+        rr.kernel,
+        rr.hz.map_or("?".into(), |h| h.to_string()),
+        rr.job_mode,
+        if rr.partial { "PARTIAL" } else { "complete" }
+    );
+    if let Some(why) = &rr.stopped_by {
+        let _ = writeln!(out, "stopped by {why}");
+    }
+    let _ = writeln!(
+        out,
+        "switches   {} context switches (source: {}), {} by the worker threads themselves",
+        rr.result.context_switches, rr.switch_source, rr.thread_switches
+    );
+    if let Some((asked, avail)) = rr.dl_bandwidth {
+        let _ = writeln!(
+            out,
+            "deadline   margin {}    bandwidth asked {asked:.3} of {avail:.3} available",
+            rr.margin
+        );
+    }
+    let budgets: Vec<String> = w
+        .tasks
+        .iter()
+        .zip(&rr.budget_ns)
+        .zip(&rr.kernel_policy)
+        .map(|((t, b), p)| match b {
+            Some(b) => format!("{} {p} budget {}", t.name, format_ns(*b)),
+            None => format!("{} {p}", t.name),
+        })
+        .collect();
+    let _ = writeln!(out, "policies   {}", budgets.join(", "));
+    if let Some(d) = &rr.dispatcher {
+        let _ = writeln!(
+            out,
+            "dispatcher {} decisions, median {:.2} us, p99 {:.2} us; {} changes enforced (median {:.2} us)",
+            d.decisions,
+            d.median_ns as f64 / 1e3,
+            d.p99_ns as f64 / 1e3,
+            d.changes,
+            d.enforce_median_ns as f64 / 1e3
+        );
+    }
+    let _ = writeln!(out, "restored   {}", if rr.restored { "yes" } else { "NO" });
+    for wn in &rr.warnings {
+        let _ = writeln!(out, "warning    {wn}");
+    }
+    out
+}

@@ -1,0 +1,350 @@
+//! `schedlab run`: the workload as real threads on this machine's kernel.
+//!
+//! These tests need CAP_SYS_NICE (root) and SCHED_DEADLINE; CI runs them as root on a
+//! 2-CPU VM. Without the capability each test prints why it is skipped and passes. Real
+//! runs never overlap (one lock), and they assert robust facts only — policies applied,
+//! counts, misses with margins — printing the noisy figures (switch rates, response
+//! times) instead of asserting them tightly: on these VMs busy loops drift 30-50% in
+//! speed and wake-up latencies reach milliseconds.
+
+use schedlab_model::{Overrides, Workload};
+use schedlab_sim::{simulate, SimOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
+static REAL: Mutex<()> = Mutex::new(());
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// Why real runs cannot happen here, if they cannot.
+fn skip_reason() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let hex = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))?
+        .trim();
+    let caps = u64::from_str_radix(hex, 16).ok()?;
+    if caps & (1 << 23) == 0 {
+        return Some("needs CAP_SYS_NICE (run as root)".into());
+    }
+    None
+}
+
+macro_rules! needs_root {
+    () => {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+struct Scratch(PathBuf);
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("schedlab-run-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(args: &[&str]) -> (Output, Value) {
+    let out = Command::new(BIN).arg("run").args(args).output().unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, v)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn per_cpu_s(v: &Value) -> f64 {
+    v["context_switches_per_cpu_per_s"].as_f64().unwrap()
+}
+
+#[test]
+fn edf_table1_analogue_meets_every_deadline_with_the_default_margin() {
+    needs_root!();
+    if cpus() < 2 {
+        eprintln!("skipped: needs 2 CPUs");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let file = example("table1-2cpu.yaml");
+    let (out, v) = run(&[
+        file.to_str().unwrap(),
+        "--policy",
+        "edf",
+        "--duration",
+        "3s",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v["deadline_misses"], 0, "{v}");
+    // 2 big tasks × 30 jobs + 4 small × 50 jobs.
+    assert_eq!(v["jobs_released"], 260);
+    assert_eq!(v["jobs_completed"], 260);
+    assert_eq!(v["partial"], false);
+    assert_eq!(v["restored"], true);
+    for t in v["tasks"].as_array().unwrap() {
+        assert_eq!(t["kernel_policy"], "SCHED_DEADLINE", "{t}");
+        let c: u64 = if t["name"].as_str().unwrap().starts_with("big") {
+            60_000_000
+        } else {
+            5_000_000
+        };
+        assert_eq!(t["budget_ns"].as_u64().unwrap(), c + c / 20, "{t}");
+    }
+
+    // Switches: the simulator's prediction for the same workload (SCHED_DEADLINE's
+    // global EDF, linux placement, CBS with the same margin) against the kernel.
+    let w = Workload::load(&file, &Overrides::default()).unwrap();
+    let sim = simulate(&w, &SimOptions::default()).unwrap();
+    let outs = v["thread_switches"].as_u64().unwrap() as f64;
+    eprintln!(
+        "switches/CPU/s: simulated {:.1}, measured {:.1} (perf, system-wide); \
+         simulated total {}, worker threads switched out {} times",
+        sim.context_switches_per_cpu_per_s,
+        per_cpu_s(&v),
+        sim.context_switches,
+        outs
+    );
+    // Tolerance. The simulated count covers the workload only; every one of its
+    // switches has a worker on at least one side, so it lies between the number of
+    // times the workers were switched out (each worker→x switch) and twice that (each
+    // out is followed by an in, and x→worker switches from idle count too). We allow 20%
+    // on both bounds for what the kernel does and the model does not (a kernel thread
+    // preempting a worker, a wake-up landing on the other CPU first).
+    let s = sim.context_switches as f64;
+    assert!(
+        s >= 0.8 * outs && s <= 2.4 * outs,
+        "simulated {s} switches, workers switched out {outs} times"
+    );
+    // The system-wide count includes the workload's switches.
+    assert!(v["context_switches"].as_u64().unwrap() as f64 >= outs);
+}
+
+#[test]
+fn margin_zero_misses_on_the_kernel_and_the_simulator_with_overheads_predicts_it() {
+    needs_root!();
+    if cpus() < 2 {
+        eprintln!("skipped: needs 2 CPUs");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let file = example("table1-2cpu.yaml");
+    let (out, v) = run(&[
+        file.to_str().unwrap(),
+        "--policy",
+        "edf",
+        "--margin",
+        "0",
+        "--duration",
+        "3s",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let released = v["jobs_released"].as_u64().unwrap();
+    let misses = v["deadline_misses"].as_u64().unwrap();
+    eprintln!("margin 0 on the kernel: {misses} misses of {released} jobs");
+    // Measured here: every job misses (each overruns its budget by its own wake-up and
+    // clock costs, is throttled until its next period). Assert a robust half.
+    assert!(misses * 2 >= released, "{misses} of {released}");
+
+    // The idealised simulator (no overheads) sees no problem ...
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("dl_margin: 0.05", "dl_margin: 0");
+    let ideal = Workload::parse_str(&text, &file, &Overrides::default()).unwrap();
+    assert_eq!(ideal.scheduler.dl_margin, 0.0);
+    let r = simulate(&ideal, &SimOptions::default()).unwrap();
+    assert_eq!(r.deadline_misses, 0);
+    // ... while the same simulator with CBS (linux placement) and a small per-switch
+    // overhead charged to the incoming job (20 µs: the order of what `schedlab
+    // calibrate` measures for a switch plus a timer wake-up on these VMs) predicts
+    // misses, for the same reason as the kernel: the job needs more than its budget.
+    let text = text.replace("hz: 250 }", "hz: 250, context_switch: 20us }");
+    let real_ish = Workload::parse_str(&text, &file, &Overrides::default()).unwrap();
+    assert_eq!(real_ish.platform.context_switch, 20_000);
+    let r = simulate(&real_ish, &SimOptions::default()).unwrap();
+    eprintln!(
+        "simulator with 20us switch cost: {} misses, {} throttles",
+        r.deadline_misses, r.throttles
+    );
+    assert!(r.deadline_misses > 0);
+    assert!(r.throttles > 0);
+}
+
+#[test]
+fn an_overloaded_fifo_set_reports_misses_and_ends_normally() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("overload");
+    let n = cpus();
+    // U = 0.8 × (n + 1) > n: more demand than CPUs, on SCHED_FIFO (no admission).
+    let file = s.file(
+        "over.yaml",
+        &format!(
+            "name: overload\nplatform: {{ cpus: {n} }}\nduration: 2s\ntasks:\n  - {{ name: hog, count: {}, runtime: 80ms, period: 100ms }}\n",
+            n + 1
+        ),
+    );
+    let t = Instant::now();
+    let (out, v) = run(&[file.to_str().unwrap(), "--policy", "fifo", "--json"]);
+    let wall = t.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    eprintln!(
+        "overload: {} misses of {} jobs, {} completed, wall {:?}",
+        v["deadline_misses"], v["jobs_released"], v["jobs_completed"], wall
+    );
+    assert!(v["deadline_misses"].as_u64().unwrap() > 0);
+    assert_eq!(v["partial"], false);
+    assert_eq!(v["restored"], true);
+    assert_eq!(v["tasks"][0]["kernel_policy"], "SCHED_FIFO 49");
+    assert!(wall < Duration::from_secs(5), "{wall:?}");
+}
+
+#[test]
+fn llf_through_the_dispatcher_meets_deadlines_and_reports_decision_cost() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("llf");
+    // U = 1.0 on 2 CPUs (0.5 on 1): easy for LLF.
+    let n = cpus().min(2);
+    let file = s.file(
+        "easy.yaml",
+        &format!(
+            "name: easy\nplatform: {{ cpus: {n} }}\nduration: 2s\ntasks:\n  - {{ name: a, count: {n}, runtime: 10ms, period: 40ms }}\n  - {{ name: b, count: {n}, runtime: 25ms, period: 100ms }}\n"
+        ),
+    );
+    let (out, v) = run(&[file.to_str().unwrap(), "--policy", "llf", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let d = &v["dispatcher"];
+    eprintln!(
+        "llf via the dispatcher: {} misses of {}, {} decisions, median {} ns, p99 {} ns, switches/CPU/s {:.1}",
+        v["deadline_misses"], v["jobs_released"], d["decisions"], d["median_ns"], d["p99_ns"], per_cpu_s(&v)
+    );
+    assert_eq!(v["deadline_misses"], 0, "{v}");
+    assert_eq!(v["placement"], "global");
+    assert!(d["decisions"].as_u64().unwrap() > 1000, "{d}"); // ≥ one per 1 ms tick
+    let (med, p99) = (
+        d["median_ns"].as_u64().unwrap(),
+        d["p99_ns"].as_u64().unwrap(),
+    );
+    assert!(med > 0 && p99 >= med, "{d}");
+    assert!(v["laxity_evaluations"].as_u64().unwrap() > 0);
+    assert!(v["tasks"][0]["kernel_policy"]
+        .as_str()
+        .unwrap()
+        .starts_with("dispatched"));
+}
+
+#[test]
+fn sigint_ends_the_run_within_a_second_with_a_partial_result() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let file = example("table1-2cpu.yaml");
+    let n = cpus().min(2).to_string();
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--cpus",
+            &n,
+            "--policy",
+            "rm",
+        ])
+        .args(["--duration", "20s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let t = Instant::now();
+    let k = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(k.success());
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    eprintln!("SIGINT to exit: {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted by SIGINT"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["stopped_by"], "SIGINT");
+    assert_eq!(v["restored"], true);
+    let d = v["duration_ns"].as_u64().unwrap();
+    assert!(d > 500_000_000 && d < 5_000_000_000, "{d}");
+}
+
+#[test]
+fn bandwidth_sched_deadline_refuses_is_named_with_asked_and_available() {
+    needs_root!();
+    if cpus() != 2 {
+        eprintln!("skipped: the expected capacity (1.80) is for a 2-CPU machine");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("admission");
+    // U = 1.9 on 2 CPUs: under the classic 0.95 × 2, over 2 × (0.95 − 0.05 fair_server).
+    let file = s.file(
+        "bw.yaml",
+        "name: bw\nplatform: { cpus: 2 }\nduration: 1s\ntasks:\n  - { name: t, count: 2, runtime: 95ms, period: 100ms }\n",
+    );
+    let (out, _) = run(&[file.to_str().unwrap(), "--policy", "edf", "--margin", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains("SCHED_DEADLINE admission"), "{e}");
+    assert!(e.contains("ask for bandwidth 1.900"), "{e}");
+    assert!(e.contains("admits at most 1.800"), "{e}");
+    assert!(e.contains("fair_server"), "{e}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn without_cap_sys_nice_the_missing_capability_is_named() {
+    needs_root!();
+    let capsh = ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(capsh) = capsh else {
+        eprintln!("skipped: no capsh (the check is unit-tested in schedlab-linux)");
+        return;
+    };
+    let file = example("table1-2cpu.yaml");
+    let out = Command::new(capsh)
+        .args(["--drop=cap_sys_nice", "--", "-c"])
+        .arg(format!("exec {BIN} run {} --duration 1s", file.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains("missing capability CAP_SYS_NICE"), "{e}");
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,26 @@
+//! schedlab's real-kernel runner: a workload as real threads on the host kernel, under
+//! SCHED_DEADLINE / SCHED_FIFO / SCHED_RR / SCHED_OTHER or under a user-space dispatcher
+//! for policies the kernel does not have (LLF, ILLF), measured with the simulator's
+//! definitions and reported as the simulator's result object.
+//!
+//! - [`privileges`]: CAP_SYS_NICE check, naming what is missing;
+//! - [`policy`]: sched_setattr / affinity, SCHED_DEADLINE admission capacity;
+//! - [`thread`]: locked memory, pre-faulted stacks, signal routing;
+//! - [`job`]: jobs that burn thread CPU time;
+//! - [`runner`]: releases, records, watchdog, RLIMIT_RTTIME, SIGINT/SIGTERM;
+//! - [`decide`] and [`dispatcher`]: the user-space EDF/LLF/ILLF dispatcher;
+//! - [`measure`]: switches, preemptions, migrations, misses and the result object;
+//! - [`calibrate`]: context-switch, migration and wake-up costs of this machine.
+
+pub mod calibrate;
+pub mod decide;
+pub mod dispatcher;
+pub mod job;
+pub mod measure;
+pub mod policy;
+pub mod privileges;
+pub mod runner;
+pub mod thread;
+
+pub use measure::{DispatcherStats, RunResult};
+pub use runner::{run, Backend, RunConfig, RunError, DEFAULT_MARGIN};
