@@ -8,11 +8,14 @@
 pub mod error;
 pub mod spec;
 pub mod time;
+pub mod weights;
 pub mod workload;
 
 pub use error::ModelError;
 pub use time::{format_ns, parse_duration, Ns};
+pub use weights::WeightTable;
 pub use workload::{
-    EdzlOptions, ExecModel, IllfOptions, LlfOptions, OnMiss, Overrides, Placement, Platform,
-    Policy, PolicyClass, Release, Scheduler, Task, TaskClass, Workload,
+    BfsParams, CfsParams, EdzlOptions, EevdfParams, ExecModel, IllfOptions, LlfOptions, OnMiss,
+    Overrides, Phase, Placement, Platform, Policy, PolicyClass, Release, Scheduler, Task,
+    TaskClass, Workload,
 };

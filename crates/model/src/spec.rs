@@ -112,6 +112,50 @@ pub struct SchedulerSpec {
     pub illf: Option<IllfSpec>,
     /// Options of `edzl`.
     pub edzl: Option<EdzlSpec>,
+    /// Nice-to-weight table of the fair class: `linux` (default), `grouped-2`,
+    /// `grouped-5`, `extended-60` (seed 004).
+    pub weights: Option<String>,
+    /// CFS tunables.
+    pub cfs: Option<CfsSpec>,
+    /// EEVDF tunables.
+    pub eevdf: Option<EevdfSpec>,
+    /// BFS tunables.
+    pub bfs: Option<BfsSpec>,
+    /// Tasks that ran within this time are cache-hot and not moved by load balancing
+    /// (default 500us, `sysctl_sched_migration_cost`).
+    pub migration_cost: Option<Dur>,
+}
+
+/// `scheduler.cfs:` block (defaults: the kernel's, scaled by `1 + ilog2(min(cpus, 8))`).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CfsSpec {
+    /// `sysctl_sched_latency` (6ms × factor).
+    pub latency: Option<Dur>,
+    /// `sysctl_sched_min_granularity` (0.75ms × factor).
+    pub min_granularity: Option<Dur>,
+    /// `sysctl_sched_wakeup_granularity` (1ms × factor).
+    pub wakeup_granularity: Option<Dur>,
+}
+
+/// `scheduler.eevdf:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EevdfSpec {
+    /// `sysctl_sched_base_slice` (0.70ms × factor, as since v6.15).
+    pub base_slice: Option<Dur>,
+    /// RUN_TO_PARITY (default true).
+    pub run_to_parity: Option<bool>,
+}
+
+/// `scheduler.bfs:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BfsSpec {
+    /// `rr_interval` (default 6ms, 1..1000 ms).
+    pub rr_interval: Option<Dur>,
+    /// Cache-locality deadline offset for tasks that last ran on another CPU (default true).
+    pub locality: Option<bool>,
 }
 
 /// `scheduler.edzl:` block.
@@ -178,8 +222,24 @@ pub struct TaskSpec {
     pub jitter: Option<Dur>,
     /// Execution-time model: `wcet` (default) or `{ uniform: [min, max] }`.
     pub exec: Option<ExecSpec>,
-    /// CPU-bound work for batch-like tasks.
+    /// CPU-bound work for batch-like tasks: the task ends when it has run this long.
     pub work: Option<Dur>,
+    /// Run (CPU time) of each burst of an interactive task; with `sleep`, repeats.
+    pub run: Option<Dur>,
+    /// Sleep between bursts.
+    pub sleep: Option<Dur>,
+    /// Explicit phases, repeated: `[{ run: 2ms }, { sleep: 8ms }, ...]`.
+    pub phases: Option<Vec<PhaseSpec>>,
+}
+
+/// One phase of a task's behaviour.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    /// Use the CPU for this long.
+    pub run: Option<Dur>,
+    /// Then sleep this long.
+    pub sleep: Option<Dur>,
 }
 
 /// Execution time of each job: `wcet` or `{ uniform: [min, max] }` (the YAML tag form

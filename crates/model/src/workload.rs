@@ -2,7 +2,8 @@
 
 use crate::error::ModelError;
 use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
-use crate::time::{format_ns, Ns, MS, S};
+use crate::time::{format_ns, Ns, MS, S, US};
+use crate::weights::WeightTable;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -162,11 +163,21 @@ pub enum TaskClass {
     Normal,
     /// SCHED_BATCH.
     Batch,
-    /// SCHED_IDLE.
+    /// SCHED_IDLE (SCHED_IDLEPRIO under BFS).
     Idle,
+    /// BFS's SCHED_ISO (isochronous: RT-like for unprivileged users, `fair: bfs` only).
+    Iso,
 }
 
 impl TaskClass {
+    /// Whether the fair class (or BFS) schedules this class.
+    pub fn is_fair(self) -> bool {
+        matches!(
+            self,
+            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle | TaskClass::Iso
+        )
+    }
+
     /// The spec name (`deadline`, `fifo`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -176,6 +187,7 @@ impl TaskClass {
             TaskClass::Normal => "normal",
             TaskClass::Batch => "batch",
             TaskClass::Idle => "idle",
+            TaskClass::Iso => "iso",
         }
     }
 
@@ -186,12 +198,23 @@ impl TaskClass {
             "rr" => Ok(TaskClass::Rr),
             "normal" | "other" => Ok(TaskClass::Normal),
             "batch" => Ok(TaskClass::Batch),
-            "idle" => Ok(TaskClass::Idle),
+            "idle" | "idleprio" => Ok(TaskClass::Idle),
+            "iso" => Ok(TaskClass::Iso),
             _ => Err(format!(
-                "unknown class `{name}` (known: deadline, fifo, rr, normal, batch, idle)"
+                "unknown class `{name}` (known: deadline, fifo, rr, normal, batch, idle, iso)"
             )),
         }
     }
+}
+
+/// One phase of a fair task's behaviour (the list repeats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Use this much CPU time.
+    Run(Ns),
+    /// Then sleep this long.
+    Sleep(Ns),
 }
 
 /// How jobs are released.
@@ -258,6 +281,16 @@ pub struct Scheduler {
     pub llf: LlfOptions,
     /// Options of `illf`.
     pub illf: IllfOptions,
+    /// Nice-to-weight table of the fair class.
+    pub weights: WeightTable,
+    /// CFS tunables (already scaled by CPU count).
+    pub cfs: CfsParams,
+    /// EEVDF tunables (already scaled by CPU count).
+    pub eevdf: EevdfParams,
+    /// BFS tunables.
+    pub bfs: BfsParams,
+    /// Cache-hot time for load balancing (`sysctl_sched_migration_cost`).
+    pub migration_cost: Ns,
     /// Options of `edzl`.
     pub edzl: EdzlOptions,
 }
@@ -267,6 +300,41 @@ pub struct Scheduler {
 pub struct EdzlOptions {
     /// At the exact instant a waiting job's laxity reaches zero, instead of at ticks.
     pub exact: bool,
+}
+
+/// CFS tunables (kernel/sched/fair.c defaults × `1 + ilog2(min(cpus, 8))`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CfsParams {
+    /// `sysctl_sched_latency`.
+    pub latency: Ns,
+    /// `sysctl_sched_min_granularity`.
+    pub min_granularity: Ns,
+    /// `sysctl_sched_wakeup_granularity`.
+    pub wakeup_granularity: Ns,
+}
+
+/// EEVDF tunables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EevdfParams {
+    /// `sysctl_sched_base_slice`.
+    pub base_slice: Ns,
+    /// RUN_TO_PARITY.
+    pub run_to_parity: bool,
+}
+
+/// BFS tunables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BfsParams {
+    /// `rr_interval`.
+    pub rr_interval: Ns,
+    /// Cache-locality deadline offset.
+    pub locality: bool,
+}
+
+/// The kernel's tunable scaling factor `1 + ilog2(min(cpus, 8))` (SCHED_TUNABLESCALING_LOG).
+pub fn tunable_factor(cpus: usize) -> u64 {
+    let c = cpus.clamp(1, 8) as u64;
+    1 + (63 - c.leading_zeros() as u64)
 }
 
 /// How `llf` decides.
@@ -333,8 +401,10 @@ pub struct Task {
     pub release: Release,
     /// Execution-time model.
     pub exec: ExecModel,
-    /// CPU-bound work for batch-like tasks.
+    /// CPU-bound work for batch-like tasks: the task ends when it has run this long.
     pub work: Option<Ns>,
+    /// Behaviour of an aperiodic fair task: run/sleep phases, repeated (empty: CPU-bound).
+    pub phases: Vec<Phase>,
 }
 
 impl Task {
@@ -518,6 +588,40 @@ impl Workload {
                 "scheduler.dl_margin: {dl_margin} is outside 0..10 (a fraction: 0.05 = 5%)"
             ));
         }
+        let factor = tunable_factor(platform.cpus);
+        let weights = match &sc.weights {
+            Some(w) => WeightTable::parse(w).map_err(|e| format!("scheduler.weights: {e}"))?,
+            None => WeightTable::Linux,
+        };
+        let cfs_spec = sc.cfs.clone().unwrap_or_default();
+        let cfs = CfsParams {
+            latency: cfs_spec.latency.map_or(6 * MS * factor, |d| d.0),
+            min_granularity: cfs_spec.min_granularity.map_or(750 * US * factor, |d| d.0),
+            wakeup_granularity: cfs_spec.wakeup_granularity.map_or(MS * factor, |d| d.0),
+        };
+        if cfs.latency == 0 || cfs.min_granularity == 0 {
+            return Err("scheduler.cfs: latency and min_granularity must be longer than 0".into());
+        }
+        let eevdf_spec = sc.eevdf.clone().unwrap_or_default();
+        let eevdf = EevdfParams {
+            base_slice: eevdf_spec.base_slice.map_or(700 * US * factor, |d| d.0),
+            run_to_parity: eevdf_spec.run_to_parity.unwrap_or(true),
+        };
+        if eevdf.base_slice == 0 {
+            return Err("scheduler.eevdf.base_slice: must be longer than 0".into());
+        }
+        let bfs_spec = sc.bfs.clone().unwrap_or_default();
+        let bfs = BfsParams {
+            rr_interval: bfs_spec.rr_interval.map_or(6 * MS, |d| d.0),
+            locality: bfs_spec.locality.unwrap_or(true),
+        };
+        if !(MS..=1000 * MS).contains(&bfs.rr_interval) {
+            return Err(format!(
+                "scheduler.bfs.rr_interval: {} is outside 1ms..1000ms",
+                format_ns(bfs.rr_interval)
+            ));
+        }
+        let migration_cost = sc.migration_cost.map_or(500 * US, |d| d.0);
         let scheduler = Scheduler {
             policy,
             fair,
@@ -527,6 +631,11 @@ impl Workload {
             cbs: sc.cbs.unwrap_or(placement == Placement::Linux),
             llf: llf_options(sc.llf.as_ref())?,
             illf: illf_options(sc.illf.as_ref())?,
+            weights,
+            cfs,
+            eevdf,
+            bfs,
+            migration_cost,
             edzl: edzl_options(sc.edzl.as_ref())?,
         };
 
@@ -537,7 +646,7 @@ impl Workload {
         }
         let mut tasks = Vec::new();
         for (i, ts) in spec.tasks.iter().enumerate() {
-            expand_task(ts, i, platform.cpus, &mut tasks)?;
+            expand_task(ts, i, platform.cpus, &scheduler, &mut tasks)?;
         }
         let mut names = std::collections::BTreeSet::new();
         for t in &tasks {
@@ -638,6 +747,7 @@ fn expand_task(
     ts: &TaskSpec,
     index: usize,
     cpus: usize,
+    sched: &Scheduler,
     out: &mut Vec<Task>,
 ) -> Result<(), String> {
     let base = ts.name.clone().unwrap_or_else(|| format!("t{}", index + 1));
@@ -656,7 +766,7 @@ fn expand_task(
         } else {
             base.clone()
         };
-        out.push(build_task(ts, name, cpus)?);
+        out.push(build_task(ts, name, cpus, sched)?);
         if ts.count.is_none() {
             break;
         }
@@ -664,7 +774,7 @@ fn expand_task(
     Ok(())
 }
 
-fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> {
+fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Result<Task, String> {
     let at = format!("task {name}");
     let class = match &ts.class {
         Some(c) => TaskClass::parse(c).map_err(|e| format!("{at}: class: {e}"))?,
@@ -676,7 +786,9 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> 
         return Err(format!("{at}: period must be longer than 0"));
     }
     let runtime = ts.runtime.map(|d| d.0);
-    let rt_like = matches!(class, TaskClass::Deadline | TaskClass::Fifo | TaskClass::Rr);
+    // Real-time classes are periodic; a fair task is periodic when it has a period.
+    let rt_like =
+        matches!(class, TaskClass::Deadline | TaskClass::Fifo | TaskClass::Rr) || period.is_some();
     let (runtime, deadline) = if rt_like {
         let Some(period) = period else {
             return Err(format!("{at}: a {} task needs a period", class.name()));
@@ -722,11 +834,23 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> 
             class.name()
         ));
     }
+    let (lo, hi) = sched.weights.nice_range();
     let nice = match ts.nice {
         None => 0,
-        Some(n @ -20..=19) => n as i8,
-        Some(n) => return Err(format!("{at}: nice {n} is outside -20..19")),
+        Some(n) if (lo as i64..=hi as i64).contains(&n) => n as i8,
+        Some(n) => {
+            return Err(format!(
+                "{at}: nice {n} is outside {lo}..{hi} (weight table {})",
+                sched.weights.name()
+            ))
+        }
     };
+    if class == TaskClass::Iso && sched.fair != Policy::Bfs {
+        return Err(format!(
+            "{at}: class iso (SCHED_ISO) exists only with `fair: bfs`"
+        ));
+    }
+    let phases = fair_phases(ts, &at, class, period.is_some())?;
     let affinity = match &ts.affinity {
         None => None,
         Some(list) if list.is_empty() => {
@@ -791,7 +915,70 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize) -> Result<Task, String> 
         release,
         exec,
         work: ts.work.map(|d| d.0),
+        phases,
     })
+}
+
+/// The run/sleep behaviour of an aperiodic fair task.
+fn fair_phases(
+    ts: &TaskSpec,
+    at: &str,
+    class: TaskClass,
+    periodic: bool,
+) -> Result<Vec<Phase>, String> {
+    let has_phases = ts.run.is_some() || ts.sleep.is_some() || ts.phases.is_some();
+    if !has_phases {
+        if ts.work == Some(Dur(0)) {
+            return Err(format!("{at}: work must be longer than 0"));
+        }
+        return Ok(Vec::new());
+    }
+    if !class.is_fair() || periodic {
+        return Err(format!(
+            "{at}: run/sleep phases describe aperiodic fair tasks (normal, batch, idle, iso); \
+             a periodic task uses runtime and period"
+        ));
+    }
+    let mut out = Vec::new();
+    match (&ts.phases, ts.run, ts.sleep) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(format!("{at}: give either run/sleep or phases, not both"))
+        }
+        (None, Some(r), Some(sl)) => {
+            out.push(Phase::Run(r.0));
+            out.push(Phase::Sleep(sl.0));
+        }
+        (None, Some(_), None) => {
+            return Err(format!(
+                "{at}: run needs sleep (a task that never sleeps is CPU-bound: leave both out, or use work)"
+            ))
+        }
+        (None, None, Some(_)) => return Err(format!("{at}: sleep needs run")),
+        (Some(list), None, None) => {
+            for (i, p) in list.iter().enumerate() {
+                match (p.run, p.sleep) {
+                    (Some(r), None) => out.push(Phase::Run(r.0)),
+                    (None, Some(sl)) => out.push(Phase::Sleep(sl.0)),
+                    _ => {
+                        return Err(format!(
+                            "{at}: phases[{i}] needs exactly one of run or sleep"
+                        ))
+                    }
+                }
+            }
+        }
+        (None, None, None) => unreachable!("has_phases"),
+    }
+    if out
+        .iter()
+        .any(|p| matches!(p, Phase::Run(0) | Phase::Sleep(0)))
+    {
+        return Err(format!("{at}: every phase must be longer than 0"));
+    }
+    if !out.iter().any(|p| matches!(p, Phase::Run(_))) {
+        return Err(format!("{at}: phases need at least one run"));
+    }
+    Ok(out)
 }
 
 /// Parse text into a [`WorkloadSpec`], reporting line/column and the field path on error.
