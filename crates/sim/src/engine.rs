@@ -265,8 +265,23 @@ impl Engine {
     /// Run to the end and return the results.
     pub fn run(mut self) -> SimResult {
         let started = std::time::Instant::now();
+        self.run_to(self.duration, true);
+        self.advance(self.duration);
+        self.finish(started.elapsed().as_secs_f64())
+    }
+
+    /// Handle every instant before `until` (capped at the run's duration), then stop; the
+    /// run goes on with [`Engine::run_until`] or [`Engine::run`] exactly as if it had not
+    /// stopped (only `wall_s` then counts just the final `run`). Lets a benchmark time a
+    /// steady state without its set-up.
+    pub fn run_until(&mut self, until: Ns) {
+        self.run_to(until.min(self.duration), false);
+    }
+
+    /// The event loop: every instant before `until` (and at `until` if `inclusive`).
+    fn run_to(&mut self, until: Ns, inclusive: bool) {
         while let Some(&Reverse(ev)) = self.events.peek() {
-            if ev.time > self.duration {
+            if ev.time > until || (ev.time == until && !inclusive) {
                 break;
             }
             let t = ev.time;
@@ -283,8 +298,6 @@ impl Engine {
             }
             self.rearm_timers();
         }
-        self.advance(self.duration);
-        self.finish(started.elapsed().as_secs_f64())
     }
 
     // ----- time and accounting -------------------------------------------------------

@@ -51,6 +51,12 @@ pub const PERIODIC_POLICIES: [Policy; 8] = [
 
 /// Simulate `w` and return its results.
 pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> {
+    Ok(engine_for(w, opts)?.run())
+}
+
+/// The engine [`simulate`] runs for `w`, ready to start (to run it in steps with
+/// [`engine::Engine::run_until`]).
+pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, SimError> {
     let policy = w.scheduler.policy;
     let dl_class: Box<dyn class::SchedClass> = match policy {
         Policy::Edf | Policy::Rm | Policy::Dm | Policy::Fifo | Policy::Rr => {
@@ -91,7 +97,7 @@ pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> 
             TaskClass::Deadline if policy.class() == PolicyClass::Deadline => (ClassId::Dl, 0),
             TaskClass::Deadline => (ClassId::Rt, auto_prio[i]),
             TaskClass::Fifo | TaskClass::Rr => (ClassId::Rt, t.priority.unwrap_or(50)),
-            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle => {
+            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle | TaskClass::Iso => {
                 return Err(SimError::Unsupported(format!(
                     "task {}: class {} (fair scheduling) is not simulated yet; give it a period to make it a real-time task",
                     t.name,
@@ -110,13 +116,12 @@ pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> 
     } else {
         vec![None; w.tasks.len()]
     };
-    let e = engine::Engine::new(
+    engine::Engine::new(
         w,
         vec![dl_class, rt_class],
         &task_class,
         &rt_prio,
         partition,
         opts.trace,
-    )?;
-    Ok(e.run())
+    )
 }

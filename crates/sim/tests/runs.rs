@@ -90,3 +90,25 @@ tasks:
     assert_eq!(cont.jobs_aborted, 0);
     assert!(cont.deadline_misses > 0);
 }
+
+#[test]
+fn running_in_steps_gives_the_same_result_as_one_run() {
+    use schedlab_sim::{engine_for, SimOptions};
+    for placement in ["global", "linux"] {
+        let w = workload(MIXED, "edf", placement);
+        let whole = run(&w);
+        let mut e = engine_for(&w, &SimOptions { trace: true }).unwrap();
+        for at in [0, 1, 7 * MS, 7 * MS, 500 * MS + 3, 1900 * MS, 5_000 * MS] {
+            e.run_until(at);
+        }
+        let stepped = e.run();
+        let (mut a, mut b) = (
+            serde_json::to_value(&whole).unwrap(),
+            serde_json::to_value(&stepped).unwrap(),
+        );
+        a["wall_s"] = 0.into();
+        b["wall_s"] = 0.into();
+        assert_eq!(a, b, "{placement}");
+        assert_eq!(whole.trace, stepped.trace, "{placement}");
+    }
+}

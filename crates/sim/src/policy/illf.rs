@@ -179,11 +179,13 @@ impl Illf {
         }
         // Rule 4 at activation: K = the running task, Q = a task activated now (the
         // least-laxity one that qualifies).
+        // The list holds the tasks activated at `at`: stale (and not looked at, however
+        // long it is) at any other instant, such as a tick.
         let (at, list) = &self.activated_now[rq];
-        let activated = list
+        let current: &[TaskId] = if *at == now { list } else { &[] };
+        let activated = current
             .iter()
             .copied()
-            .filter(|_| *at == now)
             .filter(|&a| {
                 self.entry[a].is_some()
                     && !self.running[a]
