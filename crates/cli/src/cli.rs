@@ -63,6 +63,9 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Run one workload for real: threads on this machine's kernel, measured (needs root).
     Run(crate::commands::run::RunArgs),
+    /// Write one self-contained HTML page comparing policies: metrics, plots, Gantt charts.
+    #[command(after_help = crate::commands::report::EXAMPLES)]
+    Report(crate::commands::report::ReportArgs),
 }
 
 /// `schedlab reproduce`

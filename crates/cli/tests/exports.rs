@@ -75,3 +75,36 @@ fn bad_gantt_windows_are_usage_errors() {
     let o = schedlab(&["simulate", "examples/e2.yaml", "--gantt-width", "50"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn report_writes_one_page_with_a_section_per_policy() {
+    let out = std::env::temp_dir().join(format!("schedlab-report-{}.html", std::process::id()));
+    let o = schedlab(&[
+        "report",
+        "examples/e2.yaml",
+        "--policies",
+        "edf,illf,edf",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let html = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert_eq!(html.matches("<section class=\"policy\"").count(), 2);
+    assert!(html.contains("data-policy=\"illf\""));
+}
+
+#[test]
+fn report_errors_are_usage_errors() {
+    let o = schedlab(&["report", "examples/e2.yaml", "--window", "10s.."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--window: the window starts at 10s"));
+    assert!(o.stdout.is_empty());
+    let o = schedlab(&["report", "examples/e2.yaml", "--policies", "sjf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("unknown policy `sjf`"));
+    let o = schedlab(&["report", "no-such.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("no-such.yaml"));
+}

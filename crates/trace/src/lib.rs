@@ -5,12 +5,14 @@
 //!   from a traced simulation result;
 //! - exports: [`perfetto`] (protobuf `.pftrace` for ui.perfetto.dev), [`ftrace`]
 //!   (`trace-cmd report` text) and [`jobs`] (CSV of every job);
-//! - [`gantt`]: a terminal Gantt chart of a time window.
+//! - [`gantt`]: a terminal Gantt chart of a time window;
+//! - [`report`]: a self-contained HTML report comparing policies.
 
 pub mod ftrace;
 pub mod gantt;
 pub mod jobs;
 pub mod perfetto;
+pub mod report;
 pub mod schedule;
 
 pub use schedule::Schedule;

@@ -127,7 +127,9 @@ pub fn kernel_prios(w: &Workload) -> Vec<i32> {
             TaskClass::Deadline if policy.class() == PolicyClass::Deadline => -1,
             TaskClass::Deadline => 99 - auto[i] as i32,
             TaskClass::Fifo | TaskClass::Rr => 99 - t.priority.unwrap_or(50) as i32,
-            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle => 120 + t.nice as i32,
+            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle | TaskClass::Iso => {
+                120 + t.nice as i32
+            }
         })
         .collect()
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand, plus what they share: writing the output.
 
 pub mod compare;
+pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod simulate;
