@@ -63,6 +63,8 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Run one workload for real: threads on this machine's kernel, measured (needs root).
     Run(crate::commands::run::RunArgs),
+    /// Measure this machine's context-switch, migration and wake-up costs.
+    Calibrate(crate::commands::calibrate::CalibrateArgs),
     /// Write one self-contained HTML page comparing policies: metrics, plots, Gantt charts.
     #[command(after_help = crate::commands::report::EXAMPLES)]
     Report(crate::commands::report::ReportArgs),
@@ -117,6 +119,9 @@ pub struct CompareArgs {
     /// Default: every policy the simulator supports for periodic tasks.
     #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = Policy::parse)]
     pub policies: Vec<Policy>,
+
+    #[command(flatten)]
+    pub real: crate::commands::compare_real::RealArgs,
 
     #[command(flatten)]
     pub overrides: OverrideArgs,

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::compare::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Report(args) => commands::report::run(args),
     };
     match outcome {

@@ -348,3 +348,92 @@ fn without_cap_sys_nice_the_missing_capability_is_named() {
     assert!(e.contains("missing capability CAP_SYS_NICE"), "{e}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn calibrate_writes_a_platform_the_simulator_uses_and_compare_real_pairs_columns() {
+    needs_root!();
+    if cpus() < 2 {
+        eprintln!("skipped: needs 2 CPUs");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("calibrate");
+    let pf = s.0.join("platform.yaml");
+    let out = Command::new(BIN)
+        .args(["calibrate", "-o", pf.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&pf).unwrap();
+    eprintln!("{text}");
+    assert!(
+        text.contains("platform:") && text.contains("context_switch:"),
+        "{text}"
+    );
+    assert!(text.contains("migration:"), "{text}");
+
+    // The calibrated simulator predicts the margin-0 misses too.
+    let file = example("table1-2cpu.yaml");
+    let out = Command::new(BIN)
+        .args([
+            "compare",
+            file.to_str().unwrap(),
+            "--policies",
+            "edf",
+            "--margin",
+            "0",
+        ])
+        .args(["--platform", pf.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sim = &v["results"][0];
+    eprintln!(
+        "calibrated simulator, margin 0: {} misses, {} throttles",
+        sim["deadline_misses"], sim["throttles"]
+    );
+    assert!(sim["deadline_misses"].as_u64().unwrap() > 0, "{sim}");
+    assert!(v["real"].is_null());
+
+    // compare --real: a simulated and a measured object per policy.
+    let out = Command::new(BIN)
+        .args([
+            "compare",
+            file.to_str().unwrap(),
+            "--real",
+            "--policies",
+            "edf,illf",
+        ])
+        .args([
+            "--duration",
+            "1s",
+            "--platform",
+            pf.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (sims, reals) = (
+        v["results"].as_array().unwrap(),
+        v["real"].as_array().unwrap(),
+    );
+    assert_eq!((sims.len(), reals.len()), (2, 2));
+    assert_eq!(reals[0]["policy"], "edf");
+    assert_eq!(reals[0]["real"], true);
+    assert_eq!(reals[1]["policy"], "illf");
+    assert!(reals[1]["dispatcher"]["decisions"].as_u64().unwrap() > 0);
+    for (s, r) in sims.iter().zip(reals) {
+        eprintln!(
+            "{}: simulated {:.1} switches/CPU/s, {} misses; measured {:.1}, {} misses",
+            s["policy"],
+            per_cpu_s(s),
+            s["deadline_misses"],
+            per_cpu_s(r),
+            r["deadline_misses"]
+        );
+        assert_eq!(s["jobs_released"], r["jobs_released"]);
+    }
+}

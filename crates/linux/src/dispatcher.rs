@@ -4,9 +4,9 @@
 //! priority [`DISPATCH_HIGH`](crate::runner::DISPATCH_HIGH), every other ready worker is
 //! at [`DISPATCH_LOW`](crate::runner::DISPATCH_LOW) on every CPU.
 //!
-//! The manager decides at every tick (`clock`: 1 ms by default), at every release (it
-//! knows the release times the workers publish) and at every completion (the worker
-//! writes to an eventfd). Each job's consumed CPU time is published by its worker from
+//! The manager decides at every tick (1 ms by default; `edf` needs no tick), at every
+//! release (it knows the release times the workers publish) and at every completion
+//! (the worker writes to an eventfd). Each job's consumed CPU time is published by its worker from
 //! inside the burn loop (an atomic store after each thread-CPU-clock read), so laxities
 //! are computed from thread CPU clocks without a system call. The cost of every
 //! decision (the policy's choice, not the enforcement syscalls) goes into an HDR
@@ -187,6 +187,9 @@ pub fn manager(
     let mut enforced: Vec<Option<usize>> = vec![None; n];
     let mut jobs: Vec<Option<JobView>> = vec![None; n];
     let mut changes = 0u64;
+    let mut displaced = 0u64;
+    // EDF's choice changes only at releases and completions: no tick needed.
+    let ticking = pol != Policy::Edf;
     let mut next_tick = t0;
     job::sleep_until(t0);
     loop {
@@ -238,6 +241,9 @@ pub fn manager(
         let mut changed = false;
         for t in 0..n {
             if enforced[t].is_some() && want[t] != enforced[t] {
+                if jobs[t].is_some() {
+                    displaced += 1;
+                }
                 enforce(tids[t], None, &d.cpus);
                 enforced[t] = None;
                 changed = true;
@@ -254,7 +260,13 @@ pub fn manager(
             changes += 1;
             let _ = enf.record((job::now_ns() - c1).max(1));
         }
-        d.wait(next_tick.min(next_release));
+        // Wake for the next tick or release, and at least every 50 ms to see a stop.
+        let wake = if ticking {
+            next_tick.min(next_release)
+        } else {
+            next_release
+        };
+        d.wait(wake.min(job::now_ns() + 50_000_000));
     }
     let q = |h: &Histogram<u64>, p: f64| {
         if h.is_empty() {
@@ -272,7 +284,8 @@ pub fn manager(
             enforce_median_ns: q(&enf, 0.5),
             enforce_p99_ns: q(&enf, 0.99),
             changes,
-            tick_ns: tick,
+            displaced,
+            tick_ns: if ticking { tick } else { 0 },
         },
         dec.laxity_evaluations,
     )

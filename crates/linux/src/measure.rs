@@ -193,7 +193,10 @@ pub struct DispatcherStats {
     pub enforce_p99_ns: u64,
     /// Decisions that changed which jobs run where.
     pub changes: u64,
-    /// Tick period (ns).
+    /// Times a decision took the CPU from a job that was still ready (the policy's own
+    /// preemptions; the `preemptions` total also counts every tick of the manager).
+    pub displaced: u64,
+    /// Tick period (ns; 0 when the policy decides at releases and completions only).
     pub tick_ns: u64,
 }
 

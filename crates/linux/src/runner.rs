@@ -227,6 +227,12 @@ fn plan(
             TaskClass::Normal => KernelPolicy::Other(t.nice),
             TaskClass::Batch => KernelPolicy::Batch(t.nice),
             TaskClass::Idle => KernelPolicy::Idle,
+            TaskClass::Iso => {
+                return Err(RunError::Unsupported(format!(
+                    "task {}: class iso (SCHED_ISO) exists only in BFS kernels",
+                    t.name
+                )))
+            }
         };
         plans.push(Plan {
             policy,

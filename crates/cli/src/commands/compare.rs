@@ -65,6 +65,9 @@ fn policy_list(requested: &[Policy]) -> Vec<Policy> {
 
 /// Load once to validate, then simulate under every policy and print side by side.
 pub fn run(args: &CompareArgs) -> Result<(), Failure> {
+    if args.real.active() {
+        return crate::commands::compare_real::run(args);
+    }
     let source = match &args.file {
         Some(p) => Source::File(p.clone()),
         None => Source::Builtin,

@@ -1,6 +1,8 @@
 //! One module per subcommand, plus what they share: writing the output.
 
+pub mod calibrate;
 pub mod compare;
+pub mod compare_real;
 pub mod report;
 pub mod reproduce;
 pub mod run;
