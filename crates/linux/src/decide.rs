@@ -192,24 +192,33 @@ impl Decider {
                 self.laxity_evaluations += 1;
             }
         }
-        let waiting = |me: &Decider| -> Vec<usize> {
-            let mut w: Vec<usize> = (0..n)
-                .filter(|&t| jobs[t].is_some() && !me.running(t))
-                .collect();
-            w.sort_by_key(|&t| (me.stored[t], t));
-            w
-        };
         // Free CPUs: least stored laxity first, Algorithm 2 between the two least after a
-        // completion.
-        while let Some(free) = self.assign.iter().position(Option::is_none) {
-            let w = waiting(self);
-            let Some(&k) = w.first() else { break };
-            let pick = match w.get(1) {
-                Some(&q) if completed && self.swap_with(jobs, k, q) => q,
-                _ => k,
-            };
-            self.assign[free] = Some(pick);
+        // completion. Only the m + 1 least waiting jobs can be picked: select, then sort.
+        let m = self.assign.len();
+        let mut w = std::mem::take(&mut self.scratch);
+        w.clear();
+        w.extend((0..n).filter(|&t| jobs[t].is_some() && !self.running(t)));
+        let stored = &self.stored;
+        if w.len() > m + 1 {
+            w.select_nth_unstable_by_key(m, |&t| (stored[t], t));
+            w.truncate(m + 1);
         }
+        w.sort_unstable_by_key(|&t| (stored[t], t));
+        let mut next = 0;
+        while let Some(free) = self.assign.iter().position(Option::is_none) {
+            let Some(&k) = w.get(next) else { break };
+            match w.get(next + 1) {
+                Some(&q) if completed && self.swap_with(jobs, k, q) => {
+                    self.assign[free] = Some(q);
+                    w.remove(next + 1);
+                }
+                _ => {
+                    self.assign[free] = Some(k);
+                    next += 1;
+                }
+            }
+        }
+        self.scratch = w;
         // Rule 3: a waiting job at zero laxity displaces the largest-laxity running job.
         // (Without rule 3: plain least-laxity preemption.)
         loop {
