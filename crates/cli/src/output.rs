@@ -310,9 +310,12 @@ pub(crate) mod tests {
             preemptions: 3,
             migrations: 1,
             throttles: 0,
+            latency: None,
+            fair: None,
             cpu: None,
         };
         SimResult {
+            fairness: None,
             workload: "t".into(),
             policy: policy.into(),
             placement: "linux".into(),

@@ -73,4 +73,9 @@ pub trait SchedClass {
     fn decision_due(&mut self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {
         true
     }
+
+    /// The task's virtual runtime, for classes that keep one (reported and sampled).
+    fn vruntime(&self, _ctx: &Ctx, _t: TaskId) -> Option<i64> {
+        None
+    }
 }

@@ -22,13 +22,17 @@
 //! deterministic.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::result::{CpuResult, Segment, SimEvent, SimResult, TaskResult};
+use crate::result::{
+    CpuResult, FairTaskStats, FairnessStats, LatencyStats, Segment, SimEvent, SimResult, TaskResult,
+};
 use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
 use crate::SimError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_model::time::S;
-use schedlab_model::{ExecModel, Ns, OnMiss, Placement, Release, Workload};
+use schedlab_model::{
+    ExecModel, Ns, OnMiss, Phase, Placement, Policy, Release, TaskClass, Workload,
+};
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -39,6 +43,7 @@ enum EventKind {
     Replenish { task: TaskId },
     DeadlineCheck { task: TaskId, seq: u64 },
     Release { task: TaskId },
+    Wake { task: TaskId },
     Tick,
 }
 
@@ -48,7 +53,7 @@ impl EventKind {
             EventKind::CpuTimer { .. } => 0,
             EventKind::Replenish { .. } => 1,
             EventKind::DeadlineCheck { .. } => 2,
-            EventKind::Release { .. } => 3,
+            EventKind::Release { .. } | EventKind::Wake { .. } => 3,
             EventKind::Tick => 4,
         }
     }
@@ -71,6 +76,18 @@ struct ReleaseModel {
     rng: ChaCha8Rng,
 }
 
+/// What an aperiodic fair task does: CPU-bound, finite `work`, or run/sleep phases.
+struct Behaviour {
+    phases: Vec<Phase>,
+    /// Index of the next phase to run.
+    next: usize,
+    /// CPU time still to do for a task with `work:`.
+    work_left: Option<Ns>,
+}
+
+/// Execution time of a job that never ends within a run (a CPU-bound task).
+const FOREVER: Ns = Ns::MAX / 4;
+
 /// The simulator for one workload under one configuration.
 pub struct Engine {
     duration: Ns,
@@ -90,6 +107,22 @@ pub struct Engine {
     now: Ns,
     tasks: Vec<TaskState>,
     releases: Vec<ReleaseModel>,
+    /// Per task: Some for aperiodic fair tasks.
+    behaviour: Vec<Option<Behaviour>>,
+    /// Per class: one run queue for all CPUs (global placement, BFS) or one per CPU.
+    class_global: [bool; 3],
+    /// Per CPU: when its next periodic fair load balance is due.
+    next_balance: Vec<Ns>,
+    /// Wake-up latency per task (first dispatch − release).
+    latency: Vec<hdrhistogram::Histogram<u64>>,
+    /// Largest vruntime spread sampled at ticks.
+    vruntime_spread: i64,
+    /// Fair-class picks.
+    fair_decisions: u64,
+    /// Whether any task is in the fair class.
+    has_fair: bool,
+    /// `sysctl_sched_migration_cost`: recently run tasks are cache-hot.
+    migration_cost: Ns,
     cpus: Vec<CpuState>,
     classes: Vec<Box<dyn SchedClass>>,
     events: BinaryHeap<Reverse<Event>>,
@@ -120,8 +153,8 @@ macro_rules! ctx {
 }
 
 impl Engine {
-    /// Prepare a run. `classes` holds one class per [`ClassId`] (dl, rt), `task_class`
-    /// and `rt_prio` give each task's class and rt priority (1..99).
+    /// Prepare a run. `classes` holds one class per [`ClassId`] (dl, rt, fair),
+    /// `task_class` and `rt_prio` give each task's class and rt priority (1..99).
     pub fn new(
         w: &Workload,
         classes: Vec<Box<dyn SchedClass>>,
@@ -172,8 +205,9 @@ impl Engine {
                 backlog: VecDeque::new(),
                 runnable: false,
                 on_cpu: None,
-                rq: match w.scheduler.placement {
-                    Placement::Global => 0,
+                rq: match (w.scheduler.placement, task_class[i]) {
+                    (Placement::Global, ClassId::Dl | ClassId::Rt) => 0,
+                    (_, ClassId::Fair) if w.scheduler.fair == Policy::Bfs => 0,
                     _ => start_cpu,
                 },
                 job_last_cpu: None,
@@ -186,6 +220,10 @@ impl Engine {
                     throttled: false,
                 },
                 stats: TaskStats::default(),
+                weight: fair_weight(w, t),
+                kind: t.class,
+                nice: t.nice,
+                job_started: false,
             });
             let seed = w.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             releases.push(ReleaseModel {
@@ -196,15 +234,26 @@ impl Engine {
                 rng: ChaCha8Rng::seed_from_u64(seed),
             });
         }
-        let nr_rqs = if w.scheduler.placement == Placement::Global {
-            1
-        } else {
-            ncpu
-        };
+        let rt_global = w.scheduler.placement == Placement::Global;
+        let class_global = [rt_global, rt_global, w.scheduler.fair == Policy::Bfs];
         let mut classes = classes;
-        for c in classes.iter_mut() {
-            c.init(nr_rqs, tasks.len());
+        for (i, c) in classes.iter_mut().enumerate() {
+            c.init(if class_global[i] { 1 } else { ncpu }, tasks.len());
         }
+        let behaviour = w
+            .tasks
+            .iter()
+            .map(|t| {
+                (t.class.is_fair() && t.period.is_none()).then(|| Behaviour {
+                    phases: t.phases.clone(),
+                    next: 0,
+                    work_left: t.work,
+                })
+            })
+            .collect();
+        let latency = (0..tasks.len())
+            .map(|_| hdrhistogram::Histogram::new(3).expect("3 significant figures"))
+            .collect();
         let cpus = vec![
             CpuState {
                 timer_at: Ns::MAX,
@@ -229,6 +278,14 @@ impl Engine {
             now: 0,
             tasks,
             releases,
+            behaviour,
+            class_global,
+            next_balance: vec![0; ncpu],
+            latency,
+            vruntime_spread: 0,
+            fair_decisions: 0,
+            has_fair: task_class.contains(&ClassId::Fair),
+            migration_cost: w.scheduler.migration_cost,
             cpus,
             classes,
             events: BinaryHeap::new(),
@@ -242,8 +299,13 @@ impl Engine {
             scratch_touched: Vec::with_capacity(ncpu),
         };
         for (i, t) in w.tasks.iter().enumerate() {
-            if t.period.is_some() && t.offset < e.duration {
+            if t.offset >= e.duration {
+                continue;
+            }
+            if t.period.is_some() {
                 e.push(t.offset, EventKind::Release { task: i });
+            } else if e.behaviour[i].is_some() {
+                e.push(t.offset, EventKind::Wake { task: i });
             }
         }
         if tick_ns > 0 && tick_ns < e.duration {
@@ -358,6 +420,10 @@ impl Engine {
                 self.events_processed += 1;
                 self.release(task);
             }
+            EventKind::Wake { task } => {
+                self.events_processed += 1;
+                self.fair_wake(task);
+            }
             EventKind::Tick => {
                 self.events_processed += 1;
                 self.tick();
@@ -441,11 +507,87 @@ impl Engine {
             return;
         }
         ts.job = Some(job);
+        ts.job_started = false;
         // A fresh job has not run anywhere yet, unless its task is still on a CPU.
         ts.job_last_cpu = ts.on_cpu;
         if !ts.dl.throttled {
             self.cbs_wakeup_rule(t);
             self.wakeup(t, EnqueueReason::Wakeup);
+        }
+    }
+
+    /// An aperiodic fair task wakes for its next burst (or starts its work).
+    fn fair_wake(&mut self, t: TaskId) {
+        let Some(b) = self.behaviour[t].as_mut() else {
+            return;
+        };
+        let mut exec = match b.phases.get(b.next) {
+            Some(Phase::Run(r)) => *r,
+            _ => b.work_left.unwrap_or(FOREVER),
+        };
+        if let Some(left) = b.work_left {
+            exec = exec.min(left);
+        }
+        let rm = &mut self.releases[t];
+        let seq = rm.next_seq;
+        rm.next_seq += 1;
+        let job = Job {
+            seq,
+            release: self.now,
+            deadline: Ns::MAX,
+            exec,
+            remaining: exec,
+        };
+        if let Some(log) = self.log.as_mut() {
+            log.push(SimEvent::Release {
+                time: self.now,
+                task: t,
+                job: seq,
+                deadline: Ns::MAX,
+                exec,
+            });
+        }
+        let ts = &mut self.tasks[t];
+        ts.stats.jobs += 1;
+        ts.job = Some(job);
+        ts.job_started = false;
+        ts.job_last_cpu = ts.on_cpu;
+        self.wakeup(t, EnqueueReason::Wakeup);
+    }
+
+    /// An aperiodic fair task finished a burst of `ran` ns: sleep until its next run
+    /// phase, or end when its work is done.
+    fn after_burst(&mut self, t: TaskId, ran: Ns) {
+        let now = self.now;
+        let Some(b) = self.behaviour[t].as_mut() else {
+            return;
+        };
+        if let Some(left) = b.work_left.as_mut() {
+            *left = left.saturating_sub(ran);
+            if *left == 0 {
+                self.tasks[t].stats.finished_at = Some(now);
+                return;
+            }
+        }
+        if b.phases.is_empty() {
+            return;
+        }
+        // Past the run phase just done, sum the sleeps up to the next run.
+        let n = b.phases.len();
+        let mut sleep = 0;
+        let mut i = (b.next + 1) % n;
+        for _ in 0..n {
+            match b.phases[i] {
+                Phase::Sleep(d) => sleep += d,
+                Phase::Run(_) => break,
+            }
+            i = (i + 1) % n;
+        }
+        b.next = i;
+        if let Some(at) = now.checked_add(sleep) {
+            if at < self.duration {
+                self.push(at, EventKind::Wake { task: t });
+            }
         }
     }
 
@@ -485,6 +627,7 @@ impl Engine {
             self.cpus[cpu].dirty = true;
             let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
             self.classes[class].job_changed(&ctx!(self), rq, t);
+            self.note_dispatch(t);
             return;
         }
         if let Some(log) = self.log.as_mut() {
@@ -493,23 +636,72 @@ impl Engine {
                 task: t,
             });
         }
-        let rq = match self.placement {
-            Placement::Global => 0,
-            Placement::Partitioned => self.partition[t].unwrap_or(self.tasks[t].last_cpu),
-            Placement::Linux => self.select_task_rq(t),
+        let class = self.tasks[t].class;
+        let rq = if self.class_global[class as usize] {
+            0
+        } else if class == ClassId::Fair {
+            self.select_task_rq_fair(t)
+        } else {
+            match self.placement {
+                Placement::Partitioned => self.partition[t].unwrap_or(self.tasks[t].last_cpu),
+                _ => self.select_task_rq(t),
+            }
         };
         self.tasks[t].rq = rq;
-        let class = self.tasks[t].class as usize;
-        self.classes[class].enqueue_task(&ctx!(self), rq, t, why);
-        self.poke(rq);
+        self.classes[class as usize].enqueue_task(&ctx!(self), rq, t, why);
+        self.poke(class, rq);
     }
 
-    /// Mark the CPUs served by run queue `rq` as needing a decision.
-    fn poke(&mut self, rq: usize) {
-        match self.placement {
-            Placement::Global => self.cpus.iter_mut().for_each(|c| c.dirty = true),
-            _ => self.cpus[rq].dirty = true,
+    /// Mark the CPUs served by run queue `rq` of `class` as needing a decision.
+    fn poke(&mut self, class: ClassId, rq: usize) {
+        if self.class_global[class as usize] {
+            self.cpus.iter_mut().for_each(|c| c.dirty = true);
+        } else {
+            self.cpus[rq].dirty = true;
         }
+    }
+
+    /// The run queue of `class` that serves `cpu`.
+    fn rq_of(&self, class: ClassId, cpu: CpuId) -> usize {
+        if self.class_global[class as usize] {
+            0
+        } else {
+            cpu
+        }
+    }
+
+    /// `select_task_rq_fair`: the last CPU if it is idle, else an idle CPU (all CPUs
+    /// share one cache in this model, so `select_idle_sibling` may pick any), else the
+    /// one with the least fair load, the last CPU on ties.
+    fn select_task_rq_fair(&self, t: TaskId) -> CpuId {
+        let ts = &self.tasks[t];
+        let idle = |c: CpuId| {
+            self.cpus[c].curr.is_none_or(|x| !self.tasks[x].runnable) && self.rq_load(c) == 0
+        };
+        let prev = if ts.allowed[ts.last_cpu] {
+            ts.last_cpu
+        } else {
+            ts.allowed.iter().position(|&a| a).unwrap_or(0)
+        };
+        if idle(prev) {
+            return prev;
+        }
+        let allowed = (0..self.cpus.len()).filter(|&c| ts.allowed[c]);
+        if let Some(c) = allowed.clone().find(|&c| idle(c)) {
+            return c;
+        }
+        allowed
+            .min_by_key(|&c| (self.rq_load(c), c != prev, c))
+            .unwrap_or(prev)
+    }
+
+    /// Fair load of CPU `cpu`'s run queue: weights of its runnable fair tasks.
+    fn rq_load(&self, cpu: CpuId) -> u64 {
+        self.tasks
+            .iter()
+            .filter(|x| x.class == ClassId::Fair && x.runnable && x.rq == cpu)
+            .map(|x| x.weight)
+            .sum()
     }
 
     fn complete_job(&mut self, t: TaskId, cpu: CpuId) {
@@ -546,6 +738,9 @@ impl Engine {
             self.cpus[cpu].since = now;
         }
         self.next_job_or_sleep(t, Some(cpu));
+        if self.behaviour[t].is_some() {
+            self.after_burst(t, job.exec);
+        }
     }
 
     /// After the current job of `t` ended (completed or aborted): start the next released
@@ -555,6 +750,10 @@ impl Engine {
         if let Some(next) = ts.backlog.pop_front() {
             ts.job = Some(next);
             ts.job_last_cpu = cpu;
+            ts.job_started = false;
+            if cpu.is_some() && self.tasks[t].runnable {
+                self.note_dispatch(t); // it goes on running its next job at once
+            }
             if self.budget_exhausted(t) {
                 self.throttle(t);
             } else {
@@ -566,7 +765,7 @@ impl Engine {
                     // Waiting with a new job: requeue so that its key is the new one.
                     self.classes[class].dequeue_task(&ctx!(self), rq, t);
                     self.classes[class].enqueue_task(&ctx!(self), rq, t, EnqueueReason::Wakeup);
-                    self.poke(rq);
+                    self.poke(self.tasks[t].class, rq);
                 }
             }
             return;
@@ -715,31 +914,69 @@ impl Engine {
                 self.cpus[cpu].dirty = true;
             }
         }
+        if self.has_fair {
+            self.fair_tick();
+        }
+    }
+
+    /// Periodic fair load balancing (every `cpus` ms on an idle CPU, 16 times less often
+    /// on a busy one: `balance_interval` = domain weight, `busy_factor` = 16), and the
+    /// vruntime-spread sample.
+    fn fair_tick(&mut self) {
+        let ncpu = self.cpus.len() as u64;
+        for cpu in 0..self.cpus.len() {
+            if self.now < self.next_balance[cpu] {
+                continue;
+            }
+            let busy = self.cpus[cpu].curr.is_some();
+            let interval = ncpu * schedlab_model::time::MS * if busy { 16 } else { 1 };
+            self.next_balance[cpu] = self.now + interval;
+            if self.fair_balance(cpu, false) {
+                self.cpus[cpu].dirty = true;
+            }
+        }
+        let nrq = if self.class_global[ClassId::Fair as usize] {
+            1
+        } else {
+            self.cpus.len()
+        };
+        let fair = &self.classes[ClassId::Fair as usize];
+        let ctx = ctx!(self);
+        for rq in 0..nrq {
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for (i, x) in self.tasks.iter().enumerate() {
+                if x.class == ClassId::Fair && x.runnable && x.rq == rq {
+                    if let Some(v) = fair.vruntime(&ctx, i) {
+                        lo = lo.min(v);
+                        hi = hi.max(v);
+                    }
+                }
+            }
+            if hi >= lo {
+                self.vruntime_spread = self.vruntime_spread.max(hi - lo);
+            }
+        }
     }
 
     // ----- scheduling decisions ------------------------------------------------------
 
     fn schedule(&mut self) {
-        match self.placement {
-            Placement::Global => self.schedule_global(),
-            Placement::Partitioned => {
+        let mut touched = std::mem::take(&mut self.scratch_touched);
+        touched.clear();
+        touched.extend(self.cpus.iter().map(|c| c.dirty || c.need_resched));
+        if touched.iter().any(|&t| t) {
+            if self.class_global.iter().any(|&g| g) {
+                self.schedule_global(&touched);
+            } else {
                 for cpu in 0..self.cpus.len() {
                     self.schedule_local(cpu);
                 }
             }
-            Placement::Linux => {
-                let mut touched = std::mem::take(&mut self.scratch_touched);
-                touched.clear();
-                touched.extend(self.cpus.iter().map(|c| c.dirty));
-                for cpu in 0..self.cpus.len() {
-                    self.schedule_local(cpu);
-                }
-                if touched.iter().any(|&t| t) {
-                    self.push_tasks(&mut touched);
-                }
-                self.scratch_touched = touched;
+            if self.placement == Placement::Linux {
+                self.push_tasks(&mut touched);
             }
         }
+        self.scratch_touched = touched;
     }
 
     /// Does class `class` (or a higher one) have a task waiting on `rq` that should take
@@ -751,6 +988,11 @@ impl Engine {
             if class > cc {
                 break;
             }
+            let rq = if self.class_global[class as usize] {
+                0
+            } else {
+                rq
+            };
             if let Some(cand) = self.classes[class as usize].peek_next_task(&ctx, rq, cpu) {
                 return class < cc || self.classes[class as usize].wakeup_preempt(&ctx, curr, cand);
             }
@@ -758,13 +1000,77 @@ impl Engine {
         false
     }
 
-    fn pick(&mut self, rq: usize, cpu: CpuId) -> Option<TaskId> {
-        for class in ClassId::ALL {
-            if let Some(t) = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu) {
-                return Some(t);
+    /// `pick_next_task`: ask each class in order; a CPU about to go idle first tries to
+    /// pull fair work from a busier CPU (`newidle_balance`).
+    fn pick(&mut self, cpu: CpuId) -> Option<TaskId> {
+        for attempt in 0..2 {
+            for class in ClassId::ALL {
+                let rq = self.rq_of(class, cpu);
+                if let Some(t) = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu) {
+                    if class == ClassId::Fair {
+                        self.fair_decisions += 1;
+                    }
+                    return Some(t);
+                }
+            }
+            if attempt == 0 && !self.fair_balance(cpu, true) {
+                break;
             }
         }
         None
+    }
+
+    /// Fair load balancing for CPU `cpu` (per-CPU fair run queues only): pull one queued,
+    /// not cache-hot fair task from the busiest CPU when that evens the load out; a
+    /// periodic balance first requires the busiest load to exceed this CPU's by the
+    /// domain's `imbalance_pct` (117%). Returns whether a task moved.
+    fn fair_balance(&mut self, cpu: CpuId, newidle: bool) -> bool {
+        if self.class_global[ClassId::Fair as usize] {
+            return false;
+        }
+        let this_load = self.rq_load(cpu);
+        let mut busiest: Option<(u64, CpuId)> = None;
+        for src in (0..self.cpus.len()).filter(|&c| c != cpu) {
+            let queued = self
+                .tasks
+                .iter()
+                .filter(|x| {
+                    x.class == ClassId::Fair && x.runnable && x.rq == src && x.on_cpu.is_none()
+                })
+                .count();
+            if queued == 0 {
+                continue;
+            }
+            let load = self.rq_load(src);
+            if busiest.is_none_or(|(l, _)| load > l) {
+                busiest = Some((load, src));
+            }
+        }
+        let Some((load, src)) = busiest else {
+            return false;
+        };
+        if !newidle && load * 100 <= this_load * 117 {
+            return false;
+        }
+        let now = self.now;
+        let hot = self.migration_cost;
+        let cand = (0..self.tasks.len()).find(|&i| {
+            let x = &self.tasks[i];
+            x.class == ClassId::Fair
+                && x.runnable
+                && x.rq == src
+                && x.on_cpu.is_none()
+                && x.allowed[cpu]
+                && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot)
+                && this_load + x.weight < load
+        });
+        let Some(t) = cand else { return false };
+        let fair = ClassId::Fair as usize;
+        self.classes[fair].dequeue_task(&ctx!(self), src, t);
+        self.tasks[t].rq = cpu;
+        self.classes[fair].enqueue_task(&ctx!(self), cpu, t, EnqueueReason::Migrated);
+        self.cpus[cpu].dirty = true;
+        true
     }
 
     fn put_prev(&mut self, t: TaskId) {
@@ -790,20 +1096,16 @@ impl Engine {
         if let Some(t) = curr {
             self.put_prev(t);
         }
-        let next = self.pick(cpu, cpu);
-        if let Some(n) = next {
-            self.tasks[n].rq = cpu;
-        }
+        let next = self.pick(cpu);
         self.switch_out(cpu, next);
         self.switch_in(cpu, next);
     }
 
     /// Global placement: keep the highest-priority runnable tasks on the CPUs.
-    fn schedule_global(&mut self) {
+    /// Used when some class has one queue for all CPUs (global placement, BFS); classes
+    /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
+    fn schedule_global(&mut self, dirty: &[bool]) {
         let ncpu = self.cpus.len();
-        if !self.cpus.iter().any(|c| c.dirty) {
-            return;
-        }
         self.cpus.iter_mut().for_each(|c| c.dirty = false);
         let mut assign = std::mem::take(&mut self.scratch_assign);
         assign.clear();
@@ -820,7 +1122,7 @@ impl Engine {
         }
         // Every change strictly raises the priority on one CPU; the bound is a safety net.
         for _ in 0..(4 * ncpu * (self.tasks.len() + 1)) {
-            if !self.global_step(&mut assign) {
+            if !self.global_step(&mut assign, dirty) {
                 break;
             }
         }
@@ -836,7 +1138,7 @@ impl Engine {
     }
 
     /// One improvement of the global assignment; false when nothing changes.
-    fn global_step(&mut self, assign: &mut [Option<TaskId>]) -> bool {
+    fn global_step(&mut self, assign: &mut [Option<TaskId>], dirty: &[bool]) -> bool {
         // Fill CPUs that are idle or run a lower class.
         for (cpu, slot) in assign.iter_mut().enumerate() {
             let cur = slot.map(|t| self.tasks[t].class);
@@ -844,25 +1146,59 @@ impl Engine {
                 if cur.is_some_and(|c| c <= class) {
                     break;
                 }
-                let picked = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                let rq = self.rq_of(class, cpu);
+                let picked = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu);
                 if let Some(n) = picked {
+                    if class == ClassId::Fair {
+                        self.fair_decisions += 1;
+                    }
                     if let Some(old) = slot.replace(n) {
                         self.put_prev(old);
                     }
                     return true;
                 }
             }
+            if slot.is_none() && self.fair_balance(cpu, true) {
+                return true;
+            }
         }
         let mut running = std::mem::take(&mut self.scratch_cpus);
-        let found = self.global_preempt(assign, &mut running);
+        let found = self.global_preempt(assign, &mut running, dirty);
         self.scratch_cpus = running;
         found
     }
 
     /// Within each class: let the best waiting task take the CPU of the lowest-priority
     /// running task it beats.
-    fn global_preempt(&mut self, assign: &mut [Option<TaskId>], running: &mut Vec<CpuId>) -> bool {
+    fn global_preempt(
+        &mut self,
+        assign: &mut [Option<TaskId>],
+        running: &mut Vec<CpuId>,
+        dirty: &[bool],
+    ) -> bool {
         for class in ClassId::ALL {
+            if !self.class_global[class as usize] {
+                // Per-CPU queue: the usual wake-up preemption test on touched CPUs.
+                for cpu in 0..assign.len() {
+                    let Some(curr) = assign[cpu].filter(|&t| self.tasks[t].class == class) else {
+                        continue;
+                    };
+                    if !dirty[cpu] {
+                        continue;
+                    }
+                    let ctx = ctx!(self);
+                    let cls = &self.classes[class as usize];
+                    if let Some(cand) = cls.peek_next_task(&ctx, cpu, cpu) {
+                        if cls.wakeup_preempt(&ctx, curr, cand) {
+                            self.put_prev(curr);
+                            assign[cpu] =
+                                self.classes[class as usize].pick_next_task(&ctx!(self), cpu, cpu);
+                            return true;
+                        }
+                    }
+                }
+                continue;
+            }
             running.clear();
             running.extend(
                 (0..assign.len())
@@ -967,6 +1303,19 @@ impl Engine {
         }
         ts.job_last_cpu = Some(cpu);
         self.cpus[cpu].overhead_left = overhead;
+        self.note_dispatch(n);
+    }
+
+    /// Record the wake-up latency of `t`'s current job at its first dispatch.
+    fn note_dispatch(&mut self, t: TaskId) {
+        let ts = &mut self.tasks[t];
+        if ts.job_started {
+            return;
+        }
+        ts.job_started = true;
+        if let Some(j) = ts.job {
+            let _ = self.latency[t].record(self.now.saturating_sub(j.release));
+        }
     }
 
     // ----- linux placement: select_task_rq and push ------------------------------------
@@ -1058,7 +1407,7 @@ impl Engine {
                 if self.cpus[cpu].curr.is_none() {
                     continue; // an idle CPU ran its queue already
                 }
-                for class in ClassId::ALL {
+                for class in ClassId::RT {
                     let cand = self.classes[class as usize].peek_next_task(&ctx!(self), cpu, cpu);
                     let Some(cand) = cand else { continue };
                     if self.tasks[cand].nr_allowed < 2 {
@@ -1128,6 +1477,36 @@ impl Engine {
         }
     }
 
+    /// The CPU share each always-runnable fair task is entitled to: weight / total weight
+    /// of such tasks × CPUs, no task more than one CPU (water-filling).
+    fn entitlements(&self) -> Vec<Option<f64>> {
+        let hog: Vec<usize> = (0..self.tasks.len())
+            .filter(|&i| {
+                self.behaviour[i]
+                    .as_ref()
+                    .is_some_and(|b| b.phases.is_empty() && b.work_left.is_none())
+            })
+            .collect();
+        let mut out = vec![None; self.tasks.len()];
+        let mut cpus = self.cpus.len() as f64;
+        let mut left: Vec<usize> = hog.clone();
+        left.sort_by_key(|&i| std::cmp::Reverse(self.tasks[i].weight));
+        while let Some(&i) = left.first() {
+            let total: u64 = left.iter().map(|&j| self.tasks[j].weight).sum();
+            if cpus * self.tasks[i].weight as f64 / total as f64 > 1.0 {
+                out[i] = Some(1.0);
+                cpus -= 1.0;
+                left.remove(0);
+            } else {
+                for &j in &left {
+                    out[j] = Some(cpus * self.tasks[j].weight as f64 / total as f64);
+                }
+                break;
+            }
+        }
+        out
+    }
+
     fn finish(mut self, wall_s: f64) -> SimResult {
         let end = self.duration;
         // Jobs still unfinished whose deadline has passed count as misses.
@@ -1160,6 +1539,7 @@ impl Engine {
         }
         let ncpu = self.cpus.len();
         let secs = end as f64 / S as f64;
+        let entitled = self.entitlements();
         let switches: u64 = self.cpus.iter().map(|c| c.switches).sum();
         let idle_sw: u64 = self.cpus.iter().map(|c| c.idle_switches).sum();
         let tasks: Vec<TaskResult> = self
@@ -1182,9 +1562,47 @@ impl Engine {
                 preemptions: ts.stats.preemptions,
                 migrations: ts.stats.migrations,
                 throttles: ts.stats.throttles,
+                latency: latency_stats(&self.latency[i]),
+                fair: (ts.class == ClassId::Fair).then(|| FairTaskStats {
+                    nice: ts.nice,
+                    weight: ts.weight,
+                    share: ts.stats.cpu_time as f64 / end as f64,
+                    entitled_share: entitled[i],
+                    vruntime_ns: self.classes[ClassId::Fair as usize].vruntime(&ctx!(self), i),
+                    finished_ns: ts.stats.finished_at,
+                }),
                 cpu: self.partition[i],
             })
             .collect();
+        let fairness = self.has_fair.then(|| {
+            let xs: Vec<f64> = tasks
+                .iter()
+                .filter_map(|t| t.fair.as_ref())
+                .filter_map(|f| f.entitled_share.map(|e| f.share / e))
+                .collect();
+            let jain = (xs.len() >= 2).then(|| {
+                let sum: f64 = xs.iter().sum();
+                let sq: f64 = xs.iter().map(|x| x * x).sum();
+                sum * sum / (xs.len() as f64 * sq)
+            });
+            let work: Vec<Option<Ns>> = self
+                .behaviour
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.as_ref().is_some_and(|b| b.work_left.is_some()))
+                .map(|(i, _)| self.tasks[i].stats.finished_at)
+                .collect();
+            FairnessStats {
+                jain_index: jain,
+                max_vruntime_spread_ns: self.vruntime_spread,
+                decisions: self.fair_decisions,
+                makespan_ns: if work.is_empty() || work.iter().any(Option::is_none) {
+                    None
+                } else {
+                    work.iter().flatten().max().copied()
+                },
+            }
+        });
         SimResult {
             workload: self.workload_name.clone(),
             policy: self.policy_name.clone(),
@@ -1215,9 +1633,31 @@ impl Engine {
                     idle_switches: c.idle_switches,
                 })
                 .collect(),
+            fairness,
             tasks,
             trace: self.trace,
             log: self.log,
         }
+    }
+}
+
+/// Summary of a latency histogram (None when empty).
+fn latency_stats(h: &hdrhistogram::Histogram<u64>) -> Option<LatencyStats> {
+    (h.len() > 0).then(|| LatencyStats {
+        samples: h.len(),
+        mean_ns: h.mean(),
+        p50_ns: h.value_at_quantile(0.5),
+        p99_ns: h.value_at_quantile(0.99),
+        max_ns: h.max(),
+    })
+}
+
+/// Load weight of a fair task: SCHED_IDLE tasks weigh 3, others take their nice value's
+/// weight from the workload's table.
+fn fair_weight(w: &Workload, t: &schedlab_model::Task) -> u64 {
+    if t.class == TaskClass::Idle && w.scheduler.fair != Policy::Bfs {
+        schedlab_model::weights::WEIGHT_IDLEPRIO
+    } else {
+        w.scheduler.weights.weight(t.nice)
     }
 }

@@ -98,27 +98,38 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
             TaskClass::Deadline => (ClassId::Rt, auto_prio[i]),
             TaskClass::Fifo | TaskClass::Rr => (ClassId::Rt, t.priority.unwrap_or(50)),
             TaskClass::Normal | TaskClass::Batch | TaskClass::Idle | TaskClass::Iso => {
-                return Err(SimError::Unsupported(format!(
-                    "task {}: class {} (fair scheduling) is not simulated yet; give it a period to make it a real-time task",
-                    t.name,
-                    format!("{:?}", t.class).to_lowercase()
-                )))
+                (ClassId::Fair, 0)
             }
         };
         task_class.push(class);
         rt_prio.push(prio);
     }
-    let partition = if w.scheduler.placement == Placement::Partitioned {
-        let rt: Vec<usize> = (0..w.tasks.len()).collect();
+    // Partitioning binds the real-time tasks; fair tasks keep their load balancing.
+    let mut partition = vec![None; w.tasks.len()];
+    if w.scheduler.placement == Placement::Partitioned {
+        let rt: Vec<usize> = (0..w.tasks.len())
+            .filter(|&i| task_class[i] != ClassId::Fair)
+            .collect();
         let cpus = partition::first_fit_decreasing(&w.tasks, &rt, w.platform.cpus)
             .map_err(SimError::Partition)?;
-        cpus.into_iter().map(Some).collect()
-    } else {
-        vec![None; w.tasks.len()]
+        for (k, &i) in rt.iter().enumerate() {
+            partition[i] = Some(cpus[k]);
+        }
+    }
+    let has_fair = task_class.contains(&ClassId::Fair);
+    let fair_class: Box<dyn class::SchedClass> = match w.scheduler.fair {
+        Policy::Cfs => Box::new(policy::cfs::Cfs::new(w.scheduler.cfs)),
+        _ if !has_fair => Box::new(policy::cfs::Cfs::new(w.scheduler.cfs)),
+        other => {
+            return Err(SimError::Unsupported(format!(
+                "fair policy `{}` is not simulated yet (available: cfs)",
+                other.name()
+            )))
+        }
     };
     engine::Engine::new(
         w,
-        vec![dl_class, rt_class],
+        vec![dl_class, rt_class, fair_class],
         &task_class,
         &rt_prio,
         partition,

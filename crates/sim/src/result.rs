@@ -28,8 +28,60 @@ pub struct TaskResult {
     pub migrations: u64,
     /// Times its CBS reservation ran out with work left (`linux` placement).
     pub throttles: u64,
+    /// Wake-up latency: from each job's release (or wake-up) to its first dispatch.
+    pub latency: Option<LatencyStats>,
+    /// Fair-class figures (CPU share against entitlement, vruntime, batch completion).
+    pub fair: Option<FairTaskStats>,
     /// CPUs the task is bound to by partitioning (None when not partitioned).
     pub cpu: Option<usize>,
+}
+
+/// Distribution of wake-up latencies of one task.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LatencyStats {
+    /// Samples (jobs dispatched at least once).
+    pub samples: u64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+}
+
+/// Fair-class figures of one task.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FairTaskStats {
+    /// Nice value.
+    pub nice: i8,
+    /// Load weight from the weight table.
+    pub weight: u64,
+    /// CPU time / simulated time.
+    pub share: f64,
+    /// The share its weight entitles it to when it is always runnable (CPU-bound tasks:
+    /// weight / total weight × CPUs, capped at one CPU); None for tasks that sleep.
+    pub entitled_share: Option<f64>,
+    /// vruntime at the end (CFS/EEVDF), ns.
+    pub vruntime_ns: Option<i64>,
+    /// When a task with `work:` completed it.
+    pub finished_ns: Option<Ns>,
+}
+
+/// Fair-class figures of the whole run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FairnessStats {
+    /// Jain's index over share / entitled share of the always-runnable fair tasks
+    /// (1 = perfectly fair); None with fewer than two such tasks.
+    pub jain_index: Option<f64>,
+    /// Largest spread (max − min) of vruntime among the runnable tasks of one run queue,
+    /// sampled at every tick.
+    pub max_vruntime_spread_ns: i64,
+    /// Scheduling decisions of the fair class (picks).
+    pub decisions: u64,
+    /// Makespan: when the last task with `work:` finished (None if one did not).
+    pub makespan_ns: Option<Ns>,
 }
 
 /// Per-CPU results.
@@ -84,6 +136,8 @@ pub struct SimResult {
     pub laxity_evaluations: u64,
     /// Times a CBS reservation ran out and its task was throttled.
     pub throttles: u64,
+    /// Fair-class figures (present when the workload has fair tasks).
+    pub fairness: Option<FairnessStats>,
     /// Per-task results, in workload order.
     pub tasks: Vec<TaskResult>,
     /// Per-CPU results.

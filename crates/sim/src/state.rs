@@ -19,11 +19,15 @@ pub enum ClassId {
     Dl = 0,
     /// SCHED_FIFO / SCHED_RR.
     Rt = 1,
+    /// SCHED_NORMAL / BATCH / IDLE (CFS, EEVDF) — or BFS, which replaces rt + fair.
+    Fair = 2,
 }
 
 impl ClassId {
     /// All classes, highest first.
-    pub const ALL: [ClassId; 2] = [ClassId::Dl, ClassId::Rt];
+    pub const ALL: [ClassId; 3] = [ClassId::Dl, ClassId::Rt, ClassId::Fair];
+    /// The real-time classes (placement and push/pull apply to them).
+    pub const RT: [ClassId; 2] = [ClassId::Dl, ClassId::Rt];
 }
 
 /// One job of a periodic task.
@@ -79,6 +83,8 @@ pub struct TaskStats {
     pub migrations: u64,
     /// Budget exhaustions with work left.
     pub throttles: u64,
+    /// When a task with `work:` finished it.
+    pub finished_at: Option<Ns>,
 }
 
 /// Engine-side state of one task.
@@ -116,6 +122,14 @@ pub struct TaskState {
     pub last_ran: Ns,
     /// CBS reservation.
     pub dl: DlEntity,
+    /// Load weight in the fair class (from the weight table and nice; 3 for SCHED_IDLE).
+    pub weight: u64,
+    /// The task's class as the workload gives it (normal, batch, idle, iso, ...).
+    pub kind: schedlab_model::TaskClass,
+    /// Nice value.
+    pub nice: i8,
+    /// Whether the current job has been dispatched at least once (wake-up latency).
+    pub job_started: bool,
     /// Statistics.
     pub stats: TaskStats,
 }

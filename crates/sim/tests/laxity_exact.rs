@@ -32,7 +32,11 @@ fn segs(w: &Workload, r: &SimResult, name: &str) -> Vec<(u64, u64, u64)> {
 /// queues), to measure tie rules the workload format does not expose.
 fn run_with(w: &Workload, dl: Box<dyn SchedClass>, trace: bool) -> SimResult {
     let n = w.tasks.len();
-    let classes: Vec<Box<dyn SchedClass>> = vec![dl, Box::new(Rt::new(1))];
+    let classes: Vec<Box<dyn SchedClass>> = vec![
+        dl,
+        Box::new(Rt::new(1)),
+        Box::new(schedlab_sim::policy::cfs::Cfs::new(w.scheduler.cfs)),
+    ];
     let e = Engine::new(
         w,
         classes,

@@ -370,6 +370,10 @@ mod tests {
             last_ran: 0,
             dl: DlEntity::default(),
             stats: TaskStats::default(),
+            weight: 1024,
+            kind: schedlab_model::TaskClass::Deadline,
+            nice: 0,
+            job_started: false,
         }
     }
 
