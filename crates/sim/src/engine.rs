@@ -1643,7 +1643,7 @@ impl Engine {
 
 /// Summary of a latency histogram (None when empty).
 fn latency_stats(h: &hdrhistogram::Histogram<u64>) -> Option<LatencyStats> {
-    (h.len() > 0).then(|| LatencyStats {
+    (!h.is_empty()).then(|| LatencyStats {
         samples: h.len(),
         mean_ns: h.mean(),
         p50_ns: h.value_at_quantile(0.5),

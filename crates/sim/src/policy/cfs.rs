@@ -14,6 +14,7 @@
 //!   (START_DEBIT); a woken task at `min_vruntime − latency/2` at the earliest
 //!   (GENTLE_FAIR_SLEEPERS); a task moving to another queue keeps its distance to
 //!   `min_vruntime`.
+//!
 //! Weights come from the workload's table (`scheduler.weights`), so the same code runs
 //! the seed-004 tables.
 
