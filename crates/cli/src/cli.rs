@@ -68,6 +68,9 @@ pub enum Command {
     /// Write one self-contained HTML page comparing policies: metrics, plots, Gantt charts.
     #[command(after_help = crate::commands::report::EXAMPLES)]
     Report(crate::commands::report::ReportArgs),
+    /// Import a kernel scheduler trace (trace-cmd report / ftrace text) as a workload.
+    #[command(after_help = crate::commands::trace::EXAMPLES)]
+    Trace(crate::commands::trace::TraceArgs),
 }
 
 /// `schedlab reproduce`

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Report(args) => commands::report::run(args),
+        Command::Trace(args) => commands::trace::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

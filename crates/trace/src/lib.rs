@@ -6,10 +6,13 @@
 //! - exports: [`perfetto`] (protobuf `.pftrace` for ui.perfetto.dev), [`ftrace`]
 //!   (`trace-cmd report` text) and [`jobs`] (CSV of every job);
 //! - [`gantt`]: a terminal Gantt chart of a time window;
-//! - [`report`]: a self-contained HTML report comparing policies.
+//! - [`report`]: a self-contained HTML report comparing policies;
+//! - [`import`]: kernel traces (trace-cmd report / raw ftrace text) and rt-app
+//!   configurations turned into workload files.
 
 pub mod ftrace;
 pub mod gantt;
+pub mod import;
 pub mod jobs;
 pub mod perfetto;
 pub mod report;

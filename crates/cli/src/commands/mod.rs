@@ -7,6 +7,7 @@ pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod simulate;
+pub mod trace;
 
 use crate::atomic::write_atomic;
 use crate::failure::Failure;

@@ -1,0 +1,237 @@
+//! `schedlab trace import`: turn what a user already has into a workload file.
+//!
+//! - [`kernel`]: a kernel scheduler trace as text (`trace-cmd report` output or the raw
+//!   ftrace `trace` file): each task's run/sleep pattern, period and policy;
+//! - [`rtapp`]: an rt-app JSON configuration (tasks, phases, run/sleep/timer/runtime
+//!   events, policies including SCHED_DEADLINE).
+//!
+//! Both produce an [`Imported`]: the workload as YAML (checked by parsing it back with
+//! the model, so it is always a valid workload) and notes on what could not be
+//! recovered.
+
+pub mod kernel;
+
+use schedlab_model::{Ns, Overrides, Workload};
+use std::fmt::{self, Write};
+use std::path::Path;
+
+/// A failed import: the message names the line when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    /// 1-based line number in the input, when the problem is on one line.
+    pub line: Option<usize>,
+    /// What is wrong, for a person.
+    pub message: String,
+}
+
+impl ImportError {
+    /// An error about the whole input.
+    pub fn new(message: impl Into<String>) -> ImportError {
+        ImportError {
+            line: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error on line `line` (1-based).
+    pub fn at(line: usize, message: impl Into<String>) -> ImportError {
+        ImportError {
+            line: Some(line),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "line {l}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// The result of an import.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The workload, as YAML text (comments included).
+    pub yaml: String,
+    /// What could not be recovered, one sentence each.
+    pub notes: Vec<String>,
+    /// Number of tasks in the workload.
+    pub tasks: usize,
+}
+
+/// One task of the generated workload: its YAML fields in order, and a comment line.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OutTask {
+    pub name: String,
+    pub comment: String,
+    pub fields: Vec<(&'static str, String)>,
+}
+
+impl OutTask {
+    pub fn new(name: &str, comment: String) -> OutTask {
+        OutTask {
+            name: name.to_string(),
+            comment,
+            fields: Vec::new(),
+        }
+    }
+
+    pub fn field(&mut self, key: &'static str, value: impl Into<String>) -> &mut Self {
+        self.fields.push((key, value.into()));
+        self
+    }
+
+    pub fn dur(&mut self, key: &'static str, ns: Ns) -> &mut Self {
+        self.field(key, pretty(ns))
+    }
+}
+
+/// A duration for a person and for the workload parser: the largest unit the value
+/// reaches, with exact decimals (`2.072759s`, `37.782ms`, `445us`, `7ns`).
+pub fn pretty(ns: Ns) -> String {
+    for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns >= scale {
+            let (int, frac) = (ns / scale, ns % scale);
+            if frac == 0 {
+                return format!("{int}{unit}");
+            }
+            let digits = scale.ilog10() as usize;
+            let f = format!("{frac:0digits$}");
+            return format!("{int}.{}{unit}", f.trim_end_matches('0'));
+        }
+    }
+    format!("{ns}ns")
+}
+
+/// A YAML double-quoted scalar (JSON string syntax is valid YAML).
+pub(crate) fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
+}
+
+/// Round a duration to whole microseconds (nearest), at least 1us.
+pub(crate) fn round_us(ns: Ns) -> Ns {
+    ((ns + 500) / 1000).max(1) * 1000
+}
+
+/// Round a duration up to whole microseconds, at least 1us.
+pub(crate) fn ceil_us(ns: Ns) -> Ns {
+    ns.div_ceil(1000).max(1) * 1000
+}
+
+/// Names unique and non-empty: a repeated name gets `-2`, `-3`, ... (or the `alt` the
+/// caller prefers, e.g. `comm-pid`).
+pub(crate) fn unique_names(names: Vec<(String, String)>) -> Vec<String> {
+    let mut count = std::collections::HashMap::new();
+    for (n, _) in &names {
+        *count.entry(n.clone()).or_insert(0usize) += 1;
+    }
+    let mut used = std::collections::HashSet::new();
+    names
+        .into_iter()
+        .map(|(n, alt)| {
+            let base = if n.trim().is_empty() {
+                "task".to_string()
+            } else {
+                n
+            };
+            let mut cand = if count.get(&base).copied().unwrap_or(0) > 1 {
+                alt
+            } else {
+                base.clone()
+            };
+            let mut k = 2;
+            while !used.insert(cand.clone()) {
+                cand = format!("{base}-{k}");
+                k += 1;
+            }
+            cand
+        })
+        .collect()
+}
+
+/// Render the workload, then check it by parsing it back; the YAML is returned only
+/// when the model accepts it.
+pub(crate) fn finish(
+    header: &[String],
+    name: &str,
+    cpus: usize,
+    duration: Ns,
+    tasks: &[OutTask],
+    notes: Vec<String>,
+) -> Result<Imported, ImportError> {
+    if tasks.is_empty() {
+        return Err(ImportError::new(
+            "no task could be imported (nothing ran, or every task was filtered out)",
+        ));
+    }
+    let mut y = String::new();
+    for h in header {
+        let _ = writeln!(y, "# {h}");
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(y, "# Not recovered:");
+        for n in &notes {
+            let _ = writeln!(y, "#   - {n}");
+        }
+    }
+    let _ = writeln!(y, "name: {}", quote(name));
+    let _ = writeln!(y, "platform: {{ cpus: {cpus} }}");
+    let _ = writeln!(y, "duration: {}", pretty(duration.max(1_000)));
+    let _ = writeln!(y, "tasks:");
+    for t in tasks {
+        if !t.comment.is_empty() {
+            let _ = writeln!(y, "  # {}", t.comment.replace('\n', " "));
+        }
+        let mut fields = vec![format!("name: {}", quote(&t.name))];
+        fields.extend(t.fields.iter().map(|(k, v)| format!("{k}: {v}")));
+        let _ = writeln!(y, "  - {{ {} }}", fields.join(", "));
+    }
+    Workload::parse_str(&y, Path::new("imported.yaml"), &Overrides::default()).map_err(|e| {
+        ImportError::new(format!(
+            "internal error: the imported workload is not valid ({e}); please report it with the input"
+        ))
+    })?;
+    Ok(Imported {
+        yaml: y,
+        notes,
+        tasks: tasks.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_unique() {
+        let got = unique_names(vec![
+            ("a".into(), "a-1".into()),
+            ("b".into(), "b-2".into()),
+            ("a".into(), "a-3".into()),
+            ("".into(), "x".into()),
+        ]);
+        assert_eq!(got, vec!["a-1", "b", "a-3", "task"]);
+    }
+
+    #[test]
+    fn rounding() {
+        assert_eq!(round_us(1_499), 1_000);
+        assert_eq!(round_us(1_500), 2_000);
+        assert_eq!(round_us(10), 1_000);
+        assert_eq!(ceil_us(1_001), 2_000);
+        assert_eq!(quote("a\"b"), "\"a\\\"b\"");
+        assert_eq!(pretty(2_072_759_000), "2.072759s");
+        assert_eq!(pretty(37_782_000), "37.782ms");
+        assert_eq!(pretty(445_000), "445us");
+        assert_eq!(pretty(5_000_000), "5ms");
+        assert_eq!(pretty(7), "7ns");
+        for ns in [1, 999, 1_000, 1_001, 12_345_678_901, 5_000_000_100] {
+            assert_eq!(schedlab_model::parse_duration(&pretty(ns)), Ok(ns));
+        }
+    }
+}
