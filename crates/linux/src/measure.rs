@@ -313,6 +313,8 @@ pub fn assemble(
             preemptions: 0,
             migrations: 0,
             throttles: 0,
+            latency: None,
+            fair: None,
             cpu: r.pinned,
         };
         let mut sum = 0u128;
@@ -359,6 +361,7 @@ pub fn assemble(
         })
         .collect();
     SimResult {
+        fairness: None,
         workload: workload.into(),
         policy: policy.into(),
         placement: placement.into(),
