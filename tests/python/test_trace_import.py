@@ -160,7 +160,7 @@ def test_import_a_recorded_trace(tmp_path, run, how):
     assert "class: normal" in tasks["sl-hog"], tasks["sl-hog"]
     assert "imported" in p.stderr
 
-    # The periodic part simulates today (fair tasks need the fair class).
+    # The periodic part alone simulates under the real-time policies.
     rt = tmp_path / "rt.yaml"
     run("trace", "import", txt, "--periodic-only", "-o", rt)
     res = json.loads(run("simulate", rt, "--json").stdout)
@@ -175,8 +175,6 @@ def test_imported_workload_simulates_under_cfs(tmp_path, run):
     out = tmp_path / "w.yaml"
     run("trace", "import", txt, "--min-cpu", "1ms", "-o", out)
     p = run("simulate", out, "--policy", "cfs", "--json", check=False)
-    if p.returncode != 0 and "not simulated yet" in p.stderr:
-        pytest.skip(f"the simulator has no fair class yet: {p.stderr.strip()}")
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert {t["name"] for t in res["tasks"]} == set(tasks_of(out.read_text()))

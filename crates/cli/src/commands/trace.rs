@@ -63,8 +63,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub ignore_unknown: bool,
 
-    /// Keep only the tasks with a regular period (real-time tasks the simulator runs
-    /// without a fair class).
+    /// Keep only the tasks with a regular period (the real-time part of the trace).
     #[arg(long)]
     pub periodic_only: bool,
 

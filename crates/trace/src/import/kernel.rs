@@ -33,7 +33,7 @@ pub struct Options {
     pub name: Option<String>,
     /// Skip events other than the scheduler's instead of failing on them.
     pub ignore_unknown: bool,
-    /// Keep only the tasks found periodic (what the simulator runs without a fair class).
+    /// Keep only the tasks found periodic (the real-time part of the trace).
     pub periodic_only: bool,
     /// Drop tasks that used less CPU time than this.
     pub min_cpu: Ns,
@@ -160,6 +160,16 @@ fn num<T: std::str::FromStr>(s: &str, what: &str, no: usize) -> Result<T, Import
         .map_err(|_| ImportError::at(no, format!("{what} `{s}` is out of range")))
 }
 
+/// A kernel `prio`; trace-cmd prints SCHED_DEADLINE's -1 as an unsigned 4294967295.
+fn prio(s: &str, no: usize) -> Result<i32, ImportError> {
+    let v: i64 = num(s, "prio", no)?;
+    match v {
+        -1_000_000..=1_000_000 => Ok(v as i32),
+        0x8000_0000..=0xFFFF_FFFF => Ok((v as u32) as i32),
+        _ => Err(ImportError::at(no, format!("prio `{s}` is out of range"))),
+    }
+}
+
 fn clip(s: &str) -> String {
     let t: String = s.chars().take(100).collect();
     if t.len() < s.len() {
@@ -243,7 +253,7 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
                 Ev::Switch {
                     prev: num(&c["pp"], "pid", no)?,
                     prev_comm: c["pc"].to_string(),
-                    prev_prio: num(&c["ppr"], "prio", no)?,
+                    prev_prio: prio(&c["ppr"], no)?,
                     left: if c["st"].starts_with('R') {
                         Left::Runnable
                     } else {
@@ -251,7 +261,7 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
                     },
                     next: num(&c["np"], "pid", no)?,
                     next_comm: c["nc"].to_string(),
-                    next_prio: num(&c["npr"], "prio", no)?,
+                    next_prio: prio(&c["npr"], no)?,
                 }
             }
             "sched_wakeup" | "sched_wakeup_new" | "sched_waking" => {
@@ -269,7 +279,7 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
                 let ev = Ev::Wakeup {
                     pid: num(&c["p"], "pid", no)?,
                     comm: c["c"].to_string(),
-                    prio: num(&c["pr"], "prio", no)?,
+                    prio: prio(&c["pr"], no)?,
                 };
                 if event == "sched_waking" {
                     // Kept apart: used only when the trace has no sched_wakeup at all.
@@ -1029,6 +1039,15 @@ mod tests {
             "{}",
             imp.yaml
         );
+    }
+
+    #[test]
+    fn trace_cmd_prints_deadline_prio_unsigned() {
+        let text = "cpus=2\n        schedlab-14527 [000]  3354.259885: sched_wakeup:         sl-rt:14532 [4294967295] CPU:001\n          <idle>-0     [001]  3354.259985: sched_switch:         swapper/1:0 [120] R ==> sl-rt:14532 [4294967295]\n           sl-rt-14532 [001]  3354.260985: sched_switch:         sl-rt:14532 [4294967295] S ==> swapper/1:0 [120]\n";
+        let (lines, _) = parse(text, &Options::default()).unwrap();
+        assert!(matches!(lines[0].ev, Ev::Wakeup { prio: -1, .. }));
+        let imp = import(text, "t", &Options::default()).unwrap();
+        assert!(imp.yaml.contains("SCHED_DEADLINE"), "{}", imp.yaml);
     }
 
     #[test]
