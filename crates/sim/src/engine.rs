@@ -113,6 +113,9 @@ pub struct Engine {
     class_global: [bool; 3],
     /// Per CPU: when its next periodic fair load balance is due.
     next_balance: Vec<Ns>,
+    /// Per CPU: periodic balances in a row that found an imbalance but moved nothing
+    /// (`sd->nr_balance_failed`).
+    balance_failed: Vec<u32>,
     /// Wake-up latency per task (first dispatch − release).
     latency: Vec<hdrhistogram::Histogram<u64>>,
     /// Largest vruntime spread sampled at ticks.
@@ -281,6 +284,7 @@ impl Engine {
             behaviour,
             class_global,
             next_balance: vec![0; ncpu],
+            balance_failed: vec![0; ncpu],
             latency,
             vruntime_spread: 0,
             fair_decisions: 0,
@@ -1023,14 +1027,23 @@ impl Engine {
     /// Fair load balancing for CPU `cpu` (per-CPU fair run queues only): pull one queued,
     /// not cache-hot fair task from the busiest CPU when that evens the load out; a
     /// periodic balance first requires the busiest load to exceed this CPU's by the
-    /// domain's `imbalance_pct` (117%). Returns whether a task moved.
+    /// domain's `imbalance_pct` (117%). As the kernel's `detach_tasks` (migrate_load), a
+    /// periodic balance also moves a task whose weight, halved once per balance that
+    /// failed before (`nr_balance_failed`), fits the imbalance `min(busiest − avg, avg −
+    /// this)`, and ignores cache-hotness after more than `cache_nice_tries` (1) failures:
+    /// so 3 CPU-bound tasks on 2 CPUs take turns on the shared CPU instead of one of them
+    /// keeping a CPU to itself for ever. Returns whether a task moved.
     fn fair_balance(&mut self, cpu: CpuId, newidle: bool) -> bool {
         if self.class_global[ClassId::Fair as usize] {
             return false;
         }
         let this_load = self.rq_load(cpu);
         let mut busiest: Option<(u64, CpuId)> = None;
-        for src in (0..self.cpus.len()).filter(|&c| c != cpu) {
+        // Groups are visited from the one after this CPU's, cyclically, as the kernel's
+        // circular `sd->groups` list starts at the local group; the first of equally
+        // loaded CPUs wins, so ties do not always favour the lowest-numbered CPU.
+        let ncpu = self.cpus.len();
+        for src in (1..ncpu).map(|k| (cpu + k) % ncpu) {
             let queued = self
                 .tasks
                 .iter()
@@ -1054,6 +1067,10 @@ impl Engine {
         }
         let now = self.now;
         let hot = self.migration_cost;
+        let failed = if newidle { 0 } else { self.balance_failed[cpu] };
+        let avg =
+            (0..self.cpus.len()).map(|c| self.rq_load(c)).sum::<u64>() / self.cpus.len() as u64;
+        let imbalance = load.saturating_sub(avg).min(avg.saturating_sub(this_load));
         let cand = (0..self.tasks.len()).find(|&i| {
             let x = &self.tasks[i];
             x.class == ClassId::Fair
@@ -1061,10 +1078,17 @@ impl Engine {
                 && x.rq == src
                 && x.on_cpu.is_none()
                 && x.allowed[cpu]
-                && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot)
-                && this_load + x.weight < load
+                && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot || failed > 1)
+                && (this_load + x.weight < load
+                    || (failed > 0 && x.weight >> failed.min(63) <= imbalance))
         });
-        let Some(t) = cand else { return false };
+        let Some(t) = cand else {
+            if !newidle {
+                self.balance_failed[cpu] += 1;
+            }
+            return false;
+        };
+        self.balance_failed[cpu] = 0;
         let fair = ClassId::Fair as usize;
         self.classes[fair].dequeue_task(&ctx!(self), src, t);
         self.tasks[t].rq = cpu;
