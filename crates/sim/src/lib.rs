@@ -119,6 +119,11 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
     let has_fair = task_class.contains(&ClassId::Fair);
     let fair_class: Box<dyn class::SchedClass> = match w.scheduler.fair {
         Policy::Cfs => Box::new(policy::cfs::Cfs::new(w.scheduler.cfs)),
+        Policy::Bfs => Box::new(policy::bfs::Bfs::new(
+            w.scheduler.bfs,
+            w.platform.cpus,
+            w.platform.hz,
+        )),
         _ if !has_fair => Box::new(policy::cfs::Cfs::new(w.scheduler.cfs)),
         other => {
             return Err(SimError::Unsupported(format!(

@@ -1,5 +1,6 @@
 //! Policies: one file each, implementing [`crate::class::SchedClass`].
 
+pub mod bfs;
 pub mod cfs;
 pub mod edf;
 pub mod edzl;
