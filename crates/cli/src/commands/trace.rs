@@ -1,12 +1,12 @@
 //! `schedlab trace import FILE -o workload.yaml`: a kernel scheduler trace (trace-cmd
-//! report text or raw ftrace text) becomes a workload file that can be simulated under
-//! other policies. (Export is `simulate --trace-out`.)
+//! report text or raw ftrace text) or an rt-app JSON configuration becomes a workload
+//! file that can be simulated under other policies. (Export is `simulate --trace-out`.)
 
 use crate::commands::emit;
 use crate::failure::Failure;
 use clap::{Args, Subcommand, ValueEnum};
 use schedlab_model::{parse_duration, Ns};
-use schedlab_trace::import::{kernel, Imported};
+use schedlab_trace::import::{kernel, rtapp, Imported};
 use std::path::{Path, PathBuf};
 
 /// Examples shown by `schedlab trace --help`.
@@ -17,6 +17,7 @@ Examples:
   schedlab trace import t.txt -o machine.yaml
   schedlab trace import /sys/kernel/tracing/instances/NAME/trace --periodic-only -o rt.yaml
   schedlab simulate machine.yaml --policy illf
+  schedlab trace import /usr/share/doc/rt-app/examples/tutorial/example2.json -o rtapp.yaml
 
 Formats and what is recovered: docs/traces.md.";
 
@@ -31,7 +32,7 @@ pub struct TraceArgs {
 /// `schedlab trace` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
-    /// Turn a kernel scheduler trace into a workload file.
+    /// Turn a kernel scheduler trace or an rt-app configuration into a workload file.
     Import(ImportArgs),
 }
 
@@ -42,16 +43,19 @@ pub enum ImportFormat {
     Auto,
     /// `trace-cmd report` text or the raw ftrace `trace` file.
     Ftrace,
+    /// An rt-app JSON configuration.
+    RtApp,
 }
 
 /// `schedlab trace import`
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The trace: `trace-cmd report` output, or a tracefs `trace` file.
+    /// The trace (`trace-cmd report` output, or a tracefs `trace` file) or an rt-app
+    /// JSON configuration.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Input format.
+    /// Input format (auto: rt-app for a .json name or text starting with `{`, else ftrace).
     #[arg(long, value_enum, default_value_t = ImportFormat::Auto)]
     pub format: ImportFormat,
 
@@ -70,6 +74,16 @@ pub struct ImportArgs {
     /// Leave out tasks that used less CPU time than this (e.g. 1ms).
     #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "0")]
     pub min_cpu: Ns,
+
+    /// rt-app: drop events and keys with no workload equivalent (mutexes, barriers,
+    /// suspend/resume, ...; listed in the notes) instead of failing on them.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+
+    /// rt-app: number of CPUs of the workload (default: the highest CPU in an affinity
+    /// + 1, at least 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub cpus: Option<u16>,
 
     /// Write the workload to OUT (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT")]
@@ -95,8 +109,28 @@ fn import(args: &ImportArgs) -> Result<(), Failure> {
         .map_err(|e| Failure::input(format!("{shown}: cannot read trace: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
     let name = args.name.clone().unwrap_or_else(|| file_name(&args.file));
-    let imported: Imported = match args.format {
-        ImportFormat::Auto | ImportFormat::Ftrace => kernel::import(
+    let rt_app = match args.format {
+        ImportFormat::RtApp => true,
+        ImportFormat::Ftrace => false,
+        ImportFormat::Auto => {
+            args.file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+                || text.trim_start().starts_with('{')
+        }
+    };
+    let imported: Imported = if rt_app {
+        rtapp::import(
+            &text,
+            &shown,
+            &rtapp::Options {
+                name: Some(name),
+                ignore_unsupported: args.ignore_unsupported,
+                cpus: args.cpus.map(usize::from),
+            },
+        )
+    } else {
+        kernel::import(
             &text,
             &shown,
             &kernel::Options {
@@ -105,7 +139,7 @@ fn import(args: &ImportArgs) -> Result<(), Failure> {
                 periodic_only: args.periodic_only,
                 min_cpu: args.min_cpu,
             },
-        ),
+        )
     }
     .map_err(|e| Failure::input(format!("{shown}: {e}")))?;
     emit(&imported.yaml, args.output.as_deref())?;

@@ -10,6 +10,7 @@
 //! recovered.
 
 pub mod kernel;
+pub mod rtapp;
 
 use schedlab_model::{Ns, Overrides, Workload};
 use std::fmt::{self, Write};
