@@ -190,3 +190,31 @@ def test_unwritable_trace_is_an_output_error(run):
     assert p.returncode == 1
     assert "cannot write /nonexistent-dir/t.pftrace" in p.stderr
     assert p.stdout == ""
+
+
+@pytest.mark.parametrize("policy", ["cfs", "eevdf", "bfs"])
+def test_perfetto_round_trip_with_fair_tasks(tmp_path, run, simulate_json, policy):
+    w = tmp_path / "mix.yaml"
+    w.write_text(
+        "platform: { cpus: 2 }\nduration: 300ms\ntasks:\n"
+        "  - { name: rt, runtime: 2ms, period: 10ms }\n"
+        "  - { name: web, run: 3ms, sleep: 7ms }\n"
+        "  - { name: hog }\n"
+        "  - { name: nice-hog, nice: 5 }\n"
+    )
+    probe = run("simulate", w, "--policy", policy, "--json", check=False)
+    if probe.returncode != 0 and "not simulated yet" in probe.stderr:
+        pytest.skip(f"{policy}: {probe.stderr.strip()}")
+    out = tmp_path / "t.pftrace"
+    res = simulate_json(w, "--policy", policy, "--trace-out", out)
+    trace = load_perfetto(out)
+    names = {th.tid: th.name for p in trace.packet if p.HasField("process_tree") for th in p.process_tree.threads}
+    rb = Rebuild(res["cpus"], res["duration_ns"], names)
+    for p in trace.packet:
+        if p.HasField("ftrace_events"):
+            for ev in p.ftrace_events.event:
+                if ev.WhichOneof("event") == "sched_switch":
+                    s = ev.sched_switch
+                    rb.switch(p.ftrace_events.cpu, ev.timestamp, s.prev_pid, s.next_pid)
+    rb.finish()
+    rb.check(res)

@@ -40,6 +40,11 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FROM..TO", value_parser = parse_window)]
     pub gantt: Option<Window>,
 
+    /// Write every job as CSV (task, job, release, start, finish, deadline, cpu,
+    /// response, missed, aborted; ns), e.g. for pandas.read_csv.
+    #[arg(long, value_name = "FILE")]
+    pub jobs_csv: Option<PathBuf>,
+
     /// Columns of the Gantt chart.
     #[arg(long, value_name = "N", default_value_t = 100, requires = "gantt",
           value_parser = clap::value_parser!(u16).range(10..=1000))]
@@ -49,7 +54,7 @@ pub struct ExportArgs {
 impl ExportArgs {
     /// Whether the simulation must record its trace.
     pub fn wants_trace(&self) -> bool {
-        self.trace_out.is_some() || self.gantt.is_some()
+        self.trace_out.is_some() || self.gantt.is_some() || self.jobs_csv.is_some()
     }
 
     fn format(&self, path: &Path) -> TraceFormat {
@@ -87,6 +92,9 @@ pub fn write_files(
             TraceFormat::Perfetto => write(path, &schedlab_trace::perfetto::encode(&s))?,
             TraceFormat::Ftrace => write(path, schedlab_trace::ftrace::render(&s).as_bytes())?,
         }
+    }
+    if let Some(path) = &args.jobs_csv {
+        write(path, schedlab_trace::jobs::render(&s).as_bytes())?;
     }
     match args.gantt {
         Some(win) => {

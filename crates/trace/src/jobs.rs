@@ -2,7 +2,8 @@
 //!
 //! Columns: `task,job,release_ns,start_ns,finish_ns,deadline_ns,cpu,response_ns,missed,aborted`.
 //! Times are integer nanoseconds; `start_ns`, `finish_ns`, `cpu` and `response_ns` are
-//! empty for a job that never ran / did not complete; `missed` and `aborted` are
+//! empty for a job that never ran / did not complete, `deadline_ns` for a job without a
+//! deadline (a burst of a fair task); `missed` and `aborted` are
 //! `true`/`false`. Task names are quoted when they contain a comma, a quote or a newline
 //! (RFC 4180), so `pandas.read_csv` reads the file as it is.
 
@@ -49,7 +50,7 @@ pub fn render(s: &Schedule) -> String {
             j.release,
             opt(j.start),
             opt(j.finish),
-            j.deadline,
+            opt(j.has_deadline().then_some(j.deadline)),
             opt(j.cpu),
             opt(j.response()),
             j.missed,

@@ -512,8 +512,10 @@ fn track_packets(s: &Schedule) -> Vec<TracePacket> {
         );
         if let Some(e) = begin.track_event.as_mut() {
             e.debug_annotations.push(int_arg("exec_ns", j.exec as i64));
-            e.debug_annotations
-                .push(int_arg("deadline_ns", j.deadline as i64));
+            if j.has_deadline() {
+                e.debug_annotations
+                    .push(int_arg("deadline_ns", j.deadline as i64));
+            }
             if let Some(f) = j.finish {
                 e.debug_annotations.push(int_arg("finish_ns", f as i64));
                 e.debug_annotations
@@ -523,7 +525,13 @@ fn track_packets(s: &Schedule) -> Vec<TracePacket> {
                 .push(int_arg("missed", i64::from(j.missed)));
         }
         push(&mut evs, j.release, 3, begin);
-        let end = j.deadline.min(s.duration);
+        // The window of a job without a deadline (a fair task's burst) ends when it does.
+        let end = if j.has_deadline() {
+            j.deadline
+        } else {
+            j.finish.unwrap_or(Ns::MAX)
+        }
+        .min(s.duration);
         push(&mut evs, end, 0, event(end, jt, SLICE_END, None));
         if j.missed && j.deadline <= s.duration {
             push(
@@ -543,8 +551,10 @@ fn track_packets(s: &Schedule) -> Vec<TracePacket> {
         let (lt, rt) = (laxity_track(j.task), remaining_track(j.task));
         let mut rem = j.exec as i64;
         let sample = |evs: &mut Vec<_>, t: Ns, rem: i64| {
-            let lax = j.deadline as i64 - t as i64 - rem;
-            push(evs, t, 1, counter(t, lt, lax));
+            if j.has_deadline() {
+                let lax = j.deadline as i64 - t as i64 - rem;
+                push(evs, t, 1, counter(t, lt, lax));
+            }
             push(evs, t, 1, counter(t, rt, rem));
         };
         // The release is sampled only when the task's previous job is over by then

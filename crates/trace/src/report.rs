@@ -377,6 +377,7 @@ fn worst_ratio(run: &PolicyRun) -> f64 {
     run.schedule
         .jobs
         .iter()
+        .filter(|j| j.has_deadline())
         .filter_map(|j| {
             let rel = j.deadline - j.release;
             j.response()
@@ -424,7 +425,7 @@ fn plots_section(h: &mut String, r: &Report) {
         "<figure><figcaption>Response time distribution</figcaption>{}\
          <div class=\"note\">Share of jobs (y) that completed within x × their relative deadline; \
          a curve that reaches 1 left of the dashed line met every deadline. Jobs that never \
-         completed keep a curve below 1.</div></figure>",
+         completed keep a curve below 1. Jobs without a deadline (fair tasks) are left out.</div></figure>",
         response_cdf(r)
     );
     let _ = writeln!(
@@ -598,11 +599,9 @@ fn response_cdf(r: &Report) -> String {
     let mut curves = Vec::new();
     let mut xmax = 1.0f64;
     for run in &r.runs {
-        let total = run.schedule.jobs.len().max(1) as f64;
-        let mut v: Vec<f64> = run
-            .schedule
-            .jobs
-            .iter()
+        let with_deadline = || run.schedule.jobs.iter().filter(|j| j.has_deadline());
+        let total = with_deadline().count().max(1) as f64;
+        let mut v: Vec<f64> = with_deadline()
             .filter_map(|j| {
                 let rel = (j.deadline - j.release).max(1);
                 j.response().map(|x| x as f64 / rel as f64)

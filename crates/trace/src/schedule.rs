@@ -70,7 +70,7 @@ pub struct JobRow {
     pub job: u64,
     /// Release time.
     pub release: Ns,
-    /// Absolute deadline.
+    /// Absolute deadline (`Ns::MAX` for a job without one: a burst of a fair task).
     pub deadline: Ns,
     /// Execution time drawn for the job.
     pub exec: Ns,
@@ -87,6 +87,11 @@ pub struct JobRow {
 }
 
 impl JobRow {
+    /// Whether the job has a deadline (fair-task bursts have none).
+    pub fn has_deadline(&self) -> bool {
+        self.deadline != Ns::MAX
+    }
+
     /// Completion − release, for completed jobs.
     pub fn response(&self) -> Option<Ns> {
         self.finish.map(|f| f - self.release)
