@@ -124,10 +124,13 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
             w.platform.cpus,
             w.platform.hz,
         )),
+        Policy::Eevdf => Box::new(
+            policy::eevdf::Eevdf::new(w.scheduler.eevdf).with_tick(S.checked_div(hz).unwrap_or(0)),
+        ),
         _ if !has_fair => Box::new(policy::cfs::Cfs::new(w.scheduler.cfs)),
         other => {
             return Err(SimError::Unsupported(format!(
-                "fair policy `{}` is not simulated yet (available: cfs)",
+                "fair policy `{}` is not simulated yet (available: cfs, eevdf, bfs)",
                 other.name()
             )))
         }

@@ -4,6 +4,7 @@ pub mod bfs;
 pub mod cfs;
 pub mod edf;
 pub mod edzl;
+pub mod eevdf;
 pub mod illf;
 pub mod llf;
 pub mod rt;
