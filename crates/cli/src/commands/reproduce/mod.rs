@@ -1,6 +1,8 @@
 //! `schedlab reproduce <experiment|all>`: re-run a seed's experiments in the simulator and
 //! put the seed's numbers next to ours. One module per experiment.
 
+pub mod bfs;
+pub mod cfs_weights;
 pub mod illf;
 
 use crate::cli::ReproduceArgs;
@@ -15,10 +17,20 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// Experiments `reproduce` knows, with a one-line description.
-pub const EXPERIMENTS: &[(&str, &str)] = &[(
-    "illf",
-    "seed 000: ILLF vs EDF vs LLF (E1 Dhall, E2, Table 1, Fig. 4 and Fig. 5 sweeps)",
-)];
+pub const EXPERIMENTS: &[(&str, &str)] = &[
+    (
+        "illf",
+        "seed 000: ILLF vs EDF vs LLF (E1 Dhall, E2, Table 1, Fig. 4 and Fig. 5 sweeps)",
+    ),
+    (
+        "cfs-weights",
+        "seed 004: CFS under the linux, grouped-2, grouped-5 and extended-60 weight tables",
+    ),
+    (
+        "bfs",
+        "seed 001: BFS vs CFS vs EEVDF on compile-, compression- and video-like workloads",
+    ),
+];
 
 /// One case of an experiment (DESIGN.md: case, paper, simulated, real).
 #[derive(Debug, Clone, Serialize)]
@@ -77,6 +89,8 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     for name in &names {
         let out = match *name {
             "illf" => illf::run(&args.out_dir, &progress)?,
+            "cfs-weights" => cfs_weights::run_all(&args.out_dir, &progress)?,
+            "bfs" => bfs::run(&args.out_dir, &progress)?,
             _ => unreachable!("listed in EXPERIMENTS"),
         };
         let prefix = if names.len() > 1 {
