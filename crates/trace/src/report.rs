@@ -233,21 +233,53 @@ fn workload_section(h: &mut String, w: &Workload) {
     let _ = writeln!(
         h,
         "<table class=\"workload\"><thead><tr><th>task</th><th class=\"l\">class</th><th>runtime ms</th>\
-         <th>period ms</th><th>deadline ms</th><th>offset ms</th><th>utilisation</th></tr></thead><tbody>"
+         <th>period ms</th><th>deadline ms</th><th>offset ms</th><th>utilisation</th>\
+         <th class=\"l\">behaviour</th></tr></thead><tbody>"
     );
     for (i, t) in w.tasks.iter().enumerate() {
+        let periodic = t.period.is_some();
+        let dash = || "-".to_string();
+        let behaviour = if periodic {
+            match t.release {
+                schedlab_model::Release::Periodic => "periodic".to_string(),
+                schedlab_model::Release::Sporadic { jitter } => {
+                    format!("sporadic, jitter {} ms", ms(jitter as f64))
+                }
+            }
+        } else if !t.phases.is_empty() {
+            let parts: Vec<String> = t
+                .phases
+                .iter()
+                .map(|p| match p {
+                    schedlab_model::Phase::Run(d) => format!("run {}", ms(*d as f64)),
+                    schedlab_model::Phase::Sleep(d) => {
+                        format!("sleep {}", ms(*d as f64))
+                    }
+                })
+                .collect();
+            format!("{} ms, repeated", parts.join(", "))
+        } else if let Some(wk) = t.work {
+            format!("CPU-bound for {} ms of work", ms(wk as f64))
+        } else {
+            "CPU-bound".to_string()
+        };
         let _ = writeln!(
             h,
             "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"l\">{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             task_color(i),
             esc(&t.name),
             t.class.name(),
-            ms(t.runtime as f64),
-            t.period.map_or("-".into(), |p| ms(p as f64)),
-            ms(t.deadline as f64),
+            if periodic { ms(t.runtime as f64) } else { dash() },
+            t.period.map_or_else(dash, |p| ms(p as f64)),
+            if periodic { ms(t.deadline as f64) } else { dash() },
             ms(t.offset as f64),
-            t.utilisation()
+            if periodic {
+                format!("{:.3}", t.utilisation())
+            } else {
+                dash()
+            },
+            esc(&behaviour)
         );
     }
     let _ = writeln!(h, "</tbody></table>");
