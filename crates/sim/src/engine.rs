@@ -308,8 +308,26 @@ impl Engine {
             }
             if t.period.is_some() {
                 e.push(t.offset, EventKind::Release { task: i });
-            } else if e.behaviour[i].is_some() {
-                e.push(t.offset, EventKind::Wake { task: i });
+            } else if let Some(b) = e.behaviour[i].as_mut() {
+                // Phases that start with sleeps begin asleep: the first wake-up comes
+                // after them, at the first run phase.
+                let first_run = b
+                    .phases
+                    .iter()
+                    .position(|p| matches!(p, Phase::Run(_)))
+                    .unwrap_or(0);
+                let asleep: Ns = b.phases[..first_run]
+                    .iter()
+                    .map(|p| match p {
+                        Phase::Sleep(d) => *d,
+                        Phase::Run(_) => 0,
+                    })
+                    .sum();
+                b.next = first_run;
+                let at = t.offset.saturating_add(asleep);
+                if at < e.duration {
+                    e.push(at, EventKind::Wake { task: i });
+                }
             }
         }
         if tick_ns > 0 && tick_ns < e.duration {

@@ -405,6 +405,41 @@ fn equal_cpu_bound_tasks_on_several_cpus_are_treated_fairly() {
 }
 
 #[test]
+fn equal_cpu_bound_tasks_are_treated_fairly_under_eevdf_and_bfs_too() {
+    let jain = |fair: &str, n: usize, m: usize| {
+        let r = run(&yaml(
+            &format!("cpus: {m}, hz: 1000"),
+            "10s",
+            fair,
+            &format!("  - {{ name: a, count: {n} }}\n"),
+        ));
+        r.fairness.as_ref().unwrap().jain_index.unwrap()
+    };
+    for (n, m) in [
+        (2, 2),
+        (4, 2),
+        (3, 2),
+        (8, 4),
+        (6, 4),
+        (5, 4),
+        (10, 4),
+        (12, 8),
+    ] {
+        // EEVDF shares the engine's per-CPU queues and load balancing with CFS.
+        let j = jain("fair: eevdf", n, m);
+        assert!(j > 0.95, "eevdf, {n} tasks on {m} CPUs: Jain {j}");
+        // BFS: one queue for all CPUs; without the cache-locality bias every task takes
+        // its turn on every CPU.
+        let j = jain("fair: bfs, bfs: { locality: false }", n, m);
+        assert!(j > 0.999, "bfs, {n} tasks on {m} CPUs: Jain {j}");
+    }
+    for (n, m) in [(2, 2), (4, 2), (8, 4)] {
+        let j = jain("fair: bfs", n, m);
+        assert!(j > 0.999, "bfs, {n} tasks on {m} CPUs: Jain {j}");
+    }
+}
+
+#[test]
 fn wakeup_latency_falls_with_sched_latency() {
     // A sysbench-like thread (3 ms of CPU, 7 ms asleep: 30% of a CPU) against 8 CPU-bound
     // tasks is entitled to 1/9 of the CPU, so after each burst it is ahead in vruntime
@@ -441,4 +476,18 @@ fn wakeup_latency_falls_with_sched_latency() {
     for (lat, min, wake) in [("24ms", "3ms", "4ms"), ("6ms", "750us", "1ms")] {
         assert_eq!(mean(lat, min, wake, light, 4).max_ns, 0);
     }
+}
+
+#[test]
+fn phases_that_start_with_a_sleep_begin_asleep() {
+    // Sleep 5 ms, run 1 ms, repeated: wake-ups at 5, 11, ..., 95 ms within 100 ms.
+    let r = run(&yaml(
+        "cpus: 1, hz: 1000",
+        "100ms",
+        "fair: cfs",
+        "  - { name: a, phases: [{ sleep: 5ms }, { run: 1ms }] }\n",
+    ));
+    assert_eq!(r.tasks[0].cpu_time_ns, 16 * MS);
+    assert_eq!(r.tasks[0].jobs, 16);
+    assert_eq!(segments(&r)[0].0, 5 * MS);
 }
