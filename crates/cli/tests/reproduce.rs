@@ -246,7 +246,7 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
         // The seed's measured times, per machine.
         assert!(c["paper"]["Intel i7-3770K"]["cfs_s"].as_f64().unwrap() > 0.0);
         let ideal = c["expected"]["ideal_makespan_ms"].as_f64().unwrap();
-        for policy in ["bfs", "cfs", "eevdf"] {
+        for policy in ["bfs", "bfs-nolocality", "cfs", "eevdf"] {
             let s = &c["simulated"][policy];
             if policy == "eevdf" && s.is_null() {
                 // Not simulated in this build: skipped with a note.
@@ -267,6 +267,6 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     let c = case(&v, "video encode");
     assert_eq!(c["paper"]["Intel i7-3770K"]["result"], "8.0% faster");
     let svg = std::fs::read_to_string(dir.join("bfs-makespan.svg")).unwrap();
-    assert_eq!(svg.matches("<polyline").count(), 3);
+    assert_eq!(svg.matches("<polyline").count(), 4);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -24,11 +24,14 @@ use std::path::Path;
 const MS: f64 = 1e6;
 const US: f64 = 1e3;
 
-/// The three policies compared, BFS first as in the seed's table.
-pub const POLICIES: [(&str, Policy); 3] = [
-    ("bfs", Policy::Bfs),
-    ("cfs", Policy::Cfs),
-    ("eevdf", Policy::Eevdf),
+/// The policies compared, BFS first as in the seed's table: (name, policy, BFS cache
+/// locality). `bfs-nolocality` is BFS without its sticky-task bias, which in a model
+/// without caches only costs balance (docs/reproduction.md).
+pub const POLICIES: [(&str, Policy, bool); 4] = [
+    ("bfs", Policy::Bfs, true),
+    ("bfs-nolocality", Policy::Bfs, false),
+    ("cfs", Policy::Cfs, true),
+    ("eevdf", Policy::Eevdf, true),
 ];
 
 /// The seed's measured times (s): (CPU, Vanilla = CFS, CK-patched = BFS, stated result).
@@ -75,7 +78,7 @@ fn paper(rows: &[Row]) -> Value {
     Value::Object(m)
 }
 
-const HEAD: &str = "platform: { cpus: 4, hz: 1000PLATFORM }\nduration: 30s\ntasks:\n";
+const HEAD: &str = "platform: { cpus: 4, hz: 1000PLATFORM }\nduration: 30s\nscheduler: { bfs: { locality: LOCALITY } }\ntasks:\n";
 
 /// How many variants of each workload are run (the seed averaged repeated runs): each
 /// shifts start times and work by a few milliseconds, so that one lucky or unlucky
@@ -138,7 +141,7 @@ pub fn video(v: u64) -> String {
 /// bursts), whichever is longer.
 fn ideal_makespan(yaml: &str) -> Result<u64, Failure> {
     let w = Workload::parse_str(
-        &yaml.replace("PLATFORM", ""),
+        &yaml.replace("PLATFORM", "").replace("LOCALITY", "true"),
         Path::new("bfs"),
         &Overrides::default(),
     )
@@ -162,7 +165,12 @@ fn ideal_makespan(yaml: &str) -> Result<u64, Failure> {
 }
 
 /// `Ok(None)` when the policy is not simulated yet.
-fn try_sim(yaml: &str, policy: Policy, costs: bool) -> Result<Option<SimResult>, Failure> {
+fn try_sim(
+    yaml: &str,
+    policy: Policy,
+    locality: bool,
+    costs: bool,
+) -> Result<Option<SimResult>, Failure> {
     let platform = if costs {
         ", context_switch: 2us, migration: 50us"
     } else {
@@ -172,8 +180,10 @@ fn try_sim(yaml: &str, policy: Policy, costs: bool) -> Result<Option<SimResult>,
         policy: Some(policy),
         ..Overrides::default()
     };
-    let w = Workload::parse_str(&yaml.replace("PLATFORM", platform), Path::new("bfs"), &ov)
-        .map_err(Failure::input)?;
+    let yaml = yaml
+        .replace("PLATFORM", platform)
+        .replace("LOCALITY", &locality.to_string());
+    let w = Workload::parse_str(&yaml, Path::new("bfs"), &ov).map_err(Failure::input)?;
     match simulate(&w, &SimOptions::default()) {
         Ok(r) => Ok(Some(r)),
         Err(SimError::Unsupported(_)) => Ok(None),
@@ -233,12 +243,12 @@ fn case(
     let mut sim = Map::new();
     let mut means: Vec<(&'static str, f64)> = Vec::new();
     let mut skipped = Vec::new();
-    for (name, policy) in POLICIES {
+    for (name, policy, locality) in POLICIES {
         progress.step(&format!("bfs: {label}, {name}"));
         let mut acc = Acc::default();
         let mut simulated = true;
         for v in 0..VARIANTS {
-            let Some(r) = try_sim(&make(v), policy, costs)? else {
+            let Some(r) = try_sim(&make(v), policy, locality, costs)? else {
                 simulated = false;
                 break;
             };
@@ -289,7 +299,7 @@ fn case(
     let get = |p: &str| means.iter().find(|s| s.0 == p).map(|s| s.1);
     let mut diff = Map::new();
     if let Some(cfs) = get("cfs") {
-        for other in ["bfs", "eevdf"] {
+        for other in ["bfs", "bfs-nolocality", "eevdf"] {
             if let Some(x) = get(other) {
                 // Positive: faster than CFS, as the seed states "x% faster".
                 diff.insert(
@@ -407,7 +417,7 @@ mod tests {
     fn workloads_are_valid_and_finite() {
         for y in [compile(3), compression(3), video(3)] {
             let w = Workload::parse_str(
-                &y.replace("PLATFORM", ""),
+                &y.replace("PLATFORM", "").replace("LOCALITY", "true"),
                 Path::new("w"),
                 &Overrides::default(),
             )
