@@ -448,3 +448,33 @@ fn calibrate_writes_a_platform_the_simulator_uses_and_compare_real_pairs_columns
         assert_eq!(s["jobs_released"], r["jobs_released"]);
     }
 }
+
+#[test]
+fn nice_mix_on_one_cpu_gets_the_simulated_eevdf_shares() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let file = example("nice-mix.yaml");
+    let (out, v) = run(&[file.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let w = Workload::load(&file, &Overrides::default()).unwrap();
+    let sim = simulate(&w, &SimOptions::default()).unwrap();
+    let real: Vec<f64> = v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["cpu_time_ns"].as_f64().unwrap())
+        .collect();
+    let total: f64 = real.iter().sum();
+    let sim_total: u64 = sim.tasks.iter().map(|t| t.cpu_time_ns).sum();
+    for (i, t) in sim.tasks.iter().enumerate() {
+        let (r, s) = (real[i] / total, t.cpu_time_ns as f64 / sim_total as f64);
+        eprintln!("{}: real share {r:.4}, simulated eevdf {s:.4}", t.name);
+        // Shares are relative among the three, so other load on CPU 0 cancels out;
+        // 3 points absolute leaves room for a VM's stolen ticks.
+        assert!(
+            (r - s).abs() < 0.03,
+            "{}: real {r:.4} vs simulated {s:.4}",
+            t.name
+        );
+    }
+}

@@ -542,5 +542,44 @@ pub fn run_all(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
         &chart_fig2.to_svg(),
         &mut plots,
     )?;
+    // 6. The same mix on this host's kernel (EEVDF), pinned to CPU 0.
+    progress.step("cfs-weights: nice -5/0/5 on the host kernel");
+    cases.push(real_nice_mix()?);
+
     Ok(Outcome { cases, plots })
+}
+
+/// The nice −5/0/5 mix of examples/nice-mix.yaml measured on the host kernel (3 s, CPU 0)
+/// next to the simulated EEVDF shares; `real` is null without CAP_SYS_NICE.
+fn real_nice_mix() -> Result<Case, Failure> {
+    let yaml = include_str!("../../../../../examples/nice-mix.yaml");
+    let w = Workload::parse_str(yaml, Path::new("nice-mix.yaml"), &Default::default())
+        .map_err(Failure::input)?;
+    let shares = |r: &SimResult| {
+        let total: u64 = r.tasks.iter().map(|t| t.cpu_time_ns).sum();
+        let mut m = Map::new();
+        for t in &r.tasks {
+            m.insert(
+                t.name.clone(),
+                json!((t.cpu_time_ns as f64 / total.max(1) as f64 * 1e4).round() / 1e4),
+            );
+        }
+        Value::Object(m)
+    };
+    let sim = simulate(&w, &SimOptions::default()).map_err(|e| Failure::input(e.to_string()))?;
+    let (real, note) = match schedlab_linux::run(&w, &schedlab_linux::RunConfig::default()) {
+        Ok(rr) => (
+            json!({ "shares": shares(&rr.result) }),
+            "the host kernel (EEVDF) gives the weight shares the model predicts".to_string(),
+        ),
+        Err(e) => (Value::Null, format!("not measured on this host: {e}")),
+    };
+    Ok(Case {
+        case: "nice -5/0/5 CPU-bound on CPU 0, 3 s: host kernel vs simulated eevdf".into(),
+        paper: claim("CFS shares CPU between tasks in proportion to their weights"),
+        simulated: json!({ "shares": shares(&sim) }),
+        real,
+        expected: json!({ "shares": { "a": 0.6967, "b": 0.2286, "c": 0.0748 } }),
+        note,
+    })
 }
