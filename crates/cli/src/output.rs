@@ -316,6 +316,7 @@ pub(crate) mod tests {
         };
         SimResult {
             fairness: None,
+            kernel: None,
             workload: "t".into(),
             policy: policy.into(),
             placement: "linux".into(),

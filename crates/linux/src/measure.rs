@@ -363,6 +363,7 @@ pub fn assemble(
         .collect();
     SimResult {
         fairness: None,
+        kernel: None,
         workload: workload.into(),
         policy: policy.into(),
         placement: placement.into(),
@@ -404,10 +405,13 @@ fn latency(jobs: &[JobRecord]) -> Option<LatencyStats> {
     }
     (!h.is_empty()).then(|| LatencyStats {
         samples: h.len(),
+        min_ns: h.min(),
         mean_ns: h.mean(),
         p50_ns: h.value_at_quantile(0.5),
         p99_ns: h.value_at_quantile(0.99),
+        p999_ns: h.value_at_quantile(0.999),
         max_ns: h.max(),
+        histogram_us: None,
     })
 }
 

@@ -6,6 +6,7 @@
 //! so code downstream only ever sees a valid [`Workload`].
 
 pub mod error;
+pub mod kernel;
 pub mod spec;
 pub mod time;
 pub mod weights;

@@ -83,6 +83,106 @@ pub struct PlatformSpec {
     pub tick: Option<Dur>,
     /// Enforce CBS budgets with a high-resolution timer instead of at ticks.
     pub hrtick: Option<bool>,
+    /// Modelled cost of a timer wake-up on an idle CPU (interrupt entry, hrtimer,
+    /// `try_to_wake_up`, switch, return to user); latency probes add it to every sample.
+    pub wakeup_cost: Option<Dur>,
+    /// Periodic device interrupts (docs/latency.md).
+    pub irqs: Option<Vec<IrqSpec>>,
+    /// Per-CPU timer wheels whose cascades run with interrupts off (seed 003).
+    pub timers: Option<TimersSpec>,
+    /// CPUs that tasks without `affinity`, interrupts and (with `timers.migrate`) timers
+    /// avoid (a CPU shield / `isolcpus`).
+    pub isolated: Option<Vec<i64>>,
+    /// Non-preemptible kernel sections of the fair (general-purpose) load.
+    pub kernel_sections: Option<KernelSectionsSpec>,
+}
+
+/// One entry of `platform.irqs:`: a periodic device interrupt.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IrqSpec {
+    /// Name shown in results (default `irq<i>`).
+    pub name: Option<String>,
+    /// Time between two interrupts (required).
+    pub period: Option<Dur>,
+    /// Hard-interrupt handler time, run with interrupts off (required).
+    pub handler: Option<Dur>,
+    /// Deferred (softirq) work run right after the handler (default 0).
+    pub softirq: Option<Dur>,
+    /// IRQ affinity (`/proc/irq/N/smp_affinity`; default all CPUs).
+    pub cpus: Option<Vec<i64>>,
+    /// First interrupt (default: one period after the start).
+    pub offset: Option<Dur>,
+    /// Extra random delay added to each period, uniform in [0, jitter] (default 0).
+    pub jitter: Option<Dur>,
+    /// A per-CPU interrupt (local timer, IPI): it fires on every CPU of `cpus` and cannot
+    /// be moved or isolated away (default false).
+    pub per_cpu: Option<bool>,
+}
+
+/// `platform.timers:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TimersSpec {
+    /// `cascading` (default: the pre-4.8 wheel, tv1 256 slots + tv2..tv5 64 each) or
+    /// `hierarchical` (the v4.8+ wheel: no cascades, expiries rounded up).
+    pub wheel: Option<String>,
+    /// Fixed cost `a` of a cascade that moves at least one timer.
+    pub cascade_cost: Option<Dur>,
+    /// Cost `b` per timer moved by a cascade.
+    pub cascade_per_timer: Option<Dur>,
+    /// Softirq cost of running one expired timer's callback (default 0).
+    pub expiry_cost: Option<Dur>,
+    /// Move the timers of isolated CPUs to housekeeping CPUs and register new ones there.
+    pub migrate: Option<bool>,
+    /// The timers armed on the CPUs.
+    pub groups: Option<Vec<TimerGroupSpec>>,
+}
+
+/// One entry of `platform.timers.groups:`.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TimerGroupSpec {
+    /// Name shown in messages (default `group<i>`).
+    pub name: Option<String>,
+    /// Timers per CPU (required).
+    pub count: Option<u64>,
+    /// Timeout of each timer (required).
+    pub timeout: Option<Dur>,
+    /// Timeouts are drawn uniformly in [timeout, timeout + spread] (default 0).
+    pub spread: Option<Dur>,
+    /// Re-armed with the same timeout each time it expires (default false: one-shot).
+    pub periodic: Option<bool>,
+    /// CPUs whose wheels hold these timers (default all).
+    pub cpus: Option<Vec<i64>>,
+}
+
+/// `platform.kernel_sections:` block.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSectionsSpec {
+    /// How often a CPU running a fair task enters a section (required).
+    pub every: Option<Dur>,
+    /// Length of a section (required).
+    pub length: Option<Dur>,
+    /// With it, lengths are drawn uniformly in [length, max_length].
+    pub max_length: Option<Dur>,
+}
+
+/// Task-level `probe:`: the task is a cyclictest-like latency probe.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeSpec {
+    /// Sleep to an absolute time every interval (required).
+    pub interval: Option<Dur>,
+    /// `fifo` (default), `rr` or `normal` (alias `other`).
+    pub policy: Option<String>,
+    /// RT priority 1..99 for `fifo`/`rr` (default 99).
+    pub priority: Option<i64>,
+    /// Nice value for a `normal` probe (default 0).
+    pub nice: Option<i64>,
+    /// CPU time of each wake-up (default 1us: read the clock, store the sample).
+    pub runtime: Option<Dur>,
 }
 
 /// `scheduler:` block.
@@ -230,6 +330,8 @@ pub struct TaskSpec {
     pub sleep: Option<Dur>,
     /// Explicit phases, repeated: `[{ run: 2ms }, { sleep: 8ms }, ...]`.
     pub phases: Option<Vec<PhaseSpec>>,
+    /// A cyclictest-like latency probe instead of a workload task.
+    pub probe: Option<ProbeSpec>,
 }
 
 /// One phase of a task's behaviour.

@@ -260,6 +260,16 @@ pub struct Platform {
     pub tick: Ns,
     /// Enforce CBS budgets exactly (HRTICK_DL) instead of at ticks.
     pub hrtick: bool,
+    /// Cost of a timer wake-up on an idle CPU; probes add it to every sample.
+    pub wakeup_cost: Ns,
+    /// Periodic device interrupts.
+    pub irqs: Vec<crate::kernel::Irq>,
+    /// Per-CPU timer wheels (None: timers are not modelled).
+    pub timers: Option<crate::kernel::Timers>,
+    /// Isolated CPUs (sorted).
+    pub isolated: Vec<usize>,
+    /// Non-preemptible kernel sections of fair load.
+    pub kernel_sections: Option<crate::kernel::KernelSections>,
 }
 
 /// Policy and placement choices.
@@ -405,6 +415,8 @@ pub struct Task {
     pub work: Option<Ns>,
     /// Behaviour of an aperiodic fair task: run/sleep phases, repeated (empty: CPU-bound).
     pub phases: Vec<Phase>,
+    /// Set when the task is a cyclictest-like latency probe.
+    pub probe: Option<crate::kernel::Probe>,
 }
 
 impl Task {
@@ -498,13 +510,18 @@ impl Workload {
         if cpus > MAX_CPUS {
             return Err(format!("{cpus_field}: {cpus} is more than {MAX_CPUS}"));
         }
-        let platform = Platform {
+        let mut platform = Platform {
             cpus: cpus as usize,
             hz: pf.hz.unwrap_or(1000),
             context_switch: pf.context_switch.map_or(0, |d| d.0),
             migration: pf.migration.map_or(0, |d| d.0),
             tick: pf.tick.map_or(0, |d| d.0),
             hrtick: pf.hrtick.unwrap_or(false),
+            wakeup_cost: 0,
+            irqs: Vec::new(),
+            timers: None,
+            isolated: Vec::new(),
+            kernel_sections: None,
         };
         if platform.hz > 100_000 {
             return Err(format!("platform.hz: {} is above 100000", platform.hz));
@@ -515,6 +532,8 @@ impl Workload {
                 format_ns(platform.tick)
             ));
         }
+
+        crate::kernel::apply_platform(&pf, &mut platform)?;
 
         let duration = ov.duration.or(spec.duration.map(|d| d.0)).unwrap_or(S);
         if duration == 0 {
@@ -766,7 +785,10 @@ fn expand_task(
         } else {
             base.clone()
         };
-        out.push(build_task(ts, name, cpus, sched)?);
+        out.push(match &ts.probe {
+            Some(ps) => crate::kernel::build_probe(ts, ps, name, cpus, sched)?,
+            None => build_task(ts, name, cpus, sched)?,
+        });
         if ts.count.is_none() {
             break;
         }
@@ -916,6 +938,7 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Re
         exec,
         work: ts.work.map(|d| d.0),
         phases,
+        probe: None,
     })
 }
 

@@ -20,10 +20,17 @@
 //! at the same instant are seen before the CPU decides. A timer whose instant moved is
 //! superseded by its generation number, never removed from the heap, so runs stay
 //! deterministic.
+//!
+//! Interrupts and kernel work ([`kernel`], docs/latency.md: device interrupts, timer-wheel
+//! cascades and expiries, kernel sections of fair tasks) come after the tick in an
+//! instant (interrupts in platform order, then kernel sections, then ends of kernel work,
+//! each by insertion). While a CPU does kernel work it takes no decision: its pending
+//! `dirty`/`need_resched` wait for the end of the work, and the time is charged to the
+//! running task as `overhead_left`, like the tick cost.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::result::{
-    CpuResult, FairTaskStats, FairnessStats, LatencyStats, Segment, SimEvent, SimResult, TaskResult,
+    CpuResult, FairTaskStats, FairnessStats, Segment, SimEvent, SimResult, TaskResult,
 };
 use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
 use crate::SimError;
@@ -37,6 +44,9 @@ use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+mod kernel;
+mod latency;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum EventKind {
     CpuTimer { cpu: CpuId, gen: u64 },
@@ -45,6 +55,10 @@ enum EventKind {
     Release { task: TaskId },
     Wake { task: TaskId },
     Tick,
+    // Interrupts and kernel work (engine/kernel.rs).
+    Irq { src: usize },
+    Section { cpu: CpuId },
+    KernelEnd { cpu: CpuId },
 }
 
 impl EventKind {
@@ -55,6 +69,7 @@ impl EventKind {
             EventKind::DeadlineCheck { .. } => 2,
             EventKind::Release { .. } | EventKind::Wake { .. } => 3,
             EventKind::Tick => 4,
+            EventKind::Irq { .. } | EventKind::Section { .. } | EventKind::KernelEnd { .. } => 5,
         }
     }
 }
@@ -116,8 +131,10 @@ pub struct Engine {
     /// Per CPU: periodic balances in a row that found an imbalance but moved nothing
     /// (`sd->nr_balance_failed`).
     balance_failed: Vec<u32>,
-    /// Wake-up latency per task (first dispatch − release).
-    latency: Vec<hdrhistogram::Histogram<u64>>,
+    /// Wake-up latency per task (first dispatch − release; probes add the wake-up cost).
+    latency: Vec<latency::LatencyRec>,
+    /// Interrupts, timer wheels, kernel sections; CPUs busy in kernel work.
+    kernel: kernel::KernelState,
     /// Largest vruntime spread sampled at ticks.
     vruntime_spread: i64,
     /// Fair-class picks.
@@ -175,7 +192,12 @@ impl Engine {
         let mut tasks = Vec::with_capacity(w.tasks.len());
         let mut releases = Vec::with_capacity(w.tasks.len());
         for (i, t) in w.tasks.iter().enumerate() {
-            let mut allowed: Vec<bool> = (0..ncpu).map(|c| t.allowed_on(c)).collect();
+            // Without an explicit affinity a task avoids the isolated CPUs (isolcpus).
+            let mut allowed: Vec<bool> = (0..ncpu)
+                .map(|c| {
+                    t.allowed_on(c) && (t.affinity.is_some() || !w.platform.isolated.contains(&c))
+                })
+                .collect();
             if let Some(cpu) = partition[i] {
                 allowed = (0..ncpu).map(|c| c == cpu).collect();
             }
@@ -254,8 +276,10 @@ impl Engine {
                 })
             })
             .collect();
-        let latency = (0..tasks.len())
-            .map(|_| hdrhistogram::Histogram::new(3).expect("3 significant figures"))
+        let latency = w
+            .tasks
+            .iter()
+            .map(|t| latency::LatencyRec::new(t.probe.map(|_| w.platform.wakeup_cost)))
             .collect();
         let cpus = vec![
             CpuState {
@@ -286,6 +310,7 @@ impl Engine {
             next_balance: vec![0; ncpu],
             balance_failed: vec![0; ncpu],
             latency,
+            kernel: kernel::KernelState::new(w, &class_global)?,
             vruntime_spread: 0,
             fair_decisions: 0,
             has_fair: task_class.contains(&ClassId::Fair),
@@ -333,6 +358,7 @@ impl Engine {
         if tick_ns > 0 && tick_ns < e.duration {
             e.push(tick_ns, EventKind::Tick);
         }
+        e.start_kernel_sources();
         Ok(e)
     }
 
@@ -450,6 +476,15 @@ impl Engine {
                 self.events_processed += 1;
                 self.tick();
             }
+            EventKind::Irq { src } => {
+                self.events_processed += 1;
+                self.irq(src);
+            }
+            EventKind::Section { cpu } => {
+                self.events_processed += 1;
+                self.kernel_section(cpu);
+            }
+            EventKind::KernelEnd { cpu } => self.kernel_end(cpu),
         }
     }
 
@@ -939,6 +974,7 @@ impl Engine {
         if self.has_fair {
             self.fair_tick();
         }
+        self.timer_softirq();
     }
 
     /// Periodic fair load balancing (every `cpus` ms on an idle CPU, 16 times less often
@@ -1123,6 +1159,9 @@ impl Engine {
 
     /// Per-CPU run queue: `__schedule()` on one CPU.
     fn schedule_local(&mut self, cpu: CpuId) {
+        if self.kernel.blocked(cpu, self.now) {
+            return; // decided when its kernel work ends (KernelEnd)
+        }
         if !std::mem::take(&mut self.cpus[cpu].dirty) {
             return;
         }
@@ -1356,7 +1395,7 @@ impl Engine {
         }
         ts.job_started = true;
         if let Some(j) = ts.job {
-            let _ = self.latency[t].record(self.now.saturating_sub(j.release));
+            self.latency[t].record(self.now.saturating_sub(j.release));
         }
     }
 
@@ -1604,7 +1643,7 @@ impl Engine {
                 preemptions: ts.stats.preemptions,
                 migrations: ts.stats.migrations,
                 throttles: ts.stats.throttles,
-                latency: latency_stats(&self.latency[i]),
+                latency: self.latency[i].stats(),
                 fair: (ts.class == ClassId::Fair).then(|| FairTaskStats {
                     nice: ts.nice,
                     weight: ts.weight,
@@ -1676,22 +1715,12 @@ impl Engine {
                 })
                 .collect(),
             fairness,
+            kernel: self.kernel_stats(),
             tasks,
             trace: self.trace,
             log: self.log,
         }
     }
-}
-
-/// Summary of a latency histogram (None when empty).
-fn latency_stats(h: &hdrhistogram::Histogram<u64>) -> Option<LatencyStats> {
-    (!h.is_empty()).then(|| LatencyStats {
-        samples: h.len(),
-        mean_ns: h.mean(),
-        p50_ns: h.value_at_quantile(0.5),
-        p99_ns: h.value_at_quantile(0.99),
-        max_ns: h.max(),
-    })
 }
 
 /// Load weight of a fair task: SCHED_IDLE tasks weigh 3, others take their nice value's

@@ -41,14 +41,62 @@ pub struct TaskResult {
 pub struct LatencyStats {
     /// Samples (jobs dispatched at least once).
     pub samples: u64,
+    /// Smallest.
+    pub min_ns: u64,
     /// Mean.
     pub mean_ns: f64,
     /// Median.
     pub p50_ns: u64,
     /// 99th percentile.
     pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
     /// Largest.
     pub max_ns: u64,
+    /// Latency probes: `[microseconds, samples]` for every whole microsecond that has
+    /// samples, ascending (cyclictest's `-h` buckets, sparse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub histogram_us: Option<Vec<[u64; 2]>>,
+}
+
+/// Interrupt and kernel work of a run (present when the platform has some).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct KernelStats {
+    /// One entry per CPU.
+    pub per_cpu: Vec<KernelCpuStats>,
+}
+
+/// Interrupt and kernel work on one CPU.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct KernelCpuStats {
+    /// CPU index.
+    pub cpu: usize,
+    /// Interrupts taken.
+    pub irqs: u64,
+    /// Time in interrupt handlers and their softirq work.
+    pub irq_ns: u64,
+    /// Timer-wheel cascades that moved timers.
+    pub cascades: u64,
+    /// Timers moved by cascades.
+    pub timers_moved: u64,
+    /// Most timers one cascade moved.
+    pub largest_cascade_timers: u64,
+    /// Cost of that cascade (interrupts off).
+    pub largest_cascade_ns: u64,
+    /// When it happened.
+    pub largest_cascade_at_ns: u64,
+    /// Timers that expired (callbacks run).
+    pub timer_expiries: u64,
+    /// Time in the timer softirq (cascades and callbacks).
+    pub timer_ns: u64,
+    /// Timers on the CPU's wheel at the end.
+    pub timers_armed: u64,
+    /// Non-preemptible kernel sections entered by fair tasks.
+    pub sections: u64,
+    /// Time in them.
+    pub section_ns: u64,
+    /// Longest stretch during which the CPU took no scheduling decision.
+    pub longest_block_ns: u64,
 }
 
 /// Fair-class figures of one task.
@@ -138,6 +186,9 @@ pub struct SimResult {
     pub throttles: u64,
     /// Fair-class figures (present when the workload has fair tasks).
     pub fairness: Option<FairnessStats>,
+    /// Interrupt and kernel work (present when the platform has some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelStats>,
     /// Per-task results, in workload order.
     pub tasks: Vec<TaskResult>,
     /// Per-CPU results.
