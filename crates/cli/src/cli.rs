@@ -71,6 +71,9 @@ pub enum Command {
     /// Import a kernel scheduler trace (trace-cmd report / ftrace text) as a workload.
     #[command(after_help = crate::commands::trace::EXAMPLES)]
     Trace(crate::commands::trace::TraceArgs),
+    /// Measure wake-up latency like cyclictest (threads per CPU at SCHED_FIFO), with
+    /// optional load and CPU shield; or show a workload's simulated latency probes.
+    Latency(crate::commands::latency::LatencyArgs),
 }
 
 /// `schedlab reproduce`

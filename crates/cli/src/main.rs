@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Trace(args) => commands::trace::run(args),
+        Command::Latency(args) => commands::latency::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,12 +10,15 @@
 //! - [`runner`]: releases, records, watchdog, RLIMIT_RTTIME, SIGINT/SIGTERM;
 //! - [`decide`] and [`dispatcher`]: the user-space EDF/LLF/ILLF dispatcher;
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
+//! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
+//!   shield;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine.
 
 pub mod calibrate;
 pub mod decide;
 pub mod dispatcher;
 pub mod job;
+pub mod latency;
 pub mod measure;
 pub mod policy;
 pub mod privileges;

@@ -3,6 +3,7 @@
 pub mod calibrate;
 pub mod compare;
 pub mod compare_real;
+pub mod latency;
 pub mod report;
 pub mod reproduce;
 pub mod run;
