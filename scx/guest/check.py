@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Check the console output of the sched_ext guest lane (scx/guest/run.sh).
+
+Asserts only what does not depend on the guest's speed (TCG is slow and noisy):
+  * every run finished and every task ran (at least one job);
+  * scx runs: the loader got ready, /sys/kernel/sched_ext/state read `enabled` while the
+    scheduler ran and `disabled` after it was unloaded, and the loader exited cleanly;
+  * Dhall set under scx llf and illf: the heavy task (zero laxity at release) starts
+    before either light task finishes its first job;
+  * `schedlab run --backend scx` (when the guest has schedlab): it printed its JSON result,
+    every task ran, the scheduler was `enabled` during the run and `disabled` after;
+  * on each set, scx llf makes more context switches than scx illf (counted in the
+    guest's sched_switch trace between workload threads and idle, i.e. with the other
+    tasks' switches - the driver, the loader, kworkers - taken out).
+Everything else (misses, switch rates, response times, the simulator's numbers for the
+same workload) is reported, not asserted. Exit status 1 if an assertion fails.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SETS = {
+    "dhall": [("heavy", 200, 200, 200), ("light1", 20, 199, 199), ("light2", 20, 199, 199)],
+    "table1": [("big1", 60, 100, 100), ("big2", 60, 100, 100)]
+    + [("small%d" % i, 5, 60, 60) for i in range(1, 5)],
+}
+
+
+def kv(text):
+    """Parse `k=v k2="v 2"` pairs."""
+    return {m.group(1): m.group(3) if m.group(3) is not None else m.group(2)
+            for m in re.finditer(r'(\w+)=("([^"]*)"|\S+)', text)}
+
+
+def parse(console):
+    runs, cur, guest, schedlab = {}, None, {}, []
+    for line in console.splitlines():
+        i = line.find("SL-")
+        if i > 0:
+            line = line[i:]  # the BIOS's escape sequences share the first line
+        if line.startswith("SL-GUEST "):
+            guest = kv(line[9:])
+        elif line.startswith("SL-GUEST-DONE"):
+            guest["done"] = kv(line)
+        elif line.startswith("SL-BEGIN "):
+            d = kv(line[9:])
+            cur = {"begin": d, "tasks": {}, "jobs": [], "loader": [], "sw": [], "name": d["name"]}
+            runs[d["name"]] = cur
+        elif cur is None:
+            if line.startswith("SL-SCHEDLAB"):
+                schedlab.append(line)
+            continue
+        elif line.startswith("SL-TASK "):
+            d = kv(line[8:])
+            cur["tasks"][d["name"]] = d
+        elif line.startswith("SL-JOB "):
+            cur["jobs"].append(kv(line[7:]))
+        elif line.startswith("SL-SW "):
+            cur["sw"].append(kv(line[6:]))
+        elif line.startswith("SL-LOADER-EXIT "):
+            cur["loader_exit"] = kv(line[15:]).get("code")
+        elif line.startswith("SL-LOADER "):
+            cur["loader"].append(line[10:])
+        elif line.startswith("SL-STATE "):
+            cur["state"] = kv(line[9:])
+        elif line.startswith("SL-SUM "):
+            cur["sum"] = kv(line[7:])
+        elif line.startswith("SL-JSON "):
+            try:
+                cur["json"] = json.loads(line[8:])
+            except ValueError:
+                cur["json"] = None
+        elif line.startswith("SL-END "):
+            cur["end"] = kv(line[7:])
+        elif line.startswith("SL-TIME "):
+            d = kv(line[8:])
+            if d.get("name") in runs:
+                runs[d["name"]]["time"] = d
+            cur = None
+        elif line.startswith("SL-SCHEDLAB"):
+            schedlab.append(line)
+    return guest, runs, schedlab
+
+
+def loader_field(run, prefix):
+    for l in run["loader"]:
+        if l.startswith(prefix):
+            return kv(l[len(prefix):])
+    return None
+
+
+class Checks:
+    def __init__(self):
+        self.items = []
+
+    def check(self, name, ok, detail=""):
+        self.items.append((name, bool(ok), detail))
+
+    @property
+    def failed(self):
+        return [i for i in self.items if not i[1]]
+
+
+def simulate(schedlab, set_name, policy, duration_ms, tmp):
+    """The simulator's result (JSON) and schedule (ftrace text) for the same workload."""
+    path = os.path.join(tmp, "%s.yaml" % set_name)
+    with open(path, "w") as f:
+        f.write("name: %s-scx\nplatform: { cpus: 2, hz: 1000 }\nduration: %dms\n"
+                "scheduler: { placement: linux }\ntasks:\n" % (set_name, duration_ms))
+        for n, c, d, p in SETS[set_name]:
+            f.write("  - { name: %s, runtime: %dms, deadline: %dms, period: %dms }\n" % (n, c, d, p))
+    trace = os.path.join(tmp, "%s-%s.txt" % (set_name, policy))
+    r = subprocess.run([schedlab, "simulate", path, "--policy", policy, "--json",
+                        "--trace-out", trace, "--trace-format", "ftrace"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return None, []
+    res = json.loads(r.stdout)
+    sw = []
+    pat = re.compile(r"\[(\d+)\]\s+([\d.]+): sched_switch:\s+(\S+?):(\d+) \[[^\]]*\] (\S+) ==> (\S+?):(\d+)")
+    with open(trace) as f:
+        for line in f:
+            m = pat.search(line)
+            if m:
+                sw.append({"t": int(round(float(m.group(2)) * 1e6)), "cpu": int(m.group(1)),
+                           "prev": m.group(3), "state": m.group(5), "next": m.group(6)})
+    return res, sw
+
+
+def first_starts(sw, names):
+    """Task names in the order they first got a CPU (from a switch list)."""
+    seen = []
+    for s in sw:
+        n = s["next"]
+        if n in names and n not in seen:
+            seen.append(n)
+    return seen
+
+
+def heavy_first(starts_finishes):
+    """Dhall: did heavy start before either light finished its first job?"""
+    hs = starts_finishes["heavy"][0]
+    return hs < min(starts_finishes[l][1] for l in ("light1", "light2"))
+
+
+def sim_first_jobs(sw, names):
+    """(first start, first finish) per task from the simulator's switches (us)."""
+    out = {}
+    for s in sw:
+        if s["next"] in names and s["next"] not in out:
+            out[s["next"]] = [s["t"], None]
+        p = s["prev"]
+        if p in out and out[p][1] is None and s["state"].startswith("S"):
+            out[p][1] = s["t"]
+    return {k: (v[0], v[1] if v[1] is not None else 10**12) for k, v in out.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--console", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--schedlab")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--expect-schedlab", action="store_true",
+                    help="the guest had a schedlab binary: its runs must be there")
+    a = ap.parse_args()
+    with open(a.console, errors="replace") as f:
+        console = f.read()
+    guest, runs, schedlab_lines = parse(console)
+    c = Checks()
+    rep = []
+
+    c.check("guest booted with sched_ext", guest.get("state") == "disabled",
+            "kernel %s, %s CPUs, state %s" % (guest.get("kernel"), guest.get("cpus"), guest.get("state")))
+    c.check("guest finished", "done" in guest)
+    expected = ["%s-%s" % (s, p) for s in SETS
+                for p in (["illf", "llf"] if a.quick else ["illf", "llf", "edf", "deadline"])]
+    for name in expected:
+        c.check("run %s present" % name, name in runs)
+
+    for name, r in sorted(runs.items()):
+        end = r.get("end", {}).get("status")
+        c.check("%s: finished" % name, end == "ok", "status %s" % end)
+        set_name = name.split("-")[0]
+        want = [t[0] for t in SETS.get(set_name, [])]
+        ran = {t: int(r["tasks"].get(t, {}).get("jobs", 0)) for t in want}
+        c.check("%s: every task ran" % name, want and all(v > 0 for v in ran.values()),
+                " ".join("%s=%d" % kv_ for kv_ in ran.items()))
+        if r["begin"].get("mode") == "scx":
+            ready = loader_field(r, "ready ")
+            c.check("%s: scheduler loaded (enabled)" % name,
+                    ready is not None and ready.get("state") == "enabled",
+                    "ready line: %s" % (ready,))
+            st = r.get("state", {})
+            c.check("%s: state enabled while running, disabled after" % name,
+                    st.get("during") == "enabled" and st.get("after") == "disabled",
+                    "during=%s after=%s" % (st.get("during"), st.get("after")))
+            c.check("%s: loader exited cleanly" % name, r.get("loader_exit") == "0",
+                    "exit code %s" % r.get("loader_exit"))
+
+    for pol in ("illf", "llf"):
+        r = runs.get("dhall-%s" % pol)
+        if not r or not all(t in r["tasks"] for t in ("heavy", "light1", "light2")):
+            continue
+        sf = {t: (int(r["tasks"][t]["first_start"]), int(r["tasks"][t]["first_finish"]))
+              for t in ("heavy", "light1", "light2")}
+        c.check("dhall-%s: heavy runs first (starts before any light finishes)" % pol,
+                heavy_first(sf),
+                "heavy starts at %d us; lights finish at %d, %d us"
+                % (sf["heavy"][0], sf["light1"][1], sf["light2"][1]))
+
+    for s in SETS:
+        l, i = runs.get("%s-llf" % s), runs.get("%s-illf" % s)
+        if l and i and "sum" in l and "sum" in i:
+            ls, is_ = int(l["sum"]["sched_switches"]), int(i["sum"]["sched_switches"])
+            c.check("%s: llf switches more than illf" % s, ls > is_,
+                    "llf %d, illf %d context switches between workload threads and idle"
+                    % (ls, is_))
+
+    # ---- report ----
+    rep.append("guest: kernel %s, %s CPUs" % (guest.get("kernel"), guest.get("cpus")))
+    rep.append("")
+    rep.append("switches: all sched_switch events in the run (idle counts); sched_sw: those between")
+    rep.append("workload threads and idle (other tasks taken out, comparable with the simulator)")
+    rep.append("%-20s %5s %6s %8s %8s %9s %7s %5s %6s  %s" % (
+        "run", "jobs", "misses", "switches", "sched_sw", "sw/cpu/s", "preempt", "migr", "run_s", "bpf stats"))
+    for name, r in sorted(runs.items()):
+        s = r.get("sum", {})
+        st = loader_field(r, "stats ") or {}
+        bpf = " ".join("%s=%s" % (k, st[k]) for k in
+                       ("laxity_evaluations", "swaps", "zero_laxity_preemptions",
+                        "laxity_preemptions", "deadline_preemptions", "pulls") if k in st and st[k] != "0")
+        t = r.get("time", {})
+        dur = ""
+        try:
+            dur = "%.1f" % (float(t["end"]) - float(t["start"]))
+        except (KeyError, ValueError):
+            pass
+        rep.append("%-20s %5s %6s %8s %8s %9s %7s %5s %6s  %s" % (
+            name, s.get("jobs", "?"), s.get("misses", "?"), s.get("switches", "?"),
+            s.get("sched_switches", "?"), s.get("switches_per_cpu_per_s", "?"),
+            s.get("preemptions", "?"), s.get("migrations", "?"), dur, bpf))
+    rep.append("")
+    for name, r in sorted(runs.items()):
+        rep.append("%s: %s" % (name, "; ".join(
+            "%s jobs=%s misses=%s max_resp=%.1fms" % (t, d.get("jobs"), d.get("misses"),
+                                                     int(d.get("max_response", 0)) / 1000.0)
+            for t, d in r["tasks"].items())))
+
+    # ---- the simulator on the same workloads ----
+    sim_rows = []
+    if a.schedlab and os.access(a.schedlab, os.X_OK):
+        rep.append("")
+        rep.append("simulator (schedlab simulate, placement linux, HZ 1000) vs guest:")
+        rep.append("%-14s %12s %12s %10s %10s  %s" % ("set-policy", "sim switches", "guest sched_sw",
+                                                   "sim miss", "guest miss", "first starts: sim | guest"))
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, r in sorted(runs.items()):
+                set_name, _, pol = name.partition("-")
+                if pol not in ("edf", "llf", "illf") or set_name not in SETS:
+                    continue
+                dur_ms = int(int(r["begin"].get("duration_ns", "0")) / 1e6)
+                res, sw = simulate(a.schedlab, set_name, pol, dur_ms, tmp)
+                if res is None:
+                    rep.append("%-14s simulation failed" % name)
+                    continue
+                names = [t[0] for t in SETS[set_name]]
+                gsw = [{"next": x.get("next"), "prev": x.get("prev"), "state": x.get("state"),
+                        "t": int(x.get("t", 0))} for x in r["sw"]]
+                sim_order, guest_order = first_starts(sw, names), first_starts(gsw, names)
+                row = {"run": name, "sim_switches": res["context_switches"],
+                       "guest_switches": int(r.get("sum", {}).get("sched_switches", -1)),
+                       "sim_misses": res["deadline_misses"],
+                       "guest_misses": int(r.get("sum", {}).get("misses", -1)),
+                       "sim_first_starts": sim_order, "guest_first_starts": guest_order}
+                if set_name == "dhall":
+                    sf = sim_first_jobs(sw, names)
+                    if all(t in sf for t in ("heavy", "light1", "light2")):
+                        row["sim_heavy_first"] = heavy_first(sf)
+                    gt = r["tasks"]
+                    if all(t in gt for t in ("heavy", "light1", "light2")):
+                        row["guest_heavy_first"] = heavy_first(
+                            {t: (int(gt[t]["first_start"]), int(gt[t]["first_finish"]))
+                             for t in ("heavy", "light1", "light2")})
+                sim_rows.append(row)
+                extra = ""
+                if "sim_heavy_first" in row:
+                    extra = "  heavy first: sim %s, guest %s" % (row["sim_heavy_first"],
+                                                                 row.get("guest_heavy_first"))
+                rep.append("%-14s %12d %12d %10d %10d  %s | %s%s" % (
+                    name, row["sim_switches"], row["guest_switches"], row["sim_misses"],
+                    row["guest_misses"], ",".join(sim_order), ",".join(guest_order), extra))
+        for s in SETS:
+            rows = {r["run"]: r for r in sim_rows}
+            l, i = rows.get("%s-llf" % s), rows.get("%s-illf" % s)
+            if l and i:
+                rep.append("%s: llf/illf switch ratio: sim %.1f, guest %.1f" % (
+                    s, l["sim_switches"] / max(i["sim_switches"], 1),
+                    l["guest_switches"] / max(i["guest_switches"], 1)))
+
+    # schedlab run --backend scx in the guest: SL-SCHEDLAB-BEGIN, the JSON line, -END.
+    sl_runs, cur_sl = [], None
+    for l in schedlab_lines:
+        if l.startswith("SL-SCHEDLAB-BEGIN "):
+            cur_sl = {"begin": kv(l[18:]), "json": None}
+            sl_runs.append(cur_sl)
+        elif l.startswith("SL-SCHEDLAB {") and cur_sl is not None:
+            try:
+                cur_sl["json"] = json.loads(l[12:])
+            except ValueError:
+                pass
+    if a.expect_schedlab:
+        c.check("schedlab run --backend scx ran in the guest", len(sl_runs) > 0,
+                "%d runs" % len(sl_runs))
+    for r in sl_runs:
+        name = "schedlab run %s --backend scx --policy %s" % (r["begin"].get("set"), r["begin"].get("policy"))
+        j = r["json"]
+        c.check("%s: printed its result" % name, j is not None)
+        if j is None:
+            continue
+        scx = j.get("scx") or {}
+        c.check("%s: every task ran" % name, all(t.get("jobs", 0) > 0 for t in j.get("tasks", [])),
+                " ".join("%s=%s" % (t.get("name"), t.get("jobs")) for t in j.get("tasks", [])))
+        c.check("%s: scheduler enabled during the run, disabled after" % name,
+                scx.get("state_during") == "enabled" and scx.get("state_after") == "disabled"
+                and scx.get("loader_status") == 0,
+                "during=%s after=%s loader_status=%s" % (scx.get("state_during"), scx.get("state_after"),
+                                                         scx.get("loader_status")))
+        rep.append("")
+        rep.append("%s: %d jobs, %d misses, %d context switches (%s), %d preemptions; scheduler: %s" % (
+            name, j.get("jobs_released", 0), j.get("deadline_misses", 0), j.get("context_switches", 0),
+            j.get("switch_source"), j.get("preemptions", 0),
+            " ".join("%s=%s" % (k, v) for k, v in sorted((scx.get("stats") or {}).items()) if v)))
+
+
+    rep.append("")
+    rep.append("assertions:")
+    for name, ok, detail in c.items:
+        rep.append("  %s %s%s" % ("PASS" if ok else "FAIL", name, (" (%s)" % detail) if detail else ""))
+    text = "\n".join(rep) + "\n"
+    with open(os.path.join(a.out, "report.txt"), "w") as f:
+        f.write(text)
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"guest": guest, "schedlab_runs": sl_runs,
+                   "runs": {n: {k: v for k, v in r.items() if k != "sw"} for n, r in runs.items()},
+                   "simulator": sim_rows,
+                   "assertions": [{"name": n, "ok": ok, "detail": d} for n, ok, d in c.items]},
+                  f, indent=1)
+    sys.stdout.write(text)
+    if c.failed:
+        sys.stdout.write("scx guest lane: %d of %d assertions FAILED\n" % (len(c.failed), len(c.items)))
+        return 1
+    sys.stdout.write("scx guest lane: all %d assertions passed\n" % len(c.items))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
