@@ -478,3 +478,34 @@ fn nice_mix_on_one_cpu_gets_the_simulated_eevdf_shares() {
         );
     }
 }
+
+#[test]
+fn backend_scx_names_what_is_missing_on_a_kernel_without_sched_ext() {
+    needs_root!();
+    let file = example("table1-2cpu.yaml");
+    let file = file.to_str().unwrap();
+    // Policies the BPF schedulers do not have are refused before anything runs.
+    let o = Command::new(BIN)
+        .args(["run", file, "--backend", "scx", "--policy", "rm"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("edf, llf and illf"), "{}", stderr(&o));
+    if Path::new("/sys/kernel/sched_ext").exists() {
+        eprintln!(
+            "skipped the rest: this kernel has sched_ext (scx/guest/run.sh runs --backend scx)"
+        );
+        return;
+    }
+    let o = Command::new(BIN)
+        .args(["run", file, "--backend", "scx", "--policy", "illf"])
+        .args(["--duration", "100ms"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("has no sched_ext") && e.contains("CONFIG_SCHED_CLASS_EXT"),
+        "{e}"
+    );
+}

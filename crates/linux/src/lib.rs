@@ -12,7 +12,8 @@
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
 //!   shield;
-//! - [`calibrate`]: context-switch, migration and wake-up costs of this machine.
+//! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
+//! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
 pub mod calibrate;
 pub mod decide;
@@ -23,6 +24,7 @@ pub mod measure;
 pub mod policy;
 pub mod privileges;
 pub mod runner;
+pub mod scx;
 pub mod thread;
 
 pub use measure::{DispatcherStats, RunResult};

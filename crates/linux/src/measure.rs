@@ -232,6 +232,8 @@ pub struct RunResult {
     pub dl_bandwidth: Option<(f64, f64)>,
     /// Dispatcher figures, under the dispatcher.
     pub dispatcher: Option<DispatcherStats>,
+    /// The sched_ext scheduler's report, under `--backend scx`.
+    pub scx: Option<crate::scx::ScxReport>,
     /// Warnings (e.g. memory not locked).
     pub warnings: Vec<String>,
 }
@@ -277,6 +279,10 @@ impl RunResult {
                 },
             );
             o.insert("dispatcher".into(), json!(self.dispatcher));
+            o.insert(
+                "scx".into(),
+                self.scx.as_ref().map_or(Value::Null, |s| s.to_json()),
+            );
             o.insert("warnings".into(), json!(self.warnings));
         }
         v

@@ -35,6 +35,8 @@ pub enum KernelPolicy {
     Batch(i8),
     /// SCHED_IDLE.
     Idle,
+    /// SCHED_EXT (7): scheduled by the loaded sched_ext BPF scheduler (`--backend scx`).
+    Ext,
 }
 
 impl KernelPolicy {
@@ -47,6 +49,7 @@ impl KernelPolicy {
             KernelPolicy::Other(_) => "SCHED_OTHER",
             KernelPolicy::Batch(_) => "SCHED_BATCH",
             KernelPolicy::Idle => "SCHED_IDLE",
+            KernelPolicy::Ext => "SCHED_EXT",
         }
     }
 
@@ -97,6 +100,7 @@ impl KernelPolicy {
                 a.sched_nice = n as i32;
             }
             KernelPolicy::Idle => a.sched_policy = libc::SCHED_IDLE as u32,
+            KernelPolicy::Ext => a.sched_policy = crate::scx::SCHED_EXT,
         }
         a
     }
@@ -150,6 +154,7 @@ pub fn get_policy(tid: Tid) -> io::Result<KernelPolicy> {
         libc::SCHED_RR => KernelPolicy::Rr(a.sched_priority as u8),
         libc::SCHED_BATCH => KernelPolicy::Batch(a.sched_nice as i8),
         libc::SCHED_IDLE => KernelPolicy::Idle,
+        p if p == crate::scx::SCHED_EXT as i32 => KernelPolicy::Ext,
         _ => KernelPolicy::Other(a.sched_nice as i8),
     })
 }

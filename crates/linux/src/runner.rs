@@ -22,6 +22,7 @@ use crate::job::{self, BurnCtx, BurnEnd, JobMode};
 use crate::measure::{self, JobRecord, RunResult, SwitchCounter, WorkerReport};
 use crate::policy::{self, AdmissionError, DlCapacity, KernelPolicy, Tid};
 use crate::privileges::{self, PrivilegeError};
+use crate::scx;
 use crate::thread;
 use schedlab_model::{
     format_ns, ExecModel, OnMiss, Policy, PolicyClass, Release, Task, TaskClass, Workload,
@@ -56,6 +57,9 @@ pub enum Backend {
     Kernel,
     /// The user-space dispatcher (llf, illf, edf).
     Dispatcher,
+    /// schedlab's sched_ext BPF schedulers (illf, llf, edf; `scx/`, Linux >= 6.12 with
+    /// CONFIG_SCHED_CLASS_EXT): the periodic tasks run as SCHED_EXT threads.
+    Scx,
 }
 
 /// How to run.
@@ -140,6 +144,11 @@ pub fn effective_backend(w: &Workload, cfg: &RunConfig) -> Result<Backend, RunEr
             "the dispatcher schedules edf, llf and illf, not `{}`",
             p.name()
         ))),
+        (Backend::Scx, Policy::Edf | Policy::Llf | Policy::Illf) => Ok(b),
+        (Backend::Scx, _) => Err(RunError::Unsupported(format!(
+            "the sched_ext schedulers are edf, llf and illf, not `{}`",
+            p.name()
+        ))),
         (Backend::Kernel, _) => Ok(b),
     }
 }
@@ -181,6 +190,7 @@ fn plan(
                         dispatched = true;
                         KernelPolicy::Fifo(DISPATCH_LOW)
                     }
+                    (Backend::Scx, _, _) => KernelPolicy::Ext,
                     (Backend::Kernel, PolicyClass::Deadline, _) => {
                         let period = t.period.unwrap_or(t.deadline);
                         let b = ((t.runtime as f64) * (1.0 + margin)).ceil() as u64;
@@ -333,6 +343,15 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     let margin = effective_margin(w, cfg);
     let host = host_cpus();
     let plans = plan(w, backend, margin, &host)?;
+    let scx_loader = match backend {
+        Backend::Scx => {
+            scx::check_kernel().map_err(RunError::Unsupported)?;
+            let args = scx::loader_args(w.scheduler.policy, &w.scheduler.illf, &w.scheduler.llf)
+                .map_err(RunError::Unsupported)?;
+            Some((scx::find_loader().map_err(RunError::Unsupported)?, args))
+        }
+        _ => None,
+    };
     let ncpu = w.platform.cpus;
     let run_cpus: Vec<usize> = host[..ncpu].to_vec();
 
@@ -442,6 +461,25 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
                     break;
                 }
             }
+        }
+    }
+    // --backend scx: load the BPF scheduler and give it every periodic thread's
+    // parameters before the threads become SCHED_EXT (dropping the session unloads it).
+    let mut scx_session = None;
+    if let (None, Some((loader, args))) = (&setup_err, &scx_loader) {
+        let tids = shared.tids.lock().unwrap().clone();
+        let started = scx::Session::start(loader, args).and_then(|mut s| {
+            for (i, t) in w.tasks.iter().enumerate() {
+                if plans[i].policy == KernelPolicy::Ext {
+                    let period = t.period.unwrap_or(t.deadline);
+                    s.register(tids[i], t.runtime, t.deadline, period, i)?;
+                }
+            }
+            Ok(s)
+        });
+        match started {
+            Ok(s) => scx_session = Some(s),
+            Err(e) => setup_err = Some(RunError::Setup(e)),
         }
     }
     // Policies and affinities, DL admission retried on EBUSY.
@@ -554,6 +592,9 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     let counter = SwitchCounter::start(ncpu.min(online_cpus()));
     let c_start = job::now_ns();
     barrier.wait();
+    if let Some(s) = scx_session.as_mut() {
+        s.note_state();
+    }
     let reports: Vec<WorkerReport> = handles
         .into_iter()
         .map(|h| h.join().unwrap_or_default())
@@ -563,6 +604,11 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     shared.done.store(true, Ordering::SeqCst);
     dshared.notify();
     let dstats = mgr.and_then(|h| h.join().ok());
+    // The workers are back in SCHED_OTHER: unload the BPF scheduler.
+    let scx_report = scx_session.map(scx::Session::finish);
+    if let Some(r) = &scx_report {
+        warnings.extend(r.warnings());
+    }
     if wd.is_some() {
         thread::signal_thread(wd_tid, libc::SIGUSR2);
     }
@@ -586,7 +632,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     let stopped_by = shared.stopped_by.lock().unwrap().clone();
     let names: Vec<String> = w.tasks.iter().map(|t| t.name.clone()).collect();
     let placement = match backend {
-        Backend::Kernel => "linux",
+        Backend::Kernel | Backend::Scx => "linux",
         Backend::Dispatcher => "global",
     };
     let lax = dstats.as_ref().map_or(0, |d| d.1);
@@ -632,6 +678,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         job_mode: cfg.job_mode.name(),
         dl_bandwidth: any_dl.then(|| (asked, cap.available())),
         dispatcher: dstats.map(|d| d.0),
+        scx: scx_report,
         warnings,
     })
 }

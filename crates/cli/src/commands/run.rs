@@ -20,6 +20,7 @@ Examples:
   sudo schedlab run examples/table1-2cpu.yaml --policy rm --json | jq .deadline_misses
   sudo schedlab run examples/table1-2cpu.yaml --policy llf      # user-space dispatcher
   sudo schedlab run examples/table1-2cpu.yaml --margin 0         # budget = runtime
+  sudo schedlab run examples/table1-2cpu.yaml --policy illf --backend scx   # sched_ext BPF
 
 Needs CAP_SYS_NICE (root). Exit status: 0 on success, 2 on bad input, missing privileges
 or SCHED_DEADLINE admission refusal, 130/143 when interrupted by SIGINT/SIGTERM (the
@@ -38,9 +39,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "P", value_parser = Policy::parse)]
     pub policy: Option<Policy>,
 
-    /// Who schedules the periodic tasks: kernel (default for edf, rm, dm, fifo, rr) or
-    /// dispatcher (the user-space dispatcher; default for llf and illf).
-    #[arg(long, value_name = "kernel|dispatcher", value_parser = parse_backend)]
+    /// Who schedules the periodic tasks: kernel (default for edf, rm, dm, fifo, rr),
+    /// dispatcher (the user-space dispatcher; default for llf and illf) or scx
+    /// (schedlab's sched_ext BPF schedulers for edf, llf, illf: Linux >= 6.12 with
+    /// CONFIG_SCHED_CLASS_EXT, loader scx_schedlab from scx/build.sh; docs/scx.md).
+    #[arg(long, value_name = "kernel|dispatcher|scx", value_parser = parse_backend)]
     pub backend: Option<Backend>,
 
     /// SCHED_DEADLINE budget margin: budget = runtime × (1 + F). Default: the file's
@@ -68,7 +71,10 @@ fn parse_backend(s: &str) -> Result<Backend, String> {
     match s.trim().to_ascii_lowercase().as_str() {
         "kernel" => Ok(Backend::Kernel),
         "dispatcher" => Ok(Backend::Dispatcher),
-        _ => Err(format!("unknown backend `{s}` (known: kernel, dispatcher)")),
+        "scx" => Ok(Backend::Scx),
+        _ => Err(format!(
+            "unknown backend `{s}` (known: kernel, dispatcher, scx)"
+        )),
     }
 }
 
@@ -209,6 +215,20 @@ pub fn render(w: &Workload, rr: &RunResult) -> String {
             d.p99_ns as f64 / 1e3,
             d.changes,
             d.enforce_median_ns as f64 / 1e3
+        );
+    }
+    if let Some(s) = &rr.scx {
+        let stat = |k: &str| s.stats.get(k).copied().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "scx        {} ({}), state {} while running, {} after; {} laxity evaluations, {} swaps, {} zero-laxity preemptions",
+            s.scheduler,
+            s.options,
+            s.state_during,
+            s.state_after,
+            stat("laxity_evaluations"),
+            stat("swaps"),
+            stat("zero_laxity_preemptions")
         );
     }
     let _ = writeln!(out, "restored   {}", if rr.restored { "yes" } else { "NO" });
