@@ -12,9 +12,9 @@
 # Environment:
 #   SCX_CACHE       cache directory (default /var/cache/schedlab-scx)
 #   SCX_KERNEL_SRC  kernel source tree (default $SCX_CACHE/linux-source-6.12)
-#   SCX_VMLINUX_H   vmlinux.h of the target kernel; default: the guest kernel built by
-#                   scx/guest/build-kernel.sh if cached, else generated from
-#                   /sys/kernel/btf/vmlinux when the running kernel has sched_ext
+#   SCX_VMLINUX_H   vmlinux.h of the target kernel; default: generated from
+#                   /sys/kernel/btf/vmlinux when the running kernel has sched_ext, else
+#                   the guest kernel's built by scx/guest/build-kernel.sh (cached)
 #   SCX_OUT         output directory (default target/scx in the repository)
 #   CLANG           clang for the BPF target (default clang-19)
 set -euo pipefail
@@ -39,11 +39,6 @@ fi
 
 mkdir -p "$out/gen"
 vmlinux_h="${SCX_VMLINUX_H:-}"
-if [ -z "$vmlinux_h" ]; then
-    if kdir="$("$here/guest/build-kernel.sh" --cached-only 2>/dev/null)"; then
-        vmlinux_h="$kdir/vmlinux.h"
-    fi
-fi
 
 # tools/sched_ext builds libbpf (+ headers) and bpftool. Its Makefile (and bpftool's own
 # BPF skeletons) want some kernel BTF: the tree's vmlinux when built, else the host's.
@@ -64,6 +59,9 @@ if [ -z "$vmlinux_h" ]; then
         >"$out/gen/vmlinux.h.tmp" 2>/dev/null && grep -q 'struct sched_ext_ops {' "$out/gen/vmlinux.h.tmp"; then
         vmlinux_h="$out/gen/vmlinux.h.tmp"
         log "vmlinux.h from the running kernel ($(uname -r))"
+    elif kdir="$("$here/guest/build-kernel.sh" --cached-only 2>/dev/null)"; then
+        vmlinux_h="$kdir/vmlinux.h"
+        log "vmlinux.h from the cached guest kernel ($kdir)"
     else
         rm -f "$out/gen/vmlinux.h.tmp"
         log "error: no vmlinux.h with sched_ext: set SCX_VMLINUX_H, run on a sched_ext kernel, or run scx/guest/build-kernel.sh"
