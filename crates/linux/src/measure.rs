@@ -418,6 +418,7 @@ fn latency(jobs: &[JobRecord]) -> Option<LatencyStats> {
         p999_ns: h.value_at_quantile(0.999),
         max_ns: h.max(),
         histogram_us: None,
+        overruns: None,
     })
 }
 

@@ -375,9 +375,10 @@ pub fn build_probe(
     let (lo, hi) = sched.weights.nice_range();
     let nice = match (ps.nice, rt) {
         (None, _) => 0,
-        (Some(_), true) => return Err(format!(
-            "{at}: probe.nice applies to a normal probe (policy: normal); fifo/rr take `priority`"
-        )),
+        (Some(_), true) => {
+            let m = "applies to a normal probe (policy: normal); fifo/rr take `priority`";
+            return Err(format!("{at}: probe.nice {m}"));
+        }
         (Some(n), false) if (lo as i64..=hi as i64).contains(&n) => n as i8,
         (Some(n), false) => {
             return Err(format!(

@@ -515,6 +515,16 @@ impl Engine {
 
     fn release(&mut self, t: TaskId) {
         let now = self.now;
+        // A latency probe (periodic) still waiting for its previous wake-up skips this
+        // period, as cyclictest does when it wakes after its next target: an overrun, no
+        // job and no sample.
+        if self.tasks[t].job.is_some() && self.latency[t].overrun() {
+            let next = now.saturating_add(self.tasks[t].period);
+            if next < self.duration {
+                self.push(next, EventKind::Release { task: t });
+            }
+            return;
+        }
         let rm = &mut self.releases[t];
         let seq = rm.next_seq;
         rm.next_seq += 1;
@@ -1538,6 +1548,8 @@ impl Engine {
                     match class.next_decision(&ctx!(self), ts.rq, cpu, t) {
                         Some(d) if d <= at => {
                             debug_assert!(d > self.now, "decision instant {d} not after now");
+                            // No decision before kernel work on the CPU ends.
+                            let d = d.max(self.kernel.busy_until(cpu));
                             (d.max(self.now + 1), true)
                         }
                         _ => (at, false),

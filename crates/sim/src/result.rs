@@ -57,6 +57,10 @@ pub struct LatencyStats {
     /// samples, ascending (cyclictest's `-h` buckets, sparse).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub histogram_us: Option<Vec<[u64; 2]>>,
+    /// Latency probes: periods skipped because the previous wake-up had not run yet
+    /// (cyclictest's overruns: no sample is taken for them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overruns: Option<u64>,
 }
 
 /// Interrupt and kernel work of a run (present when the platform has some).

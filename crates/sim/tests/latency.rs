@@ -333,3 +333,40 @@ fn runs_with_kernel_work_are_deterministic() {
     };
     assert_eq!(strip(a), strip(b));
 }
+
+#[test]
+fn a_probe_skips_the_periods_it_sleeps_through_as_cyclictest_does() {
+    // 2.5 ms of interrupt work from 1 ms: the wake-up due at 1 ms runs at 3.5 ms; those
+    // due at 2 and 3 ms are overruns (no sample); 4..9 ms are on time.
+    let r = sim("platform: { cpus: 1, hz: 0, wakeup_cost: 1us, irqs: [{ period: 10ms, offset: 1ms, handler: 100us, softirq: 2400us }] }
+duration: 10ms
+tasks:
+  - { name: p, probe: { interval: 1ms } }
+");
+    let l = probe(&r, "p");
+    assert_eq!(l.overruns, Some(2));
+    assert_eq!(l.samples, 7);
+    assert_eq!(l.histogram_us, Some(vec![[1, 6], [2501, 1]]));
+    // Other tasks keep every release (a thread runs its jobs in order).
+    assert_eq!(r.tasks[0].jobs, 7);
+}
+
+#[test]
+fn decision_timers_wait_for_the_end_of_kernel_work() {
+    // Exact-mode llf arms decision instants; one falling inside a 400 us interrupt must
+    // fire once at its end, not again every nanosecond until then.
+    let w = workload(
+        "platform: { cpus: 1, hz: 1000, irqs: [{ period: 1ms, handler: 100us, softirq: 300us }] }
+duration: 200ms
+scheduler: { llf: { mode: exact } }
+tasks:
+  - { name: a, runtime: 3ms, period: 10ms }
+  - { name: b, runtime: 4ms, period: 12ms }
+  - { name: c, runtime: 2ms, period: 7ms }
+",
+        "llf",
+        "linux",
+    );
+    let r = run(&w);
+    assert!(r.events < 5_000, "{} events", r.events);
+}

@@ -19,8 +19,9 @@
 //!   cascading wheel (`__run_timers`: tv1 256 slots, tv2..tv5 64 each, cascade when the
 //!   tv1 index wraps, recursively up) costs `a + b × moved` for a cascade that moves
 //!   timers and `expiry_cost` per expired timer; the v4.8+ wheel only the expiries;
-//! - a kernel section starts every `every` on each CPU whose current task is a runnable
-//!   fair task (`length`, or uniform in `[length, max_length]`).
+//! - a kernel section starts about every `every` (gaps uniform in [every/2, 3·every/2])
+//!   on each CPU whose current task is a runnable fair task (`length`, or uniform in
+//!   `[length, max_length]`).
 
 use super::{Engine, EventKind};
 use crate::result::{KernelCpuStats, KernelStats};
@@ -304,6 +305,11 @@ impl KernelState {
     pub(super) fn blocked(&self, cpu: CpuId, now: Ns) -> bool {
         self.busy_until[cpu] > now
     }
+
+    /// When the kernel work on `cpu` ends (in the past when there is none).
+    pub(super) fn busy_until(&self, cpu: CpuId) -> Ns {
+        self.busy_until[cpu]
+    }
 }
 
 impl Engine {
@@ -383,7 +389,13 @@ impl Engine {
         let Some(ks) = self.kernel.sections else {
             return;
         };
-        let next = self.now + ks.every;
+        // Sections come at irregular instants (system calls of the running task), every
+        // `every` on average: the gap is uniform in [every/2, 3·every/2], seeded.
+        let gap = self
+            .kernel
+            .section_rng
+            .random_range(ks.every / 2..=ks.every + ks.every / 2);
+        let next = self.now + gap.max(1);
         if next < self.duration {
             self.push(next, EventKind::Section { cpu });
         }

@@ -16,6 +16,8 @@ pub(super) struct LatencyRec {
     extra: Ns,
     /// Probes only: samples per whole microsecond.
     per_us: Option<BTreeMap<u64, u64>>,
+    /// Probes only: periods skipped because the previous wake-up was still pending.
+    overruns: u64,
 }
 
 impl LatencyRec {
@@ -28,7 +30,18 @@ impl LatencyRec {
             sum: 0,
             extra: probe.unwrap_or(0),
             per_us: probe.map(|_| BTreeMap::new()),
+            overruns: 0,
         }
+    }
+
+    /// A release came while the previous one had not run yet: a probe counts an overrun
+    /// and skips it (returns true); any other task queues it (false).
+    pub(super) fn overrun(&mut self) -> bool {
+        if self.per_us.is_none() {
+            return false;
+        }
+        self.overruns += 1;
+        true
     }
 
     /// One sample: release to first dispatch.
@@ -65,6 +78,7 @@ impl LatencyRec {
                     .per_us
                     .as_ref()
                     .map(|m| m.iter().map(|(&us, &c)| [us, c]).collect()),
+                overruns: self.per_us.as_ref().map(|_| self.overruns),
             }
         })
     }

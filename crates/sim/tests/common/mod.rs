@@ -116,8 +116,10 @@ pub fn check_invariants(w: &Workload, r: &SimResult) {
             );
         }
     }
-    let no_overheads =
-        w.platform.context_switch == 0 && w.platform.migration == 0 && w.platform.tick == 0;
+    let no_overheads = w.platform.context_switch == 0
+        && w.platform.migration == 0
+        && w.platform.tick == 0
+        && !w.platform.has_kernel_work();
     let wcet = w
         .tasks
         .iter()
