@@ -87,6 +87,11 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR", default_value = "out/reproduce")]
     pub out_dir: PathBuf,
 
+    /// Skip the measurements on this machine that `latency` and `shield` make as root
+    /// (their `real` values are then null).
+    #[arg(long)]
+    pub no_real: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }

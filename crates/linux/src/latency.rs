@@ -92,6 +92,8 @@ pub struct LatencyConfig {
     pub load: usize,
     /// Shield this CPU: other threads, IRQs and unbound work move off it for the run.
     pub shield: Option<usize>,
+    /// With `shield`: move only the interrupts (IRQ affinity), not threads or work.
+    pub shield_irqs_only: bool,
     /// cyclictest's `-h N`: also record the cycle numbers of samples ≥ N µs (the first N).
     pub histogram: Option<usize>,
 }
@@ -518,7 +520,9 @@ pub fn run(cfg: &LatencyConfig) -> Result<LatencyResult, LatencyError> {
     let steal0 = steal();
 
     let mut shield = match cfg.shield {
-        Some(cpu) => Some(Shield::apply(cpu, &online).map_err(LatencyError::Setup)?),
+        Some(cpu) => {
+            Some(Shield::apply(cpu, &online, !cfg.shield_irqs_only).map_err(LatencyError::Setup)?)
+        }
         None => None,
     };
     if let Some(s) = &shield {
@@ -529,7 +533,7 @@ pub fn run(cfg: &LatencyConfig) -> Result<LatencyResult, LatencyError> {
     let load_cpus: Vec<usize> = online
         .iter()
         .copied()
-        .filter(|&c| Some(c) != cfg.shield)
+        .filter(|&c| cfg.shield_irqs_only || Some(c) != cfg.shield)
         .collect();
     let mut load = if cfg.load > 0 {
         Some(
@@ -742,6 +746,7 @@ mod tests {
             cpus: vec![0],
             load: 0,
             shield: None,
+            shield_irqs_only: false,
             histogram: None,
         };
         let e = check(&cfg).unwrap_err().to_string();

@@ -252,6 +252,7 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig, Failure> {
         cpus,
         load: args.load,
         shield: args.shield,
+        shield_irqs_only: false,
         histogram: args.histogram,
     })
 }

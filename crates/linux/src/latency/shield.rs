@@ -250,8 +250,9 @@ impl Shield {
     }
 
     /// Move what can be moved off `cpu` (`online` = the online CPUs); this process's own
-    /// threads stay where they are.
-    pub fn apply(cpu: usize, online: &[usize]) -> Result<Shield, String> {
+    /// threads stay where they are. With `tasks` false only interrupts move (an IRQ
+    /// affinity set-up, not a shield).
+    pub fn apply(cpu: usize, online: &[usize], tasks: bool) -> Result<Shield, String> {
         let recovered = Shield::recover_stale();
         let rest: Vec<usize> = online.iter().copied().filter(|&c| c != cpu).collect();
         if rest.is_empty() || !online.contains(&cpu) {
@@ -289,7 +290,7 @@ impl Shield {
         let own = pid as i32;
         let mut pinned = 0;
         for (tgid, tid) in all_threads() {
-            if tgid == own {
+            if tgid == own || !tasks {
                 continue;
             }
             let Ok(cpus) = policy::get_affinity(tid) else {
@@ -348,7 +349,7 @@ impl Shield {
                     write("/proc/irq/default_smp_affinity", &format_mask(&new)).is_ok();
             }
         }
-        if let Some(m) = &s.journal.workqueue_cpumask {
+        if let Some(m) = s.journal.workqueue_cpumask.as_ref().filter(|_| tasks) {
             let new: Vec<usize> = parse_mask(m).into_iter().filter(|&c| c != cpu).collect();
             if !new.is_empty() && new.len() < parse_mask(m).len() {
                 s.report.workqueue_cpumask =

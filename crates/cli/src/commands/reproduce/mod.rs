@@ -4,6 +4,8 @@
 pub mod bfs;
 pub mod cfs_weights;
 pub mod illf;
+pub mod latency;
+pub mod shield;
 
 use crate::cli::ReproduceArgs;
 use crate::commands::emit;
@@ -29,6 +31,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     (
         "bfs",
         "seed 001: BFS vs CFS vs EEVDF on compile-, compression- and video-like workloads",
+    ),
+    (
+        "latency",
+        "seed 002: cyclictest latency through the article's tuning steps (CFS knobs, FIFO/RR, IRQ affinity, isolation)",
+    ),
+    (
+        "shield",
+        "seed 003: CPU shield with and without moving the RT core's timers (cascade spike)",
     ),
 ];
 
@@ -91,6 +101,8 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
             "illf" => illf::run(&args.out_dir, &progress)?,
             "cfs-weights" => cfs_weights::run_all(&args.out_dir, &progress)?,
             "bfs" => bfs::run(&args.out_dir, &progress)?,
+            "latency" => latency::run(&args.out_dir, &progress, !args.no_real)?,
+            "shield" => shield::run(&args.out_dir, &progress, !args.no_real)?,
             _ => unreachable!("listed in EXPERIMENTS"),
         };
         let prefix = if names.len() > 1 {
@@ -135,6 +147,9 @@ fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
             None => {
                 let _ = writeln!(s, "  simulated  {}", compact(&c.simulated));
             }
+        }
+        if !c.real.is_null() {
+            let _ = writeln!(s, "  real       {}", compact(&c.real));
         }
         if !c.note.is_empty() {
             let _ = writeln!(s, "  → {}", c.note);

@@ -1,0 +1,130 @@
+//! `schedlab reproduce latency` (seed 002) and `reproduce shield` (seed 003): the
+//! simulated findings, and the real measurements where the host allows (root).
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("schedlab-repro-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn reproduce(name: &str, extra: &[&str], dir: &PathBuf) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["reproduce", name, "--json", "--out-dir"])
+        .arg(dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn case<'a>(v: &'a Value, prefix: &str) -> &'a Value {
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no case {prefix}"))
+}
+
+fn f(c: &Value, key: &str) -> f64 {
+    c["simulated"][key].as_f64().unwrap()
+}
+
+#[test]
+fn seed_002_tuning_steps() {
+    let dir = temp_dir("lat");
+    let v = reproduce("latency", &["--no-real"], &dir);
+    assert_eq!(v["experiment"], "latency");
+    let base = case(&v, "0 baseline");
+    let fifo = case(&v, "4 probe SCHED_FIFO");
+    let rr = case(&v, "5 probe SCHED_RR");
+    let irq = case(&v, "6 FIFO 99");
+    let hybrid = case(&v, "7 hybrid");
+    let iso = case(&v, "8 FIFO 99 + isolcpus");
+    assert_eq!(base["paper"]["avg_us"], 82);
+    assert_eq!(hybrid["paper"]["max_us"], 210);
+    // The article's directions: FIFO below CFS on average, isolation and interrupt
+    // affinity lower the tail.
+    assert!(f(fifo, "avg_us") < f(base, "avg_us") / 2.0);
+    assert!(f(irq, "max_us") <= f(fifo, "max_us"));
+    assert!(f(hybrid, "max_us") < f(fifo, "max_us") / 10.0);
+    assert_eq!(hybrid["simulated"], iso["simulated"]);
+    // A lone RR probe is a FIFO probe.
+    assert_eq!(fifo["simulated"], rr["simulated"]);
+    // Where the model disagrees with the article (docs/reproduction.md): halving the
+    // sleeper credit below wakeup_granularity makes a CFS probe wait more, not less.
+    assert!(f(case(&v, "1 sched_latency"), "avg_us") > f(base, "avg_us"));
+    // Every step's real value is null with --no-real, and says why where it is a knob.
+    assert!(v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["real"].is_null()));
+    assert!(case(&v, "1 sched_latency")["note"]
+        .as_str()
+        .unwrap()
+        .contains("real:"));
+    for plot in ["latency-steps.svg", "latency-histograms.svg"] {
+        let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline"),
+            "{plot}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn seed_003_shield_before_and_after_moving_the_timers() {
+    let dir = temp_dir("shield");
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        })
+        .is_some_and(|c| c & (1 << 23) != 0 && c & (1 << 1) != 0)
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let v = reproduce("shield", if root { &[] } else { &["--no-real"] }, &dir);
+    let a = case(&v, "A: CPU shield");
+    let b = case(&v, "B: CPU shield");
+    let modern = case(&v, "A on the v4.8+ wheel");
+    assert_eq!(a["paper"]["max_us_over"], 1100);
+    assert_eq!(b["paper"]["max_us_le"], 60);
+    // A: most samples within 100 us, one above 1100 us: the cascade of 2200 timers.
+    assert!(f(a, "max_us") > 1100.0, "{a}");
+    assert!(f(a, "share_le_100us") >= 0.99);
+    assert!(f(a, "largest_cascade_timers") >= 2200.0);
+    // B: within the paper's 60 us, bounded by wake-up cost + the per-CPU IPI.
+    assert!(f(b, "max_us") <= 37.0, "{b}");
+    assert_eq!(f(b, "cascades_core3"), 0.0);
+    assert_eq!(f(a, "p50_us"), f(b, "p50_us"));
+    assert_eq!(f(a, "p99_us"), f(b, "p99_us"));
+    // The v4.8+ wheel never cascades: no spike without the technique.
+    assert!(f(modern, "max_us") <= 37.0);
+    assert!(std::fs::read_to_string(dir.join("shield-histograms.svg"))
+        .unwrap()
+        .contains("<polyline"));
+    if root {
+        for prefix in ["no shield", "A: CPU shield"] {
+            let r = &case(&v, prefix)["real"];
+            eprintln!("{prefix}: real {r}");
+            assert!(r["samples"].as_u64().unwrap() >= 1900, "{r}");
+            assert!(r["min_us"].as_f64().unwrap() > 0.0);
+        }
+        assert!(a["real"]["irqs_moved"].as_u64().unwrap() > 0);
+    } else {
+        eprintln!("real measurements skipped: needs root and 2 CPUs");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
