@@ -31,8 +31,12 @@ Examples:
 const REPRODUCE_EXAMPLES: &str = "\
 Examples:
   schedlab reproduce illf                  # tables on the terminal, plots in out/reproduce/
+  schedlab reproduce cfs-weights           # seed 004: the four nice-to-weight tables
   schedlab reproduce all --json | jq '.cases[] | {case, paper, simulated}'
   schedlab reproduce illf --out-dir /tmp/plots
+
+Experiments: illf (seed 000), cfs-weights (seed 004), bfs (seed 001), latency (seed 002),
+shield (seed 003), all.
 
 Every difference from the papers is explained in docs/reproduction.md.";
 
@@ -79,7 +83,8 @@ pub enum Command {
 /// `schedlab reproduce`
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
-    /// Experiment: `illf` (seed 000: E1, E2, Table 1, Fig. 4, Fig. 5) or `all`.
+    /// Experiment: `illf` (seed 000), `cfs-weights` (seed 004), `bfs` (seed 001),
+    /// `latency` (seed 002), `shield` (seed 003), or `all`.
     #[arg(value_name = "EXPERIMENT")]
     pub experiment: String,
 
