@@ -21,7 +21,7 @@ Examples:
   sudo schedlab latency --duration 10s                  # one SCHED_FIFO 99 thread per CPU
   sudo schedlab latency --load 2 --shield 1 -h 200      # load and IRQs off CPU 1, histogram
   sudo schedlab latency --policy other --load 4 --json | jq '.threads[] | {cpu, max_ns}'
-  schedlab latency --simulate examples/shield.yaml -h 100   # the simulator's probes
+  schedlab latency --simulate examples/latency-shield.yaml -h 100   # simulated probes
 
 Needs CAP_SYS_NICE for fifo/rr (root), and root for --shield. Exit status: 0; 2 on bad
 input or a missing capability; 130/143 when interrupted by SIGINT/SIGTERM (the partial

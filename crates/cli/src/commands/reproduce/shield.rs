@@ -178,5 +178,5 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
 fn share_le(l: &schedlab_sim::result::LatencyStats, us: u64) -> f64 {
     let h = l.histogram_us.as_deref().unwrap_or(&[]);
     let le: u64 = h.iter().filter(|b| b[0] <= us).map(|b| b[1]).sum();
-    super::r2(le as f64 / l.samples.max(1) as f64 * 100.0) / 100.0
+    (le as f64 / l.samples.max(1) as f64 * 1e4).round() / 1e4
 }
