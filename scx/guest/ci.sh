@@ -37,5 +37,5 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 start=$(date +%s)
-timeout --foreground -k 30 "${SCX_LANE_TIMEOUT:-4500}" scx/guest/run.sh "$@"
+timeout --foreground -k 30 "${SCX_LANE_TIMEOUT:-3600}" scx/guest/run.sh "$@"
 log "sched_ext guest lane passed in $(($(date +%s) - start)) s"

@@ -7,6 +7,7 @@
  *   rtdrive --name NAME --mode scx|deadline|other [--loader PATH -- LOADER ARGS...]
  *           --task NAME:RUNTIME_MS:DEADLINE_MS:PERIOD_MS[:OFFSET_MS] ...
  *           [--duration-ms N] [--start-delay-ms N] [--trace] [--trace-lines N]
+ *           [--raw-trace]
  *
  * Each task is a thread: job k is released at t0 + offset + k*period
  * (clock_nanosleep TIMER_ABSTIME on CLOCK_MONOTONIC) and is busy until the thread's
@@ -19,7 +20,9 @@
  * With --trace, sched_switch is recorded through tracefs (trace_clock mono, so trace
  * times and release times share CLOCK_MONOTONIC) and summarised: context switches per
  * CPU (idle counts as a task, as nr_switches does), preemptions and migrations of the
- * workload threads, and the first --trace-lines switches that involve them.
+ * workload threads, and the first --trace-lines switches that involve them. With
+ * --raw-trace the run's sched_switch and sched_wakeup lines are also printed as they
+ * are (ftrace text, prefix SL-RAW), for `schedlab trace import` on the host.
  *
  * Output lines (times in microseconds relative to t0):
  *   SL-BEGIN name=.. mode=.. policy=..
@@ -29,11 +32,13 @@
  *   SL-TASK name=.. tid=.. jobs=.. misses=.. mean_response=.. max_response=..
  *           first_start=.. first_finish=..
  *   SL-SW t=.. cpu=.. prev=.. state=.. next=..      (task names, idle, or other)
+ *   SL-RAW <an ftrace line>                          (--raw-trace)
  *   SL-SUM key=value ...
  *   SL-JSON {...}   (the fields of `schedlab run --json`, measured)
  *   SL-END name=.. status=ok|error|timeout
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -99,7 +104,7 @@ static int64_t t0, t_end;
 static int64_t duration = 2 * NSEC, start_delay = 500 * 1000000LL;
 static pthread_barrier_t barrier_ready, barrier_go;
 static volatile int done_threads;
-static bool trace;
+static bool trace, raw_trace;
 static int trace_lines = 3000;
 
 static int64_t now_ns(clockid_t c)
@@ -304,18 +309,54 @@ static void on_alarm(int sig)
 
 /* ----- tracing --------------------------------------------------------------------- */
 
+/*
+ * Enabling a tracepoint patches kernel text (static keys). Under qemu's multi-threaded
+ * TCG a vCPU can still run the old code after the patch and trap on a stale int3
+ * ("Oops: int3" in ttwu_do_wakeup was seen), so events already enabled (the guest's
+ * init enables them once at boot) are left alone: only tracing_on and the buffer move.
+ */
+static void enable_event(const char *path)
+{
+	char v[16];
+
+	read_line(path, v, sizeof(v));
+	if (strcmp(v, "1"))
+		write_file(path, "1");
+}
+
 static void trace_setup(void)
 {
+	char v[32];
+
 	write_file(TRACEFS "/tracing_on", "0");
-	write_file(TRACEFS "/trace_clock", "mono");
-	write_file(TRACEFS "/buffer_size_kb", "8192");
-	write_file(TRACEFS "/events/enable", "0");
-	write_file(TRACEFS "/events/sched/sched_switch/enable", "1");
-	/* a scheduler loaded with --debug logs with bpf_printk */
-	write_file(TRACEFS "/events/bpf_trace/bpf_trace_printk/enable", "1");
+	read_line(TRACEFS "/trace_clock", v, sizeof(v));
+	if (!strstr(v, "[mono]"))
+		write_file(TRACEFS "/trace_clock", "mono");
+	read_line(TRACEFS "/buffer_size_kb", v, sizeof(v));
+	if (atoi(v) < 8192)
+		write_file(TRACEFS "/buffer_size_kb", "8192");
+	enable_event(TRACEFS "/events/sched/sched_switch/enable");
+	if (raw_trace)
+		enable_event(TRACEFS "/events/sched/sched_wakeup/enable");
 	write_file(TRACEFS "/trace", "");
 	if (write_file(TRACEFS "/tracing_on", "1"))
 		out("SL-WARN tracing unavailable at %s\n", TRACEFS);
+}
+
+/* Timestamp (ns) of an ftrace text line: the number just before ": sched_...:". */
+static int line_ts(const char *line, int64_t *t)
+{
+	const char *q = strstr(line, ": sched_"), *end;
+
+	if (!q)
+		return -1;
+	end = q;
+	while (q > line && (isdigit((unsigned char)q[-1]) || q[-1] == '.'))
+		q--;
+	if (q == end)
+		return -1;
+	*t = (int64_t)(strtod(q, NULL) * 1e9 + 0.5);
+	return 0;
 }
 
 static struct task *task_of(pid_t pid)
@@ -373,7 +414,12 @@ static void trace_report(long *switches, long *sched_switches, long *wl_switches
 			out("SL-DBG %s", line);
 			continue;
 		}
-		if (!p || line[0] == '#')
+		if (line[0] == '#')
+			continue;
+		if (raw_trace && (p || strstr(line, " sched_wakeup:")) &&
+		    !line_ts(line, &t) && t >= t0 && t < t_end)
+			out("SL-RAW %s", line);
+		if (!p)
 			continue;
 		b = strchr(line, '[');
 		if (!b || sscanf(b, "[%d]", &cpu) != 1)
@@ -508,6 +554,8 @@ int main(int argc, char **argv)
 			start_delay = parse_ms(argv[++i]);
 		else if (!strcmp(a, "--trace"))
 			trace = true;
+		else if (!strcmp(a, "--raw-trace"))
+			trace = raw_trace = true;
 		else if (!strcmp(a, "--trace-lines") && i + 1 < argc)
 			trace_lines = atoi(argv[++i]);
 		else if (!strcmp(a, "--loader") && i + 1 < argc) {
