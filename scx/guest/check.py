@@ -413,8 +413,17 @@ def main():
     sys.stdout.write(text)
     if c.failed:
         sys.stdout.write("scx guest lane: %d of %d assertions FAILED\n" % (len(c.failed), len(c.items)))
+        # The plain closing line CI summaries read.
+        summary = "scx: %d passed, %d failed\n" % (len(c.items) - len(c.failed), len(c.failed))
+        sys.stdout.write(summary)
+        with open(os.path.join(a.out, "summary.txt"), "w") as f:
+            f.write(summary)
         return 1
     sys.stdout.write("scx guest lane: all %d assertions passed\n" % len(c.items))
+    summary = "scx: %d passed, 0 failed\n" % len(c.items)
+    sys.stdout.write(summary)
+    with open(os.path.join(a.out, "summary.txt"), "w") as f:
+        f.write(summary)
     return 0
 
 

@@ -39,3 +39,5 @@ fi
 start=$(date +%s)
 timeout --foreground -k 30 "${SCX_LANE_TIMEOUT:-3600}" scx/guest/run.sh "$@"
 log "sched_ext guest lane passed in $(($(date +%s) - start)) s"
+# End CI's output with the lane's plain summary line (the counts check.py printed).
+cat "${SCX_OUT:-target/scx}/guest/summary.txt" 2>/dev/null || true
