@@ -206,6 +206,27 @@ pub struct SimResult {
     pub log: Option<Vec<SimEvent>>,
 }
 
+impl SimResult {
+    /// Task dispatches in `[0, until)` in the recorded trace: a task starting to run on a
+    /// CPU (a segment that does not continue the same task on the same CPU; idle not
+    /// counted). 0 without a trace.
+    pub fn dispatches(&self, until: Ns) -> u64 {
+        let mut segs = self.trace.clone().unwrap_or_default();
+        segs.sort_by_key(|s| (s.cpu, s.start));
+        let mut n = 0;
+        for (i, s) in segs.iter().enumerate() {
+            let continues = i > 0
+                && segs[i - 1].cpu == s.cpu
+                && segs[i - 1].task == s.task
+                && segs[i - 1].end == s.start;
+            if s.start < until && !continues {
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
 /// One entry of the event log, in the order the engine handled it (time order; within
 /// an instant, events before the decisions they cause).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

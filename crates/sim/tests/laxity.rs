@@ -13,26 +13,6 @@ tasks:
   - { name: t3, runtime: 60ms, period: 100ms }
 ";
 
-/// Task dispatches (a task starting to run on a CPU; idle not counted) in the trace.
-fn dispatches(r: &SimResult, until_ns: u64) -> usize {
-    let mut segs = r.trace.clone().unwrap();
-    segs.sort_by_key(|s| (s.cpu, s.start));
-    let mut n = 0;
-    for (i, s) in segs.iter().enumerate() {
-        if s.start >= until_ns {
-            continue;
-        }
-        let continues = i > 0
-            && segs[i - 1].cpu == s.cpu
-            && segs[i - 1].task == s.task
-            && segs[i - 1].end == s.start;
-        if !continues {
-            n += 1;
-        }
-    }
-    n
-}
-
 fn with_illf(yaml: &str, illf: &str) -> String {
     yaml.replacen(
         "tasks:",
@@ -82,7 +62,7 @@ fn e2_illf_every_pick_gives_1_2_3() {
         ]
     );
     assert_eq!(
-        (r.deadline_misses, r.preemptions, dispatches(&r, 100 * MS)),
+        (r.deadline_misses, r.preemptions, r.dispatches(100 * MS)),
         (0, 0, 5)
     );
 }
@@ -103,7 +83,7 @@ fn e2_illf_swap_at_activation_only_gives_1_3_2_3() {
         ]
     );
     assert_eq!(
-        (r.deadline_misses, r.preemptions, dispatches(&r, 100 * MS)),
+        (r.deadline_misses, r.preemptions, r.dispatches(100 * MS)),
         (0, 1, 6)
     );
 }
@@ -126,7 +106,7 @@ fn e2_llf_with_rule_3_only_misses() {
     assert_eq!(r.tasks[1].misses, 1);
     assert_eq!(r.tasks[1].max_tardiness_ns, 5 * MS);
     assert_eq!(r.tasks[0].misses + r.tasks[2].misses, 0);
-    assert_eq!(dispatches(&r, 100 * MS), 6);
+    assert_eq!(r.dispatches(100 * MS), 6);
 }
 
 #[test]
@@ -148,8 +128,8 @@ fn e2_plain_llf_thrashes_without_missing() {
     );
     assert_eq!(r.deadline_misses, 0);
     let edf = run_yaml(E2, "edf", "linux");
-    assert_eq!(dispatches(&edf, 100 * MS), 5);
-    assert_eq!((dispatches(&r, 100 * MS), r.preemptions), (31, 26));
+    assert_eq!(edf.dispatches(100 * MS), 5);
+    assert_eq!((r.dispatches(100 * MS), r.preemptions), (31, 26));
 }
 
 const PARTITION: &str = "
@@ -171,24 +151,24 @@ fn table1_partition_llf_rule3_misses_every_hyperperiod() {
     // T9 misses at 60, 360, 660, ...: ten hyperperiods of 300 ms.
     assert_eq!(r.tasks[2].misses, 10);
     assert_eq!(r.tasks[0].misses + r.tasks[1].misses, 0);
-    assert_eq!(dispatches(&r, 300 * MS), 14);
+    assert_eq!(r.dispatches(300 * MS), 14);
 }
 
 #[test]
 fn table1_partition_illf_edf_llf_dispatch_counts() {
     let illf = run(&workload(PARTITION, "illf", "linux"));
     assert_eq!((illf.deadline_misses, illf.preemptions), (0, 0));
-    assert_eq!(dispatches(&illf, 300 * MS), 13);
-    assert_eq!(dispatches(&illf, 3000 * MS), 130);
+    assert_eq!(illf.dispatches(300 * MS), 13);
+    assert_eq!(illf.dispatches(3000 * MS), 130);
 
     let edf = run(&workload(PARTITION, "edf", "linux"));
     assert_eq!(edf.deadline_misses, 0);
-    assert_eq!(dispatches(&edf, 300 * MS), 14);
+    assert_eq!(edf.dispatches(300 * MS), 14);
     assert_eq!(edf.preemptions, 10);
 
     let llf = run(&workload(PARTITION, "llf", "linux"));
     assert_eq!(llf.deadline_misses, 0);
-    assert_eq!(dispatches(&llf, 300 * MS), 68);
+    assert_eq!(llf.dispatches(300 * MS), 68);
 }
 
 fn table1(placement: &str) -> String {

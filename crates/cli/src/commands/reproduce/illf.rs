@@ -116,23 +116,6 @@ fn order(r: &SimResult, names: &[&str], until: u64) -> String {
     out.join(" ")
 }
 
-/// Task dispatches in `[0, until)` (idle not counted).
-fn dispatches(r: &SimResult, until: u64) -> u64 {
-    let mut segs = r.trace.clone().unwrap_or_default();
-    segs.sort_by_key(|s| (s.cpu, s.start));
-    let mut n = 0;
-    for (i, s) in segs.iter().enumerate() {
-        let cont = i > 0
-            && segs[i - 1].cpu == s.cpu
-            && segs[i - 1].task == s.task
-            && segs[i - 1].end == s.start;
-        if s.start < until && !cont {
-            n += 1;
-        }
-    }
-    n
-}
-
 fn rates(r: &SimResult) -> Value {
     json!({
         "switches_per_cpu_s": r2(r.context_switches_per_cpu_per_s),
@@ -203,7 +186,7 @@ pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
             label.into(),
             json!({
                 "misses": r.deadline_misses,
-                "dispatches": dispatches(&r, 100 * MS),
+                "dispatches": r.dispatches(100 * MS),
                 "preemptions": r.preemptions,
                 "order": order(&r, &names, 100 * MS),
             }),
@@ -239,7 +222,7 @@ pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
         part.insert(
             label.into(),
             json!({
-                "dispatches_per_300ms": dispatches(&r, 300 * MS),
+                "dispatches_per_300ms": r.dispatches(300 * MS),
                 "misses_in_3s": r.deadline_misses,
                 "preemptions_in_3s": r.preemptions,
             }),
