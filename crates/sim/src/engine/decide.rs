@@ -1,0 +1,167 @@
+//! Per-CPU decisions (`__schedule`): preemption test, `pick_next_task` over the class stack, and the two halves of a context switch.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn schedule(&mut self) {
+        let mut touched = std::mem::take(&mut self.scratch_touched);
+        touched.clear();
+        touched.extend(self.cpus.iter().map(|c| c.dirty || c.need_resched));
+        if touched.iter().any(|&t| t) {
+            if self.class_global.iter().any(|&g| g) {
+                self.schedule_global(&touched);
+            } else {
+                for cpu in 0..self.cpus.len() {
+                    self.schedule_local(cpu);
+                }
+            }
+            if self.placement == Placement::Linux {
+                self.push_tasks(&mut touched);
+            }
+        }
+        self.scratch_touched = touched;
+    }
+
+    /// Does class `class` (or a higher one) have a task waiting on `rq` that should take
+    /// `cpu` from `curr`?
+    pub(super) fn should_preempt(&self, rq: usize, cpu: CpuId, curr: TaskId) -> bool {
+        let cc = self.tasks[curr].class;
+        let ctx = ctx!(self);
+        for class in ClassId::ALL {
+            if class > cc {
+                break;
+            }
+            let rq = if self.class_global[class as usize] {
+                0
+            } else {
+                rq
+            };
+            if let Some(cand) = self.classes[class as usize].peek_next_task(&ctx, rq, cpu) {
+                return class < cc || self.classes[class as usize].wakeup_preempt(&ctx, curr, cand);
+            }
+        }
+        false
+    }
+
+    /// `pick_next_task`: ask each class in order; a CPU about to go idle first tries to
+    /// pull fair work from a busier CPU (`newidle_balance`).
+    pub(super) fn pick(&mut self, cpu: CpuId) -> Option<TaskId> {
+        for attempt in 0..2 {
+            for class in ClassId::ALL {
+                let rq = self.rq_of(class, cpu);
+                if let Some(t) = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu) {
+                    if class == ClassId::Fair {
+                        self.fair_decisions += 1;
+                    }
+                    return Some(t);
+                }
+            }
+            if attempt == 0 && !self.fair_balance(cpu, true) {
+                break;
+            }
+        }
+        None
+    }
+
+    pub(super) fn put_prev(&mut self, t: TaskId) {
+        let rq = self.tasks[t].rq;
+        let class = self.tasks[t].class as usize;
+        self.classes[class].put_prev_task(&ctx!(self), rq, t);
+    }
+
+    /// Per-CPU run queue: `__schedule()` on one CPU.
+    pub(super) fn schedule_local(&mut self, cpu: CpuId) {
+        if self.kernel.blocked(cpu, self.now) {
+            return; // decided when its kernel work ends (KernelEnd)
+        }
+        if !std::mem::take(&mut self.cpus[cpu].dirty) {
+            return;
+        }
+        let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
+        let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+        let need = match curr {
+            None => true,
+            Some(t) => resched || self.should_preempt(cpu, cpu, t),
+        };
+        if !need {
+            return;
+        }
+        if let Some(t) = curr {
+            self.put_prev(t);
+        }
+        let next = self.pick(cpu);
+        self.switch_out(cpu, next);
+        self.switch_in(cpu, next);
+    }
+
+    /// First half of a context switch: the previous task leaves `cpu`.
+    pub(super) fn switch_out(&mut self, cpu: CpuId, next: Option<TaskId>) {
+        let prev = self.cpus[cpu].curr;
+        if prev == next {
+            return;
+        }
+        let now = self.now;
+        if let Some(log) = self.log.as_mut() {
+            let prev_runnable = prev.is_some_and(|p| self.tasks[p].runnable);
+            log.push(SimEvent::Switch {
+                time: now,
+                cpu,
+                prev,
+                next,
+                prev_runnable,
+            });
+        }
+        let c = &mut self.cpus[cpu];
+        c.switches += 1;
+        if prev.is_none() || next.is_none() {
+            c.idle_switches += 1;
+        }
+        c.overhead_left = 0;
+        let since = c.since;
+        c.since = now;
+        let Some(p) = prev else { return };
+        let ts = &mut self.tasks[p];
+        if ts.on_cpu == Some(cpu) {
+            ts.on_cpu = None;
+        }
+        ts.last_ran = now;
+        ts.last_cpu = cpu;
+        // A preemption interrupts a job that has started; a task whose next job was
+        // released at the instant its previous one completed is not preempted.
+        if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
+            ts.stats.preemptions += 1;
+        }
+        if let (Some(tr), Some(j)) = (self.trace.as_mut(), ts.job) {
+            if now > since {
+                tr.push(Segment {
+                    cpu,
+                    task: p,
+                    job: j.seq,
+                    start: since,
+                    end: now,
+                });
+            }
+        }
+    }
+
+    /// Second half of a context switch: `next` starts on `cpu`, paying the switch and,
+    /// when its job resumes on another CPU, the migration cost.
+    pub(super) fn switch_in(&mut self, cpu: CpuId, next: Option<TaskId>) {
+        if self.cpus[cpu].curr == next {
+            return;
+        }
+        self.cpus[cpu].curr = next;
+        self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming
+        let Some(n) = next else { return };
+        let ts = &mut self.tasks[n];
+        ts.on_cpu = Some(cpu);
+        let mut overhead = self.cs_cost;
+        if ts.job_last_cpu.is_some_and(|l| l != cpu) {
+            ts.stats.migrations += 1;
+            overhead += self.mig_cost;
+        }
+        ts.job_last_cpu = Some(cpu);
+        self.cpus[cpu].overhead_left = overhead;
+        self.note_dispatch(n);
+    }
+}

@@ -1,0 +1,87 @@
+//! Fair load balancing between per-CPU fair run queues (`newidle_balance`, periodic `load_balance`).
+
+use super::*;
+
+impl Engine {
+    /// Fair load balancing for CPU `cpu` (per-CPU fair run queues only): pull one queued,
+    /// not cache-hot fair task from the busiest CPU when that evens the load out; a
+    /// periodic balance first requires the busiest load to exceed this CPU's by the
+    /// domain's `imbalance_pct` (117%). As the kernel's `detach_tasks` (migrate_load), a
+    /// periodic balance also moves a task whose weight, halved once per balance that
+    /// failed before (`nr_balance_failed`), fits the imbalance `min(busiest − avg, avg −
+    /// this)`, and ignores cache-hotness after more than `cache_nice_tries` (1) failures:
+    /// so 3 CPU-bound tasks on 2 CPUs take turns on the shared CPU instead of one of them
+    /// keeping a CPU to itself for ever. Returns whether a task moved.
+    pub(super) fn fair_balance(&mut self, cpu: CpuId, newidle: bool) -> bool {
+        if self.class_global[ClassId::Fair as usize] {
+            return false;
+        }
+        let this_load = self.rq_load(cpu);
+        let mut busiest: Option<(u64, CpuId)> = None;
+        // Groups are visited from the one after this CPU's, cyclically, as the kernel's
+        // circular `sd->groups` list starts at the local group; the first of equally
+        // loaded CPUs wins, so ties do not always favour the lowest-numbered CPU.
+        let ncpu = self.cpus.len();
+        for src in (1..ncpu).map(|k| (cpu + k) % ncpu) {
+            let queued = self
+                .tasks
+                .iter()
+                .filter(|x| {
+                    x.class == ClassId::Fair && x.runnable && x.rq == src && x.on_cpu.is_none()
+                })
+                .count();
+            if queued == 0 {
+                continue;
+            }
+            let load = self.rq_load(src);
+            if busiest.is_none_or(|(l, _)| load > l) {
+                busiest = Some((load, src));
+            }
+        }
+        let Some((load, src)) = busiest else {
+            return false;
+        };
+        if !newidle && load * 100 <= this_load * 117 {
+            return false;
+        }
+        let now = self.now;
+        let hot = self.migration_cost;
+        let failed = if newidle { 0 } else { self.balance_failed[cpu] };
+        let avg =
+            (0..self.cpus.len()).map(|c| self.rq_load(c)).sum::<u64>() / self.cpus.len() as u64;
+        let imbalance = load.saturating_sub(avg).min(avg.saturating_sub(this_load));
+        let cand = (0..self.tasks.len()).find(|&i| {
+            let x = &self.tasks[i];
+            x.class == ClassId::Fair
+                && x.runnable
+                && x.rq == src
+                && x.on_cpu.is_none()
+                && x.allowed[cpu]
+                && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot || failed > 1)
+                && (this_load + x.weight < load
+                    || (failed > 0 && x.weight >> failed.min(63) <= imbalance))
+        });
+        let Some(t) = cand else {
+            if !newidle {
+                self.balance_failed[cpu] += 1;
+            }
+            return false;
+        };
+        self.balance_failed[cpu] = 0;
+        let fair = ClassId::Fair as usize;
+        self.classes[fair].dequeue_task(&ctx!(self), src, t);
+        self.tasks[t].rq = cpu;
+        self.classes[fair].enqueue_task(&ctx!(self), cpu, t, EnqueueReason::Migrated);
+        self.cpus[cpu].dirty = true;
+        true
+    }
+
+    /// Fair load of CPU `cpu`'s run queue: weights of its runnable fair tasks.
+    pub(super) fn rq_load(&self, cpu: CpuId) -> u64 {
+        self.tasks
+            .iter()
+            .filter(|x| x.class == ClassId::Fair && x.runnable && x.rq == cpu)
+            .map(|x| x.weight)
+            .sum()
+    }
+}

@@ -1,0 +1,139 @@
+//! Global placement: the m highest-priority runnable tasks run (classes with one queue for all CPUs).
+
+use super::*;
+
+impl Engine {
+    /// Global placement: keep the highest-priority runnable tasks on the CPUs.
+    /// Used when some class has one queue for all CPUs (global placement, BFS); classes
+    /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
+    pub(super) fn schedule_global(&mut self, dirty: &[bool]) {
+        let ncpu = self.cpus.len();
+        self.cpus.iter_mut().for_each(|c| c.dirty = false);
+        let mut assign = std::mem::take(&mut self.scratch_assign);
+        assign.clear();
+        for cpu in 0..ncpu {
+            let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
+            let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+            match curr {
+                Some(t) if resched => {
+                    self.put_prev(t);
+                    assign.push(None);
+                }
+                other => assign.push(other),
+            }
+        }
+        // Every change strictly raises the priority on one CPU; the bound is a safety net.
+        for _ in 0..(4 * ncpu * (self.tasks.len() + 1)) {
+            if !self.global_step(&mut assign, dirty) {
+                break;
+            }
+        }
+        // All departures before all arrivals, so a task moving between CPUs is seen
+        // leaving one before it starts on the other.
+        for (cpu, &next) in assign.iter().enumerate() {
+            self.switch_out(cpu, next);
+        }
+        for (cpu, &next) in assign.iter().enumerate() {
+            self.switch_in(cpu, next);
+        }
+        self.scratch_assign = assign;
+    }
+
+    /// One improvement of the global assignment; false when nothing changes.
+    pub(super) fn global_step(&mut self, assign: &mut [Option<TaskId>], dirty: &[bool]) -> bool {
+        // Fill CPUs that are idle or run a lower class.
+        for (cpu, slot) in assign.iter_mut().enumerate() {
+            let cur = slot.map(|t| self.tasks[t].class);
+            for class in ClassId::ALL {
+                if cur.is_some_and(|c| c <= class) {
+                    break;
+                }
+                let rq = self.rq_of(class, cpu);
+                let picked = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu);
+                if let Some(n) = picked {
+                    if class == ClassId::Fair {
+                        self.fair_decisions += 1;
+                    }
+                    if let Some(old) = slot.replace(n) {
+                        self.put_prev(old);
+                    }
+                    return true;
+                }
+            }
+            if slot.is_none() && self.fair_balance(cpu, true) {
+                return true;
+            }
+        }
+        let mut running = std::mem::take(&mut self.scratch_cpus);
+        let found = self.global_preempt(assign, &mut running, dirty);
+        self.scratch_cpus = running;
+        found
+    }
+
+    /// Within each class: let the best waiting task take the CPU of the lowest-priority
+    /// running task it beats.
+    pub(super) fn global_preempt(
+        &mut self,
+        assign: &mut [Option<TaskId>],
+        running: &mut Vec<CpuId>,
+        dirty: &[bool],
+    ) -> bool {
+        for class in ClassId::ALL {
+            if !self.class_global[class as usize] {
+                // Per-CPU queue: the usual wake-up preemption test on touched CPUs.
+                for cpu in 0..assign.len() {
+                    let Some(curr) = assign[cpu].filter(|&t| self.tasks[t].class == class) else {
+                        continue;
+                    };
+                    if !dirty[cpu] {
+                        continue;
+                    }
+                    let ctx = ctx!(self);
+                    let cls = &self.classes[class as usize];
+                    if let Some(cand) = cls.peek_next_task(&ctx, cpu, cpu) {
+                        if cls.wakeup_preempt(&ctx, curr, cand) {
+                            self.put_prev(curr);
+                            assign[cpu] =
+                                self.classes[class as usize].pick_next_task(&ctx!(self), cpu, cpu);
+                            return true;
+                        }
+                    }
+                }
+                continue;
+            }
+            running.clear();
+            running.extend(
+                (0..assign.len())
+                    .filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class)),
+            );
+            let cls = &self.classes[class as usize];
+            let ctx = ctx!(self);
+            // Worst first: a before b if b's task would preempt a's.
+            for i in 1..running.len() {
+                let mut j = i;
+                while j > 0
+                    && cls.wakeup_preempt(
+                        &ctx,
+                        assign[running[j]].unwrap(),
+                        assign[running[j - 1]].unwrap(),
+                    )
+                {
+                    running.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
+            for &cpu in running.iter() {
+                let curr = assign[cpu].unwrap();
+                if let Some(cand) = cls.peek_next_task(&ctx, 0, cpu) {
+                    if cls.wakeup_preempt(&ctx, curr, cand) {
+                        self.put_prev(curr);
+                        assign[cpu] =
+                            self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+}

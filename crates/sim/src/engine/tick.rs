@@ -1,0 +1,78 @@
+//! The scheduler tick (`scheduler_tick`): class tick hooks, CBS depletion at ticks, periodic fair balancing and the vruntime-spread sample.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn tick(&mut self) {
+        let next = self.now + self.tick_ns;
+        if next < self.duration {
+            self.push(next, EventKind::Tick);
+        }
+        for cpu in 0..self.cpus.len() {
+            let Some(t) = self.cpus[cpu].curr else {
+                continue;
+            };
+            if !self.tasks[t].runnable {
+                continue;
+            }
+            self.cpus[cpu].overhead_left += self.tick_cost;
+            if self.tick_cost > 0 {
+                self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming: completion moved
+            }
+            if self.budget_exhausted(t) {
+                self.cpus[cpu].dirty = true;
+                self.throttle(t);
+                continue;
+            }
+            let rq = self.tasks[t].rq;
+            let class = self.tasks[t].class as usize;
+            if self.classes[class].task_tick(&ctx!(self), rq, cpu, t) {
+                self.cpus[cpu].need_resched = true;
+                self.cpus[cpu].dirty = true;
+            }
+        }
+        if self.has_fair {
+            self.fair_tick();
+        }
+        self.timer_softirq();
+    }
+
+    /// Periodic fair load balancing (every `cpus` ms on an idle CPU, 16 times less often
+    /// on a busy one: `balance_interval` = domain weight, `busy_factor` = 16), and the
+    /// vruntime-spread sample.
+    pub(super) fn fair_tick(&mut self) {
+        let ncpu = self.cpus.len() as u64;
+        for cpu in 0..self.cpus.len() {
+            if self.now < self.next_balance[cpu] {
+                continue;
+            }
+            let busy = self.cpus[cpu].curr.is_some();
+            let interval = ncpu * schedlab_model::time::MS * if busy { 16 } else { 1 };
+            self.next_balance[cpu] = self.now + interval;
+            if self.fair_balance(cpu, false) {
+                self.cpus[cpu].dirty = true;
+            }
+        }
+        let nrq = if self.class_global[ClassId::Fair as usize] {
+            1
+        } else {
+            self.cpus.len()
+        };
+        let fair = &self.classes[ClassId::Fair as usize];
+        let ctx = ctx!(self);
+        for rq in 0..nrq {
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for (i, x) in self.tasks.iter().enumerate() {
+                if x.class == ClassId::Fair && x.runnable && x.rq == rq {
+                    if let Some(v) = fair.vruntime(&ctx, i) {
+                        lo = lo.min(v);
+                        hi = hi.max(v);
+                    }
+                }
+            }
+            if hi >= lo {
+                self.vruntime_spread = self.vruntime_spread.max(hi - lo);
+            }
+        }
+    }
+}

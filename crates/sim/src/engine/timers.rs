@@ -1,0 +1,43 @@
+//! Per-CPU timers (hrtimers): completion, exact CBS budget exhaustion, class decision instants.
+
+use super::*;
+
+impl Engine {
+    /// Arm each CPU's timer for the next completion (or exact budget exhaustion), or for
+    /// the class's own decision instant ([`SchedClass::next_decision`]) if that is earlier.
+    pub(super) fn rearm_timers(&mut self) {
+        for cpu in 0..self.cpus.len() {
+            let c = &self.cpus[cpu];
+            let (want, decision) = match c.curr {
+                Some(t) if self.tasks[t].runnable => {
+                    let ts = &self.tasks[t];
+                    let mut at = self.now + c.overhead_left + ts.remaining();
+                    if self.hrtick && self.cbs && ts.class == ClassId::Dl {
+                        at = at.min(self.now + ts.dl.runtime.max(0) as Ns);
+                    }
+                    let class = &self.classes[ts.class as usize];
+                    match class.next_decision(&ctx!(self), ts.rq, cpu, t) {
+                        Some(d) if d <= at => {
+                            debug_assert!(d > self.now, "decision instant {d} not after now");
+                            // No decision before kernel work on the CPU ends.
+                            let d = d.max(self.kernel.busy_until(cpu));
+                            (d.max(self.now + 1), true)
+                        }
+                        _ => (at, false),
+                    }
+                }
+                _ => (Ns::MAX, false),
+            };
+            let c = &mut self.cpus[cpu];
+            c.timer_decision = decision;
+            if want != c.timer_at {
+                c.timer_gen += 1;
+                c.timer_at = want;
+                let gen = c.timer_gen;
+                if want != Ns::MAX {
+                    self.push(want, EventKind::CpuTimer { cpu, gen });
+                }
+            }
+        }
+    }
+}

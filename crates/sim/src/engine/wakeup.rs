@@ -1,0 +1,158 @@
+//! Wake-up placement (`try_to_wake_up` + `select_task_rq_*`): which run queue a waking task joins, and which CPUs must then decide.
+
+use super::*;
+
+impl Engine {
+    /// Make `t` runnable and queue it (`try_to_wake_up` + `enqueue_task`).
+    pub(super) fn wakeup(&mut self, t: TaskId, why: EnqueueReason) {
+        self.tasks[t].runnable = true;
+        if let Some(cpu) = self.tasks[t].on_cpu {
+            // Its previous job ended at this very instant and it is still current: like a
+            // thread whose next release is already due, it goes on without sleeping.
+            self.cpus[cpu].dirty = true;
+            let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
+            self.classes[class].job_changed(&ctx!(self), rq, t);
+            self.note_dispatch(t);
+            return;
+        }
+        if let Some(log) = self.log.as_mut() {
+            log.push(SimEvent::Wakeup {
+                time: self.now,
+                task: t,
+            });
+        }
+        let class = self.tasks[t].class;
+        let rq = if self.class_global[class as usize] {
+            0
+        } else if class == ClassId::Fair {
+            self.select_task_rq_fair(t)
+        } else {
+            match self.placement {
+                Placement::Partitioned => self.partition[t].unwrap_or(self.tasks[t].last_cpu),
+                _ => self.select_task_rq(t),
+            }
+        };
+        self.tasks[t].rq = rq;
+        self.classes[class as usize].enqueue_task(&ctx!(self), rq, t, why);
+        self.poke(class, rq);
+    }
+
+    /// Mark the CPUs served by run queue `rq` of `class` as needing a decision.
+    pub(super) fn poke(&mut self, class: ClassId, rq: usize) {
+        if self.class_global[class as usize] {
+            self.cpus.iter_mut().for_each(|c| c.dirty = true);
+        } else {
+            self.cpus[rq].dirty = true;
+        }
+    }
+
+    /// The run queue of `class` that serves `cpu`.
+    pub(super) fn rq_of(&self, class: ClassId, cpu: CpuId) -> usize {
+        if self.class_global[class as usize] {
+            0
+        } else {
+            cpu
+        }
+    }
+
+    /// `select_task_rq_fair`: the last CPU if it is idle, else an idle CPU (all CPUs
+    /// share one cache in this model, so `select_idle_sibling` may pick any), else the
+    /// one with the least fair load, the last CPU on ties.
+    pub(super) fn select_task_rq_fair(&self, t: TaskId) -> CpuId {
+        let ts = &self.tasks[t];
+        let idle = |c: CpuId| {
+            self.cpus[c].curr.is_none_or(|x| !self.tasks[x].runnable) && self.rq_load(c) == 0
+        };
+        let prev = if ts.allowed[ts.last_cpu] {
+            ts.last_cpu
+        } else {
+            ts.allowed.iter().position(|&a| a).unwrap_or(0)
+        };
+        if idle(prev) {
+            return prev;
+        }
+        let allowed = (0..self.cpus.len()).filter(|&c| ts.allowed[c]);
+        if let Some(c) = allowed.clone().find(|&c| idle(c)) {
+            return c;
+        }
+        allowed
+            .min_by_key(|&c| (self.rq_load(c), c != prev, c))
+            .unwrap_or(prev)
+    }
+
+    /// `select_task_rq_dl` / `select_task_rq_rt`: stay on the last CPU unless its current
+    /// task would not be preempted by `t` and a better CPU exists.
+    pub(super) fn select_task_rq(&self, t: TaskId) -> CpuId {
+        let ts = &self.tasks[t];
+        let prev = if ts.allowed[ts.last_cpu] {
+            ts.last_cpu
+        } else {
+            ts.allowed.iter().position(|&a| a).unwrap_or(0)
+        };
+        if ts.nr_allowed < 2 {
+            return prev;
+        }
+        let Some(cur) = self.cpus[prev].curr.filter(|&x| self.tasks[x].runnable) else {
+            return prev;
+        };
+        let cc = self.tasks[cur].class;
+        let ctx = ctx!(self);
+        let search = cc < ts.class
+            || (cc == ts.class
+                && (self.tasks[cur].nr_allowed < 2
+                    || !self.classes[cc as usize].wakeup_preempt(&ctx, cur, t)));
+        if search {
+            if let Some(target) = self.find_later_cpu(t, None) {
+                return target;
+            }
+        }
+        prev
+    }
+
+    /// Is `cpu` free for a task of `class`: nothing of that class or higher running or
+    /// queued there (the kernel's cpudl `free_cpus` / lowest cpupri)?
+    pub(super) fn cpu_free_for(&self, cpu: CpuId, class: ClassId) -> bool {
+        let running_ok = self.cpus[cpu]
+            .curr
+            .is_none_or(|t| !self.tasks[t].runnable || self.tasks[t].class > class);
+        let ctx = ctx!(self);
+        running_ok
+            && ClassId::ALL.iter().filter(|&&c| c <= class).all(|&c| {
+                self.classes[c as usize]
+                    .peek_next_task(&ctx, cpu, cpu)
+                    .is_none()
+            })
+    }
+
+    /// `find_later_rq` / `find_lowest_rq`: a CPU where `t` would run at once — a free one
+    /// (its last CPU first, then the lowest index), else the one running the
+    /// lowest-priority task of `t`'s class that `t` beats.
+    pub(super) fn find_later_cpu(&self, t: TaskId, exclude: Option<CpuId>) -> Option<CpuId> {
+        let ts = &self.tasks[t];
+        let class = ts.class;
+        let candidates = || (0..self.cpus.len()).filter(|&c| ts.allowed[c] && Some(c) != exclude);
+        let last = ts.last_cpu;
+        if ts.allowed[last] && Some(last) != exclude && self.cpu_free_for(last, class) {
+            return Some(last);
+        }
+        if let Some(c) = candidates().find(|&c| self.cpu_free_for(c, class)) {
+            return Some(c);
+        }
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        let mut worst: Option<(CpuId, TaskId)> = None;
+        for c in candidates() {
+            let Some(cur) = self.cpus[c].curr.filter(|&x| self.tasks[x].runnable) else {
+                continue;
+            };
+            if self.tasks[cur].class != class || !cls.wakeup_preempt(&ctx, cur, t) {
+                continue;
+            }
+            match worst {
+                Some((_, w)) if !cls.wakeup_preempt(&ctx, cur, w) => {}
+                _ => worst = Some((c, cur)),
+            }
+        }
+        worst.map(|(c, _)| c)
+    }
+}
