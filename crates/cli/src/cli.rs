@@ -78,6 +78,10 @@ pub enum Command {
     /// Measure wake-up latency like cyclictest (threads per CPU at SCHED_FIFO), with
     /// optional load and CPU shield; or show a workload's simulated latency probes.
     Latency(crate::commands::latency::LatencyArgs),
+    /// Measure the simulator's speed and memory on built-in random task sets (events/s,
+    /// peak RSS), optionally beside SimSo's times (docs/performance.md).
+    #[command(after_help = crate::commands::bench::EXAMPLES)]
+    Bench(crate::commands::bench::BenchArgs),
 }
 
 /// `schedlab reproduce`

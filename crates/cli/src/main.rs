@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(args),
         Command::Trace(args) => commands::trace::run(args),
         Command::Latency(args) => commands::latency::run(args),
+        Command::Bench(args) => commands::bench::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

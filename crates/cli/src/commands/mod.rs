@@ -1,5 +1,6 @@
 //! One module per subcommand, plus what they share: writing the output.
 
+pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_real;

@@ -1,0 +1,1096 @@
+//! `schedlab bench`: how fast the engine simulates, and how much memory it takes, on
+//! built-in random task sets (docs/performance.md).
+//!
+//! Every task set is generated from a fixed seed, so a row is the same workload on every
+//! machine and every run. Each policy/placement variant of a row runs in a child process
+//! (this binary, re-executed with the hidden `--child` flag) so that its peak RSS is its
+//! own and a variant that runs too long can be killed without losing the others.
+
+use crate::atomic::write_atomic;
+use crate::commands::emit;
+use crate::failure::{Failure, EXIT_OUTPUT};
+use clap::Args;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use schedlab_model::time::{MS, S};
+use schedlab_model::{format_ns, Ns, Overrides, Placement, Policy, Workload};
+use schedlab_sim::{engine_for, SimOptions};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `schedlab bench --help` examples.
+pub const EXAMPLES: &str = "\
+Examples:
+  schedlab bench --quick                       # simso-64x8, simso-256x16, scale-1k
+  schedlab bench --rows scale-10k --timeout 600
+  schedlab bench --rows simso-64x8:llf:global,large-4000x256
+  schedlab bench --quick --json | jq '.rows[] | {row, policy, placement, events_per_s}'
+  schedlab bench --rows simso-64x8,simso-256x16 --export out/sets   # workloads only
+  schedlab bench --rows simso-64x8,simso-256x16 --simso simso.json  # with SimSo's times
+  scripts/simso-compare.sh                     # times SimSo 0.8.5 on the same sets
+
+Rows (NAME, or NAME:POLICY, or NAME:POLICY:PLACEMENT for one variant):
+  simso-64x8      64 tasks, 8 CPUs, U=6, 10 s: edf, llf global; edf linux
+  simso-256x16    256 tasks, 16 CPUs, U=12, 10 s: edf, llf global; edf linux
+  large-4000x256  4000 tasks, 256 CPUs, U=192, 1 s: edf global, linux
+  scale-1k        1000 tasks, 1024 CPUs, U=768, 10 s: edf, illf; global, linux
+  scale-10k       10,000 tasks, 1024 CPUs, U=768, 10 s: edf, illf; global, linux
+  scale-100k      100,000 tasks, 1024 CPUs, U=768, 10 s: edf, illf; global, linux
+  fair-10k        10,000 fair tasks (nice -10..10, 1 in 5 runs/sleeps), 256 CPUs,
+                  1 s: cfs, eevdf; linux
+  tiny, tiny-fair seconds-long smoke rows (not in the default set)
+Without --rows or --quick every row but the tiny ones runs; the big rows take minutes.
+
+Periodic sets: UUniFast utilisations summing to U = 0.75 x CPUs (no task above 1),
+periods log-uniform in 10..1000 ms (whole ms), runtime = u x period (whole us), implicit
+deadlines, hz 1000, seed 42. Columns: simulated events, wall time of the run alone,
+events/s, RSS after the engine is built (at rest) and at its peak, (RSS at rest - RSS at
+start) / tasks, and with --simso, SimSo's wall time and SimSo / schedlab.
+
+Exit status: 0 when every variant ran or timed out, 1 when a variant failed (the table
+still shows the others) or the output cannot be written, 2 on a bad command line, row
+name or SimSo file.";
+
+/// `schedlab bench`
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Comma-separated rows to run: NAME (every variant of the row), NAME:POLICY or
+    /// NAME:POLICY:PLACEMENT. Default: every row except the tiny smoke rows.
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        conflicts_with = "quick"
+    )]
+    pub rows: Vec<String>,
+
+    /// Only the rows that take seconds: simso-64x8, simso-256x16 and scale-1k.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Kill a variant that runs longer than this many seconds (workload generation
+    /// included) and report it as `timeout`.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value = "300",
+        value_parser = parse_timeout,
+        allow_negative_numbers = true
+    )]
+    pub timeout: f64,
+
+    /// Print one JSON object (`rows: [...]`, numbers as numbers) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// SimSo timing file written by scripts/simso-compare.sh: adds SimSo's wall time and
+    /// the ratio SimSo / schedlab to the global-placement variants it has times for.
+    #[arg(long, value_name = "FILE")]
+    pub simso: Option<PathBuf>,
+
+    /// Write each selected row's workload to DIR/ROW.json (accepted by `schedlab
+    /// simulate`) and run nothing. DIR is created if missing.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+
+    /// Internal: measure one variant (ROW:POLICY:PLACEMENT) in this process and print
+    /// one JSON line. The parent `schedlab bench` runs one child per variant.
+    #[arg(long, value_name = "VARIANT", hide = true)]
+    pub child: Option<String>,
+}
+
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{s}` is not a number of seconds (e.g. 300 or 0.5)"
+        )),
+    }
+}
+
+/// The seed of every generated set.
+const SEED: u64 = 42;
+
+/// What a row's tasks are.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// Periodic deadline-class tasks, UUniFast utilisations summing to `util`.
+    Periodic { util: f64 },
+    /// CPU-bound fair tasks with nice values in -10..10; one in five runs and sleeps.
+    Fair,
+}
+
+/// One built-in task set and the policy/placement variants it runs under.
+#[derive(Debug)]
+struct Row {
+    name: &'static str,
+    cpus: usize,
+    tasks: usize,
+    duration: Ns,
+    kind: Kind,
+    /// (policy, placement) names.
+    variants: &'static [(&'static str, &'static str)],
+    /// Run when no `--rows` is given.
+    default: bool,
+    /// Run by `--quick`.
+    quick: bool,
+}
+
+const RT3: &[(&str, &str)] = &[("edf", "global"), ("llf", "global"), ("edf", "linux")];
+const EDF2: &[(&str, &str)] = &[("edf", "global"), ("edf", "linux")];
+const SCALE: &[(&str, &str)] = &[
+    ("edf", "global"),
+    ("illf", "global"),
+    ("edf", "linux"),
+    ("illf", "linux"),
+];
+const FAIR: &[(&str, &str)] = &[("cfs", "linux"), ("eevdf", "linux")];
+
+/// The built-in rows, in the order they run.
+const ROWS: &[Row] = &[
+    Row {
+        name: "simso-64x8",
+        cpus: 8,
+        tasks: 64,
+        duration: 10 * S,
+        kind: Kind::Periodic { util: 6.0 },
+        variants: RT3,
+        default: true,
+        quick: true,
+    },
+    Row {
+        name: "simso-256x16",
+        cpus: 16,
+        tasks: 256,
+        duration: 10 * S,
+        kind: Kind::Periodic { util: 12.0 },
+        variants: RT3,
+        default: true,
+        quick: true,
+    },
+    Row {
+        name: "large-4000x256",
+        cpus: 256,
+        tasks: 4000,
+        duration: S,
+        kind: Kind::Periodic { util: 192.0 },
+        variants: EDF2,
+        default: true,
+        quick: false,
+    },
+    Row {
+        name: "scale-1k",
+        cpus: 1024,
+        tasks: 1_000,
+        duration: 10 * S,
+        kind: Kind::Periodic { util: 768.0 },
+        variants: SCALE,
+        default: true,
+        quick: true,
+    },
+    Row {
+        name: "scale-10k",
+        cpus: 1024,
+        tasks: 10_000,
+        duration: 10 * S,
+        kind: Kind::Periodic { util: 768.0 },
+        variants: SCALE,
+        default: true,
+        quick: false,
+    },
+    Row {
+        name: "scale-100k",
+        cpus: 1024,
+        tasks: 100_000,
+        duration: 10 * S,
+        kind: Kind::Periodic { util: 768.0 },
+        variants: SCALE,
+        default: true,
+        quick: false,
+    },
+    Row {
+        name: "fair-10k",
+        cpus: 256,
+        tasks: 10_000,
+        duration: S,
+        kind: Kind::Fair,
+        variants: FAIR,
+        default: true,
+        quick: false,
+    },
+    Row {
+        name: "tiny",
+        cpus: 2,
+        tasks: 8,
+        duration: S,
+        kind: Kind::Periodic { util: 1.5 },
+        variants: RT3,
+        default: false,
+        quick: false,
+    },
+    Row {
+        name: "tiny-fair",
+        cpus: 2,
+        tasks: 12,
+        duration: 500 * MS,
+        kind: Kind::Fair,
+        variants: FAIR,
+        default: false,
+        quick: false,
+    },
+];
+
+fn known_rows() -> String {
+    ROWS.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+}
+
+fn find_row(name: &str) -> Result<&'static Row, Failure> {
+    ROWS.iter().find(|r| r.name == name).ok_or_else(|| {
+        Failure::input(format!(
+            "unknown bench row `{name}` (known: {})",
+            known_rows()
+        ))
+    })
+}
+
+/// One selected variant: a row under one policy and placement.
+#[derive(Debug, Clone, Copy)]
+struct Variant {
+    row: &'static Row,
+    policy: &'static str,
+    placement: &'static str,
+}
+
+impl Variant {
+    fn label(&self) -> String {
+        format!("{}:{}:{}", self.row.name, self.policy, self.placement)
+    }
+}
+
+/// The variants selected by `--rows` / `--quick` (each once, in the order given).
+fn select(args: &BenchArgs) -> Result<Vec<Variant>, Failure> {
+    let all = |r: &'static Row| {
+        r.variants.iter().map(move |&(policy, placement)| Variant {
+            row: r,
+            policy,
+            placement,
+        })
+    };
+    if args.rows.is_empty() {
+        let pick = |r: &&Row| if args.quick { r.quick } else { r.default };
+        return Ok(ROWS.iter().filter(pick).flat_map(all).collect());
+    }
+    let mut out: Vec<Variant> = Vec::new();
+    for spec in &args.rows {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            continue;
+        }
+        let mut parts = spec.split(':');
+        let row = find_row(parts.next().unwrap_or(""))?;
+        let policy = parts.next().map(str::to_ascii_lowercase);
+        let placement = parts.next().map(str::to_ascii_lowercase);
+        if parts.next().is_some() {
+            return Err(Failure::input(format!(
+                "bench row `{spec}`: expected NAME, NAME:POLICY or NAME:POLICY:PLACEMENT"
+            )));
+        }
+        let chosen: Vec<Variant> = all(row)
+            .filter(|v| policy.as_deref().is_none_or(|p| p == v.policy))
+            .filter(|v| placement.as_deref().is_none_or(|p| p == v.placement))
+            .collect();
+        if chosen.is_empty() {
+            let have: Vec<String> = row
+                .variants
+                .iter()
+                .map(|(p, q)| format!("{}:{p}:{q}", row.name))
+                .collect();
+            return Err(Failure::input(format!(
+                "bench row `{spec}` matches no variant (row {} has: {})",
+                row.name,
+                have.join(", ")
+            )));
+        }
+        for v in chosen {
+            if !out.iter().any(|o| o.label() == v.label()) {
+                out.push(v);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Failure::input(format!(
+            "--rows names no row (known: {})",
+            known_rows()
+        )));
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Task-set generation
+
+/// UUniFast (Bini & Buttazzo 2005): `n` utilisations, uniformly distributed over the
+/// simplex of those summing to `total`.
+fn uunifast(rng: &mut ChaCha8Rng, n: usize, total: f64) -> Vec<f64> {
+    let mut sum = total;
+    let mut u = Vec::with_capacity(n);
+    for i in 1..n {
+        let next = sum * rng.random::<f64>().powf(1.0 / (n - i) as f64);
+        u.push(sum - next);
+        sum = next;
+    }
+    u.push(sum);
+    u
+}
+
+/// Draws of UUniFast tried before [`bounded_utilisations`] turns to its sampler.
+const DISCARD_TRIES: usize = 1000;
+
+/// Utilisations summing to `total`, none above 1: uniform over that region of the
+/// simplex. UUniFast-Discard (Davis & Burns 2009: redraw a set with a task above 1) when
+/// that succeeds within [`DISCARD_TRIES`] draws; otherwise (mean utilisation near 1, as
+/// 768 over 1000 tasks, where a draw practically never fits) the same distribution by a
+/// Gibbs sampler: start from a point of the region and redraw pairs (u_i, u_j) uniformly
+/// on their segment u_i + u_j = constant within [0, 1]².
+fn bounded_utilisations(rng: &mut ChaCha8Rng, n: usize, total: f64) -> Vec<f64> {
+    let mut u = Vec::new();
+    for _ in 0..DISCARD_TRIES {
+        u = uunifast(rng, n, total);
+        if u.iter().all(|&x| x <= 1.0) {
+            return u;
+        }
+    }
+    if n < 2 || total >= n as f64 {
+        return vec![(total / n.max(1) as f64).min(1.0); n];
+    }
+    // A point of the region: clamp the last draw at 1 and give the excess back to the
+    // others in proportion to their headroom (which is at least the excess as total < n).
+    let excess: f64 = u.iter().map(|&x| (x - 1.0).max(0.0)).sum();
+    for x in u.iter_mut() {
+        *x = x.min(1.0);
+    }
+    let headroom: f64 = u.iter().map(|&x| 1.0 - x).sum();
+    if headroom > 0.0 {
+        for x in u.iter_mut() {
+            *x += excess * (1.0 - *x) / headroom;
+        }
+    }
+    // 20 n ln n pair moves: every coordinate is redrawn ~40 ln n times.
+    let moves = 20 * n * ((n as f64).ln().ceil() as usize).max(1);
+    for _ in 0..moves {
+        let i = rng.random_range(0..n);
+        let mut j = rng.random_range(0..n - 1);
+        if j >= i {
+            j += 1;
+        }
+        let s = u[i] + u[j];
+        let lo = (s - 1.0).max(0.0);
+        let hi = s.min(1.0);
+        u[i] = lo + (hi - lo) * rng.random::<f64>();
+        u[j] = s - u[i];
+    }
+    u
+}
+
+/// A duration as the format writes it, in the unit it was generated in.
+fn us(x: u64) -> String {
+    format!("{x}us")
+}
+
+/// The row's workload as a JSON document (`schedlab simulate` reads it), one task a line.
+/// The first variant's policy and placement are the file's.
+fn workload_json(row: &Row) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let (policy, placement) = row.variants[0];
+    let mut tasks: Vec<String> = Vec::with_capacity(row.tasks);
+    let sched = match row.kind {
+        Kind::Periodic { util } => {
+            let u = bounded_utilisations(&mut rng, row.tasks, util);
+            for (i, x) in u.iter().enumerate() {
+                // Log-uniform in 10..1000 ms, whole ms.
+                let period_ms = (10f64 * 100f64.powf(rng.random::<f64>())).round() as u64;
+                let period_us = period_ms * 1000;
+                let runtime_us = ((x * period_us as f64).round() as u64).clamp(1, period_us);
+                tasks.push(format!(
+                    "{{\"name\": \"t{}\", \"runtime\": \"{}\", \"period\": \"{period_ms}ms\"}}",
+                    i + 1,
+                    us(runtime_us)
+                ));
+            }
+            format!("{{\"deadline\": \"{policy}\", \"placement\": \"{placement}\"}}")
+        }
+        Kind::Fair => {
+            for i in 0..row.tasks {
+                let nice: i64 = rng.random_range(-10..=10);
+                let sleeper = rng.random_range(0..5) == 0;
+                let mut t = format!("{{\"name\": \"f{}\", \"nice\": {nice}", i + 1);
+                if sleeper {
+                    let run_ms: u64 = rng.random_range(1..=10);
+                    let sleep_ms: u64 = rng.random_range(1..=50);
+                    let _ = write!(t, ", \"run\": \"{run_ms}ms\", \"sleep\": \"{sleep_ms}ms\"");
+                }
+                t.push('}');
+                tasks.push(t);
+            }
+            format!("{{\"fair\": \"{policy}\", \"placement\": \"{placement}\"}}")
+        }
+    };
+    let mut out = String::with_capacity(64 * row.tasks + 256);
+    out.push_str("{\n");
+    let _ = writeln!(out, "  \"name\": \"{}\",", row.name);
+    let _ = writeln!(
+        out,
+        "  \"platform\": {{\"cpus\": {}, \"hz\": 1000}},",
+        row.cpus
+    );
+    let _ = writeln!(out, "  \"duration\": \"{}\",", format_ns(row.duration));
+    let _ = writeln!(out, "  \"seed\": {SEED},");
+    let _ = writeln!(out, "  \"scheduler\": {sched},");
+    out.push_str("  \"tasks\": [\n");
+    for (i, t) in tasks.iter().enumerate() {
+        out.push_str("    ");
+        out.push_str(t);
+        out.push_str(if i + 1 < tasks.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("  ]\n}\n");
+    out
+}
+
+/// The variant's validated workload (the row's file with `--policy` and `--placement`).
+fn variant_workload(v: &Variant, text: &str) -> Result<Workload, String> {
+    let ov = Overrides {
+        policy: Some(Policy::parse(v.policy)?),
+        placement: Some(Placement::parse(v.placement)?),
+        ..Overrides::default()
+    };
+    let name = format!("{}.json", v.row.name);
+    Workload::parse_str(text, Path::new(&name), &ov).map_err(|e| e.to_string())
+}
+
+// ---------------------------------------------------------------------------------------
+// The child: one variant, measured
+
+/// What a child reports, one JSON line on stdout.
+#[derive(Debug, Serialize, Deserialize)]
+struct Measure {
+    /// Events the engine processed.
+    events: u64,
+    /// Wall seconds of `engine.run()` alone.
+    wall_s: f64,
+    /// Wall seconds to build the engine (`engine_for`).
+    build_s: f64,
+    /// VmRSS (KiB) when the child started, before generating the workload.
+    rss_base_kb: u64,
+    /// VmRSS (KiB) with the engine built and the workload dropped, before running.
+    rss_rest_kb: u64,
+    /// VmHWM (KiB) after the run: the peak from engine construction on (or from the
+    /// start of the child where /proc/self/clear_refs cannot reset it).
+    rss_peak_kb: u64,
+    /// Deadline misses (a sanity check beside SimSo's).
+    deadline_misses: u64,
+    /// Jobs released.
+    jobs: u64,
+}
+
+/// A `VmXXX:` field of /proc/self/status, in KiB.
+fn proc_status_kb(field: &str) -> Result<u64, String> {
+    let text = std::fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("cannot read /proc/self/status: {e}"))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| format!("/proc/self/status has no {field} line"))
+}
+
+/// Give freed heap memory back to the kernel, so RSS at rest counts live data only.
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: malloc_trim only walks glibc's own heap; no pointer of ours is involved.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+}
+
+fn measure(v: &Variant) -> Result<Measure, String> {
+    let rss_base_kb = proc_status_kb("VmRSS:")?;
+    let text = workload_json(v.row);
+    let w = variant_workload(v, &text)?;
+    drop(text);
+    trim_heap();
+    // Peak from here on: engine construction and the run (Linux >= 4.0).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let t0 = Instant::now();
+    let engine = engine_for(&w, &SimOptions::default()).map_err(|e| e.to_string())?;
+    let build_s = t0.elapsed().as_secs_f64();
+    drop(w);
+    trim_heap();
+    let rss_rest_kb = proc_status_kb("VmRSS:")?;
+    let r = engine.run();
+    let rss_peak_kb = proc_status_kb("VmHWM:")?;
+    Ok(Measure {
+        events: r.events,
+        wall_s: r.wall_s,
+        build_s,
+        rss_base_kb,
+        rss_rest_kb,
+        rss_peak_kb,
+        deadline_misses: r.deadline_misses,
+        jobs: r.jobs_released,
+    })
+}
+
+fn run_child(label: &str) -> Result<(), Failure> {
+    let mut parts = label.split(':');
+    let (Some(row), Some(policy), Some(placement), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Failure::input(format!(
+            "--child wants ROW:POLICY:PLACEMENT, got `{label}`"
+        )));
+    };
+    let row = find_row(row)?;
+    let v = row
+        .variants
+        .iter()
+        .find(|(p, q)| *p == policy && *q == placement)
+        .map(|&(policy, placement)| Variant {
+            row,
+            policy,
+            placement,
+        })
+        .ok_or_else(|| Failure::input(format!("no bench variant `{label}`")))?;
+    let m = measure(&v).map_err(|e| Failure::input(format!("{label}: {e}")))?;
+    let line = serde_json::to_string(&m)
+        .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
+    emit(&(line + "\n"), None)
+}
+
+// ---------------------------------------------------------------------------------------
+// The parent: one child per variant
+
+/// How a variant ended.
+enum Outcome {
+    Done(Measure),
+    Timeout,
+    Failed(String),
+}
+
+/// Run `exe bench --child LABEL`, killing it after `timeout` seconds.
+fn spawn_child(exe: &Path, label: &str, timeout: f64) -> (Outcome, f64) {
+    let start = Instant::now();
+    let mut child = match Command::new(exe)
+        .args(["bench", "--child", label])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                Outcome::Failed(format!("cannot start {}: {e}", exe.display())),
+                0.0,
+            )
+        }
+    };
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let limit = Duration::from_secs_f64(timeout.min(1e9));
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if start.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => {
+                let waited = start.elapsed();
+                let pause = if waited < Duration::from_millis(100) {
+                    5
+                } else {
+                    50
+                };
+                std::thread::sleep(Duration::from_millis(pause));
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return (
+                    Outcome::Failed(format!("cannot wait for the child: {e}")),
+                    start.elapsed().as_secs_f64(),
+                );
+            }
+        }
+    };
+    let elapsed = start.elapsed().as_secs_f64();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let Some(status) = status else {
+        return (Outcome::Timeout, elapsed);
+    };
+    if !status.success() {
+        let msg = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.strip_prefix("error: ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        let msg = if msg.is_empty() {
+            format!("the child exited with {status}")
+        } else {
+            msg
+        };
+        return (Outcome::Failed(msg), elapsed);
+    }
+    match serde_json::from_str::<Measure>(stdout.trim()) {
+        Ok(m) => (Outcome::Done(m), elapsed),
+        Err(e) => (
+            Outcome::Failed(format!("unreadable child report ({e}): {}", stdout.trim())),
+            elapsed,
+        ),
+    }
+}
+
+/// One line of the output.
+#[derive(Debug, Serialize)]
+struct RowResult {
+    row: &'static str,
+    policy: &'static str,
+    placement: &'static str,
+    cpus: usize,
+    tasks: usize,
+    duration_ns: Ns,
+    /// `ok`, `timeout` or `failed`.
+    status: &'static str,
+    events: Option<u64>,
+    wall_s: Option<f64>,
+    events_per_s: Option<f64>,
+    build_s: Option<f64>,
+    rss_base_kb: Option<u64>,
+    rss_rest_kb: Option<u64>,
+    rss_peak_kb: Option<u64>,
+    kb_per_task: Option<f64>,
+    deadline_misses: Option<u64>,
+    jobs: Option<u64>,
+    simso_s: Option<f64>,
+    ratio: Option<f64>,
+    /// Wall seconds of the whole child (generation, construction, run, report).
+    elapsed_s: f64,
+    error: Option<String>,
+}
+
+impl RowResult {
+    fn new(v: &Variant, outcome: Outcome, elapsed_s: f64, simso_s: Option<f64>) -> RowResult {
+        let mut r = RowResult {
+            row: v.row.name,
+            policy: v.policy,
+            placement: v.placement,
+            cpus: v.row.cpus,
+            tasks: v.row.tasks,
+            duration_ns: v.row.duration,
+            status: "ok",
+            events: None,
+            wall_s: None,
+            events_per_s: None,
+            build_s: None,
+            rss_base_kb: None,
+            rss_rest_kb: None,
+            rss_peak_kb: None,
+            kb_per_task: None,
+            deadline_misses: None,
+            jobs: None,
+            simso_s,
+            ratio: None,
+            elapsed_s,
+            error: None,
+        };
+        match outcome {
+            Outcome::Done(m) => {
+                r.events = Some(m.events);
+                r.wall_s = Some(m.wall_s);
+                r.events_per_s = (m.wall_s > 0.0).then(|| m.events as f64 / m.wall_s);
+                r.build_s = Some(m.build_s);
+                r.rss_base_kb = Some(m.rss_base_kb);
+                r.rss_rest_kb = Some(m.rss_rest_kb);
+                r.rss_peak_kb = Some(m.rss_peak_kb);
+                r.kb_per_task =
+                    Some(m.rss_rest_kb.saturating_sub(m.rss_base_kb) as f64 / v.row.tasks as f64);
+                r.deadline_misses = Some(m.deadline_misses);
+                r.jobs = Some(m.jobs);
+                r.ratio = match simso_s {
+                    Some(s) if m.wall_s > 0.0 => Some(s / m.wall_s),
+                    _ => None,
+                };
+            }
+            Outcome::Timeout => r.status = "timeout",
+            Outcome::Failed(e) => {
+                r.status = "failed";
+                r.error = Some(e);
+            }
+        }
+        r
+    }
+}
+
+/// SimSo's wall seconds per set and policy, from scripts/simso-compare.sh's file:
+/// `{"sets": {"simso-64x8": {"edf": {"wall_s": 12.3, ...}, "llf": 45.6}}}` (an object
+/// with `wall_s`, or the number itself).
+#[derive(Debug, Default)]
+struct SimsoTimes {
+    times: Vec<(String, String, f64)>,
+}
+
+impl SimsoTimes {
+    fn load(path: &Path) -> Result<SimsoTimes, Failure> {
+        let bad = |why: String| Failure::input(format!("{}: {why}", path.display()));
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad(format!("cannot read SimSo timing file: {e}")))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        let sets = v.get("sets").and_then(|s| s.as_object()).ok_or_else(|| {
+            bad("no `sets` object (expected {\"sets\": {SET: {POLICY: {\"wall_s\": N}}}})".into())
+        })?;
+        let mut times = Vec::new();
+        for (set, policies) in sets {
+            let policies = policies
+                .as_object()
+                .ok_or_else(|| bad(format!("sets.{set} is not an object")))?;
+            for (policy, t) in policies {
+                let secs = t
+                    .as_f64()
+                    .or_else(|| t.get("wall_s").and_then(|w| w.as_f64()))
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "sets.{set}.{policy}: expected seconds or {{\"wall_s\": seconds}}"
+                        ))
+                    })?;
+                times.push((set.clone(), policy.to_ascii_lowercase(), secs));
+            }
+        }
+        Ok(SimsoTimes { times })
+    }
+
+    /// SimSo's time for a variant: SimSo schedules globally, so global placement only.
+    fn get(&self, v: &Variant) -> Option<f64> {
+        if v.placement != "global" {
+            return None;
+        }
+        self.times
+            .iter()
+            .find(|(s, p, _)| s == v.row.name && p == v.policy)
+            .map(|t| t.2)
+    }
+}
+
+/// `schedlab bench`
+pub fn run(args: &BenchArgs) -> Result<(), Failure> {
+    if let Some(label) = &args.child {
+        return run_child(label);
+    }
+    let variants = select(args)?;
+    if let Some(dir) = &args.export {
+        return export(dir, &variants, args.json);
+    }
+    let simso = match &args.simso {
+        Some(p) => SimsoTimes::load(p)?,
+        None => SimsoTimes::default(),
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::output(format!("cannot find the schedlab binary: {e}")))?;
+
+    let n = variants.len();
+    let mut results = Vec::with_capacity(n);
+    for (i, v) in variants.iter().enumerate() {
+        eprintln!(
+            "bench: [{}/{n}] {} {} {}: {} tasks on {} CPUs, {} simulated...",
+            i + 1,
+            v.row.name,
+            v.policy,
+            v.placement,
+            v.row.tasks,
+            v.row.cpus,
+            format_ns(v.row.duration)
+        );
+        let (outcome, elapsed) = spawn_child(&exe, &v.label(), args.timeout);
+        let r = RowResult::new(v, outcome, elapsed, simso.get(v));
+        let how = match r.status {
+            "ok" => format!(
+                "{} events in {:.3} s ({:.0} events/s)",
+                r.events.unwrap_or(0),
+                r.wall_s.unwrap_or(0.0),
+                r.events_per_s.unwrap_or(0.0)
+            ),
+            "timeout" => format!("timeout after {:.1} s", r.elapsed_s),
+            _ => format!("failed: {}", r.error.as_deref().unwrap_or("")),
+        };
+        eprintln!("bench: [{}/{n}] {}: {how}", i + 1, v.label());
+        results.push(r);
+    }
+
+    let text = if args.json {
+        let doc = serde_json::json!({
+            "timeout_s": args.timeout,
+            "simso": args.simso.as_ref().map(|p| p.display().to_string()),
+            "rows": results,
+        });
+        let mut s = serde_json::to_string(&doc)
+            .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
+        s.push('\n');
+        s
+    } else {
+        render(&results, args.simso.is_some())
+    };
+    emit(&text, None)?;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|r| r.status == "failed")
+        .map(|r| format!("{}:{}:{}", r.row, r.policy, r.placement))
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure {
+            code: EXIT_OUTPUT,
+            message: format!("{} variant(s) failed: {}", failed.len(), failed.join(", ")),
+        })
+    }
+}
+
+/// `--export DIR`: each selected row's workload, once per row.
+fn export(dir: &Path, variants: &[Variant], json: bool) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::output(format!("cannot create {}: {e}", dir.display())))?;
+    let mut written: Vec<String> = Vec::new();
+    for v in variants {
+        let path = dir.join(format!("{}.json", v.row.name));
+        let shown = path.display().to_string();
+        if written.contains(&shown) {
+            continue;
+        }
+        write_atomic(&path, workload_json(v.row).as_bytes())
+            .map_err(|e| Failure::output(format!("cannot write {shown}: {e}")))?;
+        written.push(shown);
+    }
+    let text = if json {
+        serde_json::json!({ "exported": written }).to_string() + "\n"
+    } else {
+        written.join("\n") + "\n"
+    };
+    emit(&text, None)
+}
+
+// ---------------------------------------------------------------------------------------
+// The table
+
+fn opt<T>(x: Option<T>, f: impl Fn(T) -> String) -> String {
+    x.map_or_else(|| "-".into(), f)
+}
+
+fn mb(kb: u64) -> String {
+    format!("{:.1}", kb as f64 / 1024.0)
+}
+
+/// An integer with thousands separators (12,345,678).
+fn grouped(x: u64) -> String {
+    let digits = x.to_string();
+    let groups: Vec<&str> = digits
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|g| std::str::from_utf8(g).unwrap_or(""))
+        .collect();
+    groups.join(",")
+}
+
+fn render(results: &[RowResult], with_simso: bool) -> String {
+    let mut header = vec![
+        "row",
+        "policy",
+        "placement",
+        "cpus",
+        "tasks",
+        "sim",
+        "events",
+        "wall s",
+        "events/s",
+        "rest MB",
+        "peak MB",
+        "KB/task",
+    ];
+    if with_simso {
+        header.extend(["simso s", "ratio"]);
+    }
+    header.push("status");
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for r in results {
+        let mut cells = vec![
+            r.row.to_string(),
+            r.policy.to_string(),
+            r.placement.to_string(),
+            r.cpus.to_string(),
+            grouped(r.tasks as u64),
+            format_ns(r.duration_ns),
+            opt(r.events, grouped),
+            opt(r.wall_s, |w| format!("{w:.3}")),
+            opt(r.events_per_s, |e| grouped(e.round() as u64)),
+            opt(r.rss_rest_kb, mb),
+            opt(r.rss_peak_kb, mb),
+            opt(r.kb_per_task, |k| format!("{k:.2}")),
+        ];
+        if with_simso {
+            cells.push(opt(r.simso_s, |s| format!("{s:.2}")));
+            cells.push(opt(r.ratio, |x| format!("{x:.0}x")));
+        }
+        cells.push(r.status.to_string());
+        rows.push(cells);
+    }
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    // Names left-aligned, numbers right-aligned.
+    let left = |i: usize| i < 3 || i + 1 == header.len();
+    let line = |out: &mut String, cells: &[String]| {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(&width).enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            if left(i) {
+                let _ = write!(l, "{c:<w$}");
+            } else {
+                let _ = write!(l, "{c:>w$}");
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    let head: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    line(&mut out, &head);
+    for row in &rows {
+        line(&mut out, row);
+    }
+    let errors: Vec<&RowResult> = results.iter().filter(|r| r.error.is_some()).collect();
+    if !errors.is_empty() {
+        out.push('\n');
+        for r in errors {
+            let _ = writeln!(
+                out,
+                "{}:{}:{}: {}",
+                r.row,
+                r.policy,
+                r.placement,
+                r.error.as_deref().unwrap_or("")
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_model::time::US;
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(7)
+    }
+
+    #[test]
+    fn uunifast_sums_to_total() {
+        let u = uunifast(&mut rng(), 64, 6.0);
+        assert_eq!(u.len(), 64);
+        assert!((u.iter().sum::<f64>() - 6.0).abs() < 1e-9);
+        assert!(u.iter().all(|&x| x >= 0.0));
+    }
+
+    #[test]
+    fn bounded_utilisations_stay_at_most_one_even_when_dense() {
+        // 768 over 1000 tasks: UUniFast-Discard cannot succeed, the sampler takes over.
+        let u = bounded_utilisations(&mut rng(), 1000, 768.0);
+        assert_eq!(u.len(), 1000);
+        assert!((u.iter().sum::<f64>() - 768.0).abs() < 1e-6);
+        assert!(u.iter().all(|&x| (0.0..=1.0).contains(&x)), "out of [0, 1]");
+        // Uniform on the region: mean 0.768, and not piled up at the bound.
+        let at_one = u.iter().filter(|&&x| x > 0.999).count();
+        assert!(at_one < 20, "{at_one} tasks at u = 1");
+    }
+
+    #[test]
+    fn every_row_generates_a_valid_workload_under_every_variant() {
+        for row in ROWS.iter().filter(|r| r.tasks <= 4000) {
+            let text = workload_json(row);
+            for &(policy, placement) in row.variants {
+                let v = Variant {
+                    row,
+                    policy,
+                    placement,
+                };
+                let w =
+                    variant_workload(&v, &text).unwrap_or_else(|e| panic!("{}: {e}", v.label()));
+                assert_eq!(w.tasks.len(), row.tasks);
+                assert_eq!(w.platform.cpus, row.cpus);
+                assert_eq!(w.duration, row.duration);
+                if let Kind::Periodic { util } = row.kind {
+                    // Rounding runtimes to whole µs moves U by at most n × 0.5µs/10ms.
+                    let err = row.tasks as f64 * 0.5 * US as f64 / (10 * MS) as f64;
+                    assert!((w.utilisation() - util).abs() <= err, "{}", v.label());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fair_rows_mix_nice_values_and_sleepers() {
+        let row = find_row("tiny-fair").unwrap();
+        let v = Variant {
+            row,
+            policy: "cfs",
+            placement: "linux",
+        };
+        let w = variant_workload(&v, &workload_json(row)).unwrap();
+        assert!(w.tasks.iter().all(|t| t.class.is_fair()));
+        let big = find_row("fair-10k").unwrap();
+        let text = workload_json(big);
+        assert!(text.contains("\"sleep\""));
+        assert!(text.contains("\"nice\": -"));
+    }
+
+    #[test]
+    fn grouped_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(12_345_678), "12,345,678");
+    }
+}
