@@ -4,15 +4,25 @@
 //! The raw file is read into [`spec`] types (serde, unknown fields rejected), then
 //! [`Workload::from_spec`] expands `count:`, applies defaults and checks every value,
 //! so code downstream only ever sees a valid [`Workload`].
+//!
+//! Shared by the simulator and the real runner: the policy registry ([`registry`]), the
+//! task → kernel class/priority mapping ([`classes`]) and the per-task stream of job
+//! execution times and release gaps ([`release`]).
 
+pub mod classes;
 pub mod error;
 pub mod kernel;
+pub mod registry;
+pub mod release;
 pub mod spec;
 pub mod time;
 pub mod weights;
 pub mod workload;
 
+pub use classes::{sched_attrs, KernelClass, SchedAttr};
 pub use error::ModelError;
+pub use registry::{PolicyInfo, RealBackends, SchedPolicy, POLICIES};
+pub use release::{JobDraw, ReleaseStream};
 pub use time::{format_ns, parse_duration, Ns};
 pub use weights::WeightTable;
 pub use workload::{

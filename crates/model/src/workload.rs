@@ -1,97 +1,12 @@
 //! Validated workload: what the simulator and the runner consume.
 
 use crate::error::ModelError;
+pub use crate::registry::{Policy, PolicyClass};
 use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
 use crate::time::{format_ns, Ns, MS, S, US};
 use crate::weights::WeightTable;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// Scheduling policies known to schedlab (see DESIGN.md "Policy names").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    /// Earliest deadline first (SCHED_DEADLINE's rule).
-    Edf,
-    /// Least laxity first.
-    Llf,
-    /// The seed paper's improved LLF (rules 1-4).
-    Illf,
-    /// EDF until zero laxity.
-    Edzl,
-    /// SCHED_FIFO with the tasks' priorities.
-    Fifo,
-    /// SCHED_RR with the tasks' priorities.
-    Rr,
-    /// Fixed priorities by period (rate monotonic).
-    Rm,
-    /// Fixed priorities by relative deadline (deadline monotonic).
-    Dm,
-    /// Completely fair scheduler.
-    Cfs,
-    /// Earliest eligible virtual deadline first.
-    Eevdf,
-    /// Brain Fuck Scheduler (single queue, virtual deadlines).
-    Bfs,
-}
-
-/// Which kernel class a policy belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PolicyClass {
-    /// deadline class (edf, llf, illf, edzl)
-    Deadline,
-    /// rt class (fifo, rr, rm, dm)
-    Rt,
-    /// fair class (cfs, eevdf)
-    Fair,
-    /// replaces rt + fair (bfs)
-    Whole,
-}
-
-impl Policy {
-    /// Every policy with its CLI/spec name.
-    pub const ALL: [(Policy, &'static str); 11] = [
-        (Policy::Edf, "edf"),
-        (Policy::Llf, "llf"),
-        (Policy::Illf, "illf"),
-        (Policy::Edzl, "edzl"),
-        (Policy::Fifo, "fifo"),
-        (Policy::Rr, "rr"),
-        (Policy::Rm, "rm"),
-        (Policy::Dm, "dm"),
-        (Policy::Cfs, "cfs"),
-        (Policy::Eevdf, "eevdf"),
-        (Policy::Bfs, "bfs"),
-    ];
-
-    /// Parse a policy name; the error lists the known names.
-    pub fn parse(name: &str) -> Result<Policy, String> {
-        let n = name.trim().to_ascii_lowercase();
-        Policy::ALL
-            .iter()
-            .find(|(_, s)| *s == n)
-            .map(|(p, _)| *p)
-            .ok_or_else(|| {
-                let known: Vec<&str> = Policy::ALL.iter().map(|(_, s)| *s).collect();
-                format!("unknown policy `{name}` (known: {})", known.join(", "))
-            })
-    }
-
-    /// The CLI/spec name.
-    pub fn name(self) -> &'static str {
-        Policy::ALL.iter().find(|(p, _)| *p == self).unwrap().1
-    }
-
-    /// The kernel class this policy schedules in.
-    pub fn class(self) -> PolicyClass {
-        match self {
-            Policy::Edf | Policy::Llf | Policy::Illf | Policy::Edzl => PolicyClass::Deadline,
-            Policy::Fifo | Policy::Rr | Policy::Rm | Policy::Dm => PolicyClass::Rt,
-            Policy::Cfs | Policy::Eevdf => PolicyClass::Fair,
-            Policy::Bfs => PolicyClass::Whole,
-        }
-    }
-}
 
 /// Where real-time work runs (DESIGN.md "Placement").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -557,7 +472,7 @@ impl Workload {
             Some(s) => Policy::parse(s).map_err(|e| format!("scheduler.deadline: {e}"))?,
             None => Policy::Edf,
         };
-        if matches!(policy.class(), PolicyClass::Fair | PolicyClass::Whole) {
+        if !policy.is_periodic() {
             return Err(format!(
                 "scheduler.deadline: `{}` is not a real-time policy (use it as scheduler.fair)",
                 policy.name()
@@ -573,16 +488,18 @@ impl Workload {
             Some(s) => Policy::parse(s).map_err(|e| format!("scheduler.fair: {e}"))?,
             None => Policy::Cfs,
         };
-        if !matches!(fair.class(), PolicyClass::Fair | PolicyClass::Whole) {
+        if fair.is_periodic() {
             return Err(format!(
-                "scheduler.fair: `{}` is not a fair-share policy (cfs, eevdf, bfs)",
-                fair.name()
+                "scheduler.fair: `{}` is not a fair-share policy ({})",
+                fair.name(),
+                crate::registry::names_where(|e| !e.class.is_periodic()).join(", ")
             ));
         }
         if let Some(p) = ov.policy {
-            match p.class() {
-                PolicyClass::Fair | PolicyClass::Whole => fair = p,
-                _ => policy = p,
+            if p.is_periodic() {
+                policy = p;
+            } else {
+                fair = p;
             }
         }
         let file_placement = match &sc.placement {
