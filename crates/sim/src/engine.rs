@@ -29,19 +29,19 @@
 //! running task as `overhead_left`, like the tick cost.
 //!
 //! Where each concern lives (one file each, `impl Engine` blocks):
-//! - [`events`]: the event kinds, their same-instant order and their dispatch;
-//! - [`accounting`]: `update_curr`, CPU time and job progress;
-//! - [`jobs`]: releases, fair bursts and sleeps, completions, aborts;
-//! - [`cbs`]: SCHED_DEADLINE's reservations (wake-up rule, throttle, replenish);
-//! - [`wakeup`]: `try_to_wake_up` and `select_task_rq_*`;
-//! - [`tick`]: the scheduler tick and periodic fair balancing;
-//! - [`decide`]: per-CPU `__schedule`, pick and context switch;
-//! - [`global`]: global placement (the m best tasks run);
-//! - [`push_pull`]: RT/DL push and pull under `linux` placement;
-//! - [`fair_balance`]: fair load balancing;
-//! - [`timers`]: per-CPU hrtimers;
-//! - [`kernel`]: interrupts, timer wheels, kernel sections;
-//! - [`latency`]: wake-up latency records; [`metrics`]: the results.
+//! - `events.rs`: the event kinds, their same-instant order and their dispatch;
+//! - `accounting.rs`: `update_curr`, CPU time and job progress;
+//! - `jobs.rs`: releases, fair bursts and sleeps, completions, aborts;
+//! - `cbs.rs`: SCHED_DEADLINE's reservations (wake-up rule, throttle, replenish);
+//! - `wakeup.rs`: `try_to_wake_up` and `select_task_rq_*`;
+//! - `tick.rs`: the scheduler tick and periodic fair balancing;
+//! - `decide.rs`: per-CPU `__schedule`, pick and context switch;
+//! - `global.rs`: global placement (the m best tasks run);
+//! - `push_pull.rs`: RT/DL push and pull under `linux` placement;
+//! - `fair_balance.rs`: fair load balancing;
+//! - `timers.rs`: per-CPU hrtimers;
+//! - `kernel.rs`: interrupts, timer wheels, kernel sections;
+//! - `latency.rs`: wake-up latency records; `metrics.rs`: the results.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::result::{
@@ -129,6 +129,8 @@ pub struct Engine {
     fair_decisions: u64,
     /// Whether any task is in the fair class.
     has_fair: bool,
+    /// Load, waiting tasks and members of each fair run queue.
+    fair: fair_balance::FairRqs,
     /// `sysctl_sched_migration_cost`: recently run tasks are cache-hot.
     migration_cost: Ns,
     cpus: Vec<CpuState>,
@@ -288,6 +290,7 @@ impl Engine {
             vruntime_spread: 0,
             fair_decisions: 0,
             has_fair: task_class.contains(&ClassId::Fair),
+            fair: fair_balance::FairRqs::new(ncpu),
             migration_cost: w.scheduler.migration_cost,
             cpus,
             classes,

@@ -37,6 +37,7 @@ impl Engine {
 
     /// Budget exhausted while work remains: throttle until the next period.
     pub(super) fn throttle(&mut self, t: TaskId) {
+        self.fair_untrack(t);
         let ts = &mut self.tasks[t];
         ts.stats.throttles += 1;
         let was_queued = ts.runnable && ts.on_cpu.is_none();

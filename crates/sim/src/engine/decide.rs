@@ -120,10 +120,13 @@ impl Engine {
         let since = c.since;
         c.since = now;
         let Some(p) = prev else { return };
+        self.fair_untrack(p);
         let ts = &mut self.tasks[p];
         if ts.on_cpu == Some(cpu) {
             ts.on_cpu = None;
         }
+        self.fair_track(p);
+        let ts = &mut self.tasks[p];
         ts.last_ran = now;
         ts.last_cpu = cpu;
         // A preemption interrupts a job that has started; a task whose next job was
@@ -153,8 +156,10 @@ impl Engine {
         self.cpus[cpu].curr = next;
         self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming
         let Some(n) = next else { return };
+        self.fair_untrack(n);
+        self.tasks[n].on_cpu = Some(cpu);
+        self.fair_track(n);
         let ts = &mut self.tasks[n];
-        ts.on_cpu = Some(cpu);
         let mut overhead = self.cs_cost;
         if ts.job_last_cpu.is_some_and(|l| l != cpu) {
             ts.stats.migrations += 1;

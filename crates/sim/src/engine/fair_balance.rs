@@ -16,6 +16,10 @@ impl Engine {
         if self.class_global[ClassId::Fair as usize] {
             return false;
         }
+        // Nothing queued anywhere (or no fair task at all): nothing to pull.
+        if self.fair.queued_total == 0 {
+            return false;
+        }
         let this_load = self.rq_load(cpu);
         let mut busiest: Option<(u64, CpuId)> = None;
         // Groups are visited from the one after this CPU's, cyclically, as the kernel's
@@ -23,14 +27,7 @@ impl Engine {
         // loaded CPUs wins, so ties do not always favour the lowest-numbered CPU.
         let ncpu = self.cpus.len();
         for src in (1..ncpu).map(|k| (cpu + k) % ncpu) {
-            let queued = self
-                .tasks
-                .iter()
-                .filter(|x| {
-                    x.class == ClassId::Fair && x.runnable && x.rq == src && x.on_cpu.is_none()
-                })
-                .count();
-            if queued == 0 {
+            if self.fair.queued[src] == 0 {
                 continue;
             }
             let load = self.rq_load(src);
@@ -47,15 +44,13 @@ impl Engine {
         let now = self.now;
         let hot = self.migration_cost;
         let failed = if newidle { 0 } else { self.balance_failed[cpu] };
-        let avg =
-            (0..self.cpus.len()).map(|c| self.rq_load(c)).sum::<u64>() / self.cpus.len() as u64;
+        let avg = self.fair.load_total / self.cpus.len() as u64;
         let imbalance = load.saturating_sub(avg).min(avg.saturating_sub(this_load));
-        let cand = (0..self.tasks.len()).find(|&i| {
+        // The lowest-numbered queued task that fits (the members are the runnable fair
+        // tasks of `src`, by task index).
+        let cand = self.fair.members[src].iter().copied().find(|&i| {
             let x = &self.tasks[i];
-            x.class == ClassId::Fair
-                && x.runnable
-                && x.rq == src
-                && x.on_cpu.is_none()
+            x.on_cpu.is_none()
                 && x.allowed[cpu]
                 && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot || failed > 1)
                 && (this_load + x.weight < load
@@ -70,7 +65,9 @@ impl Engine {
         self.balance_failed[cpu] = 0;
         let fair = ClassId::Fair as usize;
         self.classes[fair].dequeue_task(&ctx!(self), src, t);
+        self.fair_untrack(t);
         self.tasks[t].rq = cpu;
+        self.fair_track(t);
         self.classes[fair].enqueue_task(&ctx!(self), cpu, t, EnqueueReason::Migrated);
         self.cpus[cpu].dirty = true;
         true
@@ -78,10 +75,64 @@ impl Engine {
 
     /// Fair load of CPU `cpu`'s run queue: weights of its runnable fair tasks.
     pub(super) fn rq_load(&self, cpu: CpuId) -> u64 {
-        self.tasks
-            .iter()
-            .filter(|x| x.class == ClassId::Fair && x.runnable && x.rq == cpu)
-            .map(|x| x.weight)
-            .sum()
+        self.fair.load[cpu]
+    }
+
+    /// Take `t` out of the fair run-queue counters; call before changing its `runnable`,
+    /// `rq` or `on_cpu`, and [`Engine::fair_track`] after.
+    pub(super) fn fair_untrack(&mut self, t: TaskId) {
+        let ts = &self.tasks[t];
+        if ts.class != ClassId::Fair || !ts.runnable {
+            return;
+        }
+        let f = &mut self.fair;
+        f.load[ts.rq] -= ts.weight;
+        f.load_total -= ts.weight;
+        f.members[ts.rq].remove(&t);
+        if ts.on_cpu.is_none() {
+            f.queued[ts.rq] -= 1;
+            f.queued_total -= 1;
+        }
+    }
+
+    /// Count `t` in the fair run-queue counters again (see [`Engine::fair_untrack`]).
+    pub(super) fn fair_track(&mut self, t: TaskId) {
+        let ts = &self.tasks[t];
+        if ts.class != ClassId::Fair || !ts.runnable {
+            return;
+        }
+        let f = &mut self.fair;
+        f.load[ts.rq] += ts.weight;
+        f.load_total += ts.weight;
+        f.members[ts.rq].insert(t);
+        if ts.on_cpu.is_none() {
+            f.queued[ts.rq] += 1;
+            f.queued_total += 1;
+        }
+    }
+}
+
+/// Per fair run queue, kept as tasks wake, sleep, move and run, so that balancing and
+/// wake-up placement never scan every task: the weight of the runnable fair tasks
+/// (`cfs_rq->load`), how many of them wait (`nr_running` less the current one), and
+/// which they are.
+#[derive(Debug, Default)]
+pub(super) struct FairRqs {
+    pub(super) load: Vec<u64>,
+    pub(super) queued: Vec<u64>,
+    pub(super) members: Vec<std::collections::BTreeSet<TaskId>>,
+    pub(super) load_total: u64,
+    pub(super) queued_total: u64,
+}
+
+impl FairRqs {
+    pub(super) fn new(nr_rqs: usize) -> FairRqs {
+        FairRqs {
+            load: vec![0; nr_rqs],
+            queued: vec![0; nr_rqs],
+            members: vec![std::collections::BTreeSet::new(); nr_rqs],
+            load_total: 0,
+            queued_total: 0,
+        }
     }
 }

@@ -235,6 +235,8 @@ impl Engine {
             }
             return;
         }
+        self.fair_untrack(t);
+        let ts = &mut self.tasks[t];
         ts.runnable = false;
         if cpu.is_none() {
             // Not running: it is waiting on a run queue; take it off.

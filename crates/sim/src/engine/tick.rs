@@ -62,12 +62,10 @@ impl Engine {
         let ctx = ctx!(self);
         for rq in 0..nrq {
             let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-            for (i, x) in self.tasks.iter().enumerate() {
-                if x.class == ClassId::Fair && x.runnable && x.rq == rq {
-                    if let Some(v) = fair.vruntime(&ctx, i) {
-                        lo = lo.min(v);
-                        hi = hi.max(v);
-                    }
+            for &i in &self.fair.members[rq] {
+                if let Some(v) = fair.vruntime(&ctx, i) {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
                 }
             }
             if hi >= lo {

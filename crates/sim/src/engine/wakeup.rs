@@ -5,7 +5,9 @@ use super::*;
 impl Engine {
     /// Make `t` runnable and queue it (`try_to_wake_up` + `enqueue_task`).
     pub(super) fn wakeup(&mut self, t: TaskId, why: EnqueueReason) {
+        self.fair_untrack(t);
         self.tasks[t].runnable = true;
+        self.fair_track(t);
         if let Some(cpu) = self.tasks[t].on_cpu {
             // Its previous job ended at this very instant and it is still current: like a
             // thread whose next release is already due, it goes on without sleeping.
@@ -32,7 +34,9 @@ impl Engine {
                 _ => self.select_task_rq(t),
             }
         };
+        self.fair_untrack(t);
         self.tasks[t].rq = rq;
+        self.fair_track(t);
         self.classes[class as usize].enqueue_task(&ctx!(self), rq, t, why);
         self.poke(class, rq);
     }
