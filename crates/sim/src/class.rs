@@ -55,6 +55,16 @@ pub trait SchedClass {
     /// the lowest-priority running task (global placement, push/pull).
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool;
 
+    /// A priority key for `t` such that `wakeup_preempt(curr, cand)` is exactly
+    /// `key(cand) < key(curr)`, for classes whose preemption rule is such an order (EDF's
+    /// deadline, the rt class's priority). With it, global placement finds the
+    /// lowest-priority CPU in one pass instead of sorting CPUs with `wakeup_preempt`.
+    /// `None` (the default) when the rule is not a key order (laxity rules with
+    /// tie-breaks on history, ILLF's rules).
+    fn preempt_key(&self, _ctx: &Ctx, _t: TaskId) -> Option<u64> {
+        None
+    }
+
     /// Absolute time (> `ctx.now`) at which this class wants `cpu`, running `curr` from
     /// `rq`, reconsidered although no release, completion or tick happens then (a
     /// kernel class would arm an hrtimer): e.g. the instant a waiting job's laxity

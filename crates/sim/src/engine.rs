@@ -75,6 +75,7 @@ macro_rules! ctx {
 
 mod accounting;
 mod cbs;
+mod counted;
 mod decide;
 mod events;
 mod fair_balance;
@@ -129,12 +130,15 @@ pub struct Engine {
     fair_decisions: u64,
     /// Whether any task is in the fair class.
     has_fair: bool,
+    /// Per class: no task of it has a restricted affinity (so every CPU sees the same
+    /// first task of a global queue).
+    class_unrestricted: [bool; 3],
     /// Load, waiting tasks and members of each fair run queue.
     fair: fair_balance::FairRqs,
     /// `sysctl_sched_migration_cost`: recently run tasks are cache-hot.
     migration_cost: Ns,
     cpus: Vec<CpuState>,
-    classes: Vec<Box<dyn SchedClass>>,
+    classes: Vec<counted::Counted>,
     events: BinaryHeap<Reverse<Event>>,
     event_seq: u64,
     events_processed: u64,
@@ -235,9 +239,16 @@ impl Engine {
                 rng: ChaCha8Rng::seed_from_u64(seed),
             });
         }
+        let mut class_unrestricted = [true; 3];
+        for ts in &tasks {
+            if ts.nr_allowed < ncpu {
+                class_unrestricted[ts.class as usize] = false;
+            }
+        }
         let rt_global = w.scheduler.placement == Placement::Global;
         let class_global = [rt_global, rt_global, w.scheduler.fair == Policy::Bfs];
-        let mut classes = classes;
+        let mut classes: Vec<counted::Counted> =
+            classes.into_iter().map(counted::Counted::new).collect();
         for (i, c) in classes.iter_mut().enumerate() {
             c.init(if class_global[i] { 1 } else { ncpu }, tasks.len());
         }
@@ -290,6 +301,7 @@ impl Engine {
             vruntime_spread: 0,
             fair_decisions: 0,
             has_fair: task_class.contains(&ClassId::Fair),
+            class_unrestricted,
             fair: fair_balance::FairRqs::new(ncpu),
             migration_cost: w.scheduler.migration_cost,
             cpus,

@@ -41,27 +41,39 @@ impl Engine {
 
     /// One improvement of the global assignment; false when nothing changes.
     pub(super) fn global_step(&mut self, assign: &mut [Option<TaskId>], dirty: &[bool]) -> bool {
-        // Fill CPUs that are idle or run a lower class.
-        for (cpu, slot) in assign.iter_mut().enumerate() {
-            let cur = slot.map(|t| self.tasks[t].class);
-            for class in ClassId::ALL {
-                if cur.is_some_and(|c| c <= class) {
-                    break;
+        // Fill CPUs that are idle or run a lower class. A real-time class with nothing
+        // waiting has nothing to give; the fair class is asked whenever the workload has
+        // fair tasks (its pick may also settle tasks it keeps queued, e.g. EEVDF's delayed
+        // dequeues).
+        let offers = |s: &Self, class: ClassId| match class {
+            ClassId::Fair => s.has_fair,
+            _ => s.classes[class as usize].nr_waiting() > 0,
+        };
+        if ClassId::ALL.iter().any(|&c| offers(self, c)) {
+            for (cpu, slot) in assign.iter_mut().enumerate() {
+                let cur = slot.map(|t| self.tasks[t].class);
+                for class in ClassId::ALL {
+                    if cur.is_some_and(|c| c <= class) {
+                        break;
+                    }
+                    if !offers(self, class) {
+                        continue;
+                    }
+                    let rq = self.rq_of(class, cpu);
+                    let picked = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu);
+                    if let Some(n) = picked {
+                        if class == ClassId::Fair {
+                            self.fair_decisions += 1;
+                        }
+                        if let Some(old) = slot.replace(n) {
+                            self.put_prev(old);
+                        }
+                        return true;
+                    }
                 }
-                let rq = self.rq_of(class, cpu);
-                let picked = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu);
-                if let Some(n) = picked {
-                    if class == ClassId::Fair {
-                        self.fair_decisions += 1;
-                    }
-                    if let Some(old) = slot.replace(n) {
-                        self.put_prev(old);
-                    }
+                if slot.is_none() && self.fair_balance(cpu, true) {
                     return true;
                 }
-            }
-            if slot.is_none() && self.fair_balance(cpu, true) {
-                return true;
             }
         }
         let mut running = std::mem::take(&mut self.scratch_cpus);
@@ -79,6 +91,13 @@ impl Engine {
         dirty: &[bool],
     ) -> bool {
         for class in ClassId::ALL {
+            // Nothing waiting in a real-time class: no task of it can take a CPU.
+            if class != ClassId::Fair && self.classes[class as usize].nr_waiting() == 0 {
+                continue;
+            }
+            if class == ClassId::Fair && !self.has_fair {
+                continue;
+            }
             if !self.class_global[class as usize] {
                 // Per-CPU queue: the usual wake-up preemption test on touched CPUs.
                 for cpu in 0..assign.len() {
@@ -100,6 +119,18 @@ impl Engine {
                     }
                 }
                 continue;
+            }
+            if let Some(cpu) = self.lowest_beaten_by_key(class, assign) {
+                match cpu {
+                    Some(cpu) => {
+                        let curr = assign[cpu].unwrap();
+                        self.put_prev(curr);
+                        assign[cpu] =
+                            self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                        return true;
+                    }
+                    None => continue,
+                }
             }
             running.clear();
             running.extend(
@@ -135,5 +166,37 @@ impl Engine {
             }
         }
         false
+    }
+
+    /// Global placement's preemption for a class with a key order and no affinity
+    /// restrictions: the waiting task all CPUs see first takes the CPU of the running task
+    /// with the largest key (the lowest-numbered of equals) if it beats it — what sorting
+    /// the running CPUs worst-first and scanning them finds, in one pass. `None` when the
+    /// shortcut does not apply (the caller sorts); `Some(None)` when nothing preempts.
+    fn lowest_beaten_by_key(
+        &self,
+        class: ClassId,
+        assign: &[Option<TaskId>],
+    ) -> Option<Option<CpuId>> {
+        if !self.class_unrestricted[class as usize] {
+            return None;
+        }
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        let mut worst: Option<(u64, CpuId)> = None;
+        for (cpu, slot) in assign.iter().enumerate() {
+            let Some(t) = slot.filter(|&t| self.tasks[t].class == class) else {
+                continue;
+            };
+            let key = cls.preempt_key(&ctx, t)?;
+            if worst.is_none_or(|(k, _)| key > k) {
+                worst = Some((key, cpu));
+            }
+        }
+        let Some((key, cpu)) = worst else {
+            return Some(None);
+        };
+        let cand = cls.peek_next_task(&ctx, 0, cpu)?;
+        Some((cls.preempt_key(&ctx, cand)? < key).then_some(cpu))
     }
 }

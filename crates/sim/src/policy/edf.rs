@@ -45,4 +45,8 @@ impl SchedClass for Edf {
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         ctx.sched_deadline(cand) < ctx.sched_deadline(curr)
     }
+
+    fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        Some(ctx.sched_deadline(t))
+    }
 }

@@ -1,5 +1,6 @@
 //! The rt class: SCHED_FIFO and SCHED_RR over fixed priorities, which also serves `rm`
-//! and `dm` (priorities assigned by period / relative deadline, see [`assign_priorities`]).
+//! and `dm` (priorities assigned by period / relative deadline, see
+//! [`schedlab_model::classes::assign_priorities`]).
 //!
 //! As in kernel/sched/rt.c: a woken task goes to the tail of its priority; a preempted
 //! task stays at the head; an RR task whose slice runs out (counted in ticks) goes to the
@@ -8,7 +9,6 @@
 use crate::class::{EnqueueReason, SchedClass};
 use crate::queue::Keyed;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
-use schedlab_model::{Policy, Task};
 
 /// Fixed-priority FIFO / round-robin class.
 #[derive(Default)]
@@ -89,28 +89,8 @@ impl SchedClass for Rt {
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         ctx.task(cand).rt_key < ctx.task(curr).rt_key
     }
-}
 
-/// Kernel rt_priority (1..99) for each periodic task under a fixed-priority policy:
-/// `rm` by period, `dm` by relative deadline (shorter = higher, ties share a priority,
-/// 98 downwards; past 97 distinct values the rest share priority 1), `fifo`/`rr` the
-/// task's own `priority` (50 when absent, so equal tasks run in FIFO order).
-pub fn assign_priorities(policy: Policy, tasks: &[Task]) -> Vec<u8> {
-    let rank_by = |key: &dyn Fn(&Task) -> u64| -> Vec<u8> {
-        let mut keys: Vec<u64> = tasks.iter().map(key).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        tasks
-            .iter()
-            .map(|t| {
-                let rank = keys.binary_search(&key(t)).unwrap_or(0);
-                98u8.saturating_sub(rank.min(97) as u8)
-            })
-            .collect()
-    };
-    match policy {
-        Policy::Rm => rank_by(&|t: &Task| t.period.unwrap_or(u64::MAX)),
-        Policy::Dm => rank_by(&|t: &Task| t.deadline),
-        _ => tasks.iter().map(|t| t.priority.unwrap_or(50)).collect(),
+    fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        Some(ctx.task(t).rt_key)
     }
 }

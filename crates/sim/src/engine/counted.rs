@@ -1,0 +1,136 @@
+//! A scheduling class as the engine holds it: the policy's [`SchedClass`] behind a thin
+//! wrapper that counts hook calls (the work a run does, for the benchmark and the guard
+//! test against accidental O(n) scans) and keeps the engine's view of which tasks wait
+//! in the class's queues — enqueued or put back, and not yet picked or dequeued — so
+//! that the engine can skip asking a class that has nothing waiting.
+
+use crate::class::{EnqueueReason, SchedClass};
+use crate::state::{CpuId, Ctx, RqId, TaskId};
+use schedlab_model::Ns;
+use std::cell::Cell;
+
+/// A policy's class plus the engine's bookkeeping around it.
+pub(super) struct Counted {
+    inner: Box<dyn SchedClass>,
+    waiting: Vec<bool>,
+    nr_waiting: usize,
+    calls: Cell<u64>,
+}
+
+impl Counted {
+    pub(super) fn new(inner: Box<dyn SchedClass>) -> Counted {
+        Counted {
+            inner,
+            waiting: Vec::new(),
+            nr_waiting: 0,
+            calls: Cell::new(0),
+        }
+    }
+
+    /// Tasks that wait in this class's queues (any run queue).
+    pub(super) fn nr_waiting(&self) -> usize {
+        self.nr_waiting
+    }
+
+    /// Hook calls so far.
+    #[allow(dead_code)] // read by the work counters (next commit)
+    pub(super) fn calls(&self) -> u64 {
+        self.calls.get()
+    }
+
+    fn count(&self) {
+        self.calls.set(self.calls.get() + 1);
+    }
+
+    fn set_waiting(&mut self, t: TaskId, w: bool) {
+        if self.waiting[t] != w {
+            self.waiting[t] = w;
+            if w {
+                self.nr_waiting += 1;
+            } else {
+                self.nr_waiting -= 1;
+            }
+        }
+    }
+
+    pub(super) fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
+        self.waiting = vec![false; nr_tasks];
+        self.nr_waiting = 0;
+        self.inner.init(nr_rqs, nr_tasks);
+    }
+
+    pub(super) fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, why: EnqueueReason) {
+        self.count();
+        self.set_waiting(t, true);
+        self.inner.enqueue_task(ctx, rq, t, why);
+    }
+
+    pub(super) fn dequeue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.count();
+        self.set_waiting(t, false);
+        self.inner.dequeue_task(ctx, rq, t);
+    }
+
+    pub(super) fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.count();
+        self.inner.peek_next_task(ctx, rq, cpu)
+    }
+
+    pub(super) fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.count();
+        let t = self.inner.pick_next_task(ctx, rq, cpu)?;
+        self.set_waiting(t, false);
+        Some(t)
+    }
+
+    pub(super) fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.count();
+        self.set_waiting(t, true);
+        self.inner.put_prev_task(ctx, rq, t);
+    }
+
+    pub(super) fn task_stopped(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.count();
+        self.inner.task_stopped(ctx, rq, t);
+    }
+
+    pub(super) fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.count();
+        self.inner.job_changed(ctx, rq, t);
+    }
+
+    pub(super) fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        self.count();
+        self.inner.task_tick(ctx, rq, cpu, t)
+    }
+
+    pub(super) fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
+        self.count();
+        self.inner.wakeup_preempt(ctx, curr, cand)
+    }
+
+    pub(super) fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        self.count();
+        self.inner.preempt_key(ctx, t)
+    }
+
+    pub(super) fn next_decision(
+        &self,
+        ctx: &Ctx,
+        rq: RqId,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> Option<Ns> {
+        self.count();
+        self.inner.next_decision(ctx, rq, cpu, curr)
+    }
+
+    pub(super) fn decision_due(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> bool {
+        self.count();
+        self.inner.decision_due(ctx, rq, cpu, curr)
+    }
+
+    pub(super) fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
+        self.inner.vruntime(ctx, t)
+    }
+}
