@@ -8,6 +8,8 @@
 //! - [`thread`]: locked memory, pre-faulted stacks, signal routing;
 //! - [`job`]: jobs that burn thread CPU time;
 //! - [`runner`]: releases, records, watchdog, RLIMIT_RTTIME, SIGINT/SIGTERM;
+//! - [`releases`]: each task's jobs (release, execution time, deadline), drawn as the
+//!   simulator draws them;
 //! - [`decide`] and [`dispatcher`]: the user-space EDF/LLF/ILLF dispatcher;
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
@@ -23,6 +25,7 @@ pub mod latency;
 pub mod measure;
 pub mod policy;
 pub mod privileges;
+pub mod releases;
 pub mod runner;
 pub mod scx;
 pub mod thread;

@@ -22,10 +22,12 @@ use crate::job::{self, BurnCtx, BurnEnd, JobMode};
 use crate::measure::{self, JobRecord, RunResult, SwitchCounter, WorkerReport};
 use crate::policy::{self, AdmissionError, DlCapacity, KernelPolicy, Tid};
 use crate::privileges::{self, PrivilegeError};
+use crate::releases::JobPlan;
 use crate::scx;
 use crate::thread;
+use schedlab_model::registry::{and_list, POLICIES};
 use schedlab_model::{
-    format_ns, ExecModel, OnMiss, Policy, PolicyClass, Release, Task, TaskClass, Workload,
+    format_ns, sched_attrs, OnMiss, Policy, SchedAttr, Task, TaskClass, Workload,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -127,29 +129,79 @@ pub fn effective_margin(w: &Workload, cfg: &RunConfig) -> f64 {
     })
 }
 
-/// The backend a run uses.
+/// The backend a run uses: `--backend`, else [`Backend::default_for`] the policy; an
+/// error when that backend does not run it (the policy registry says who runs what).
 pub fn effective_backend(w: &Workload, cfg: &RunConfig) -> Result<Backend, RunError> {
     let p = w.scheduler.policy;
-    let b = cfg.backend.unwrap_or(match p {
-        Policy::Llf | Policy::Illf => Backend::Dispatcher,
-        _ => Backend::Kernel,
-    });
-    match (b, p) {
-        (Backend::Kernel, Policy::Llf | Policy::Illf | Policy::Edzl) => Err(RunError::Unsupported(format!(
-            "the kernel has no `{}` policy; run it through the user-space dispatcher (--backend dispatcher)",
+    match cfg.backend.or_else(|| Backend::default_for(p)) {
+        Some(b) if b.runs(p) => Ok(b),
+        Some(Backend::Kernel) => Err(RunError::Unsupported(format!(
+            "the kernel has no `{}` policy; {}",
+            p.name(),
+            elsewhere(p)
+        ))),
+        Some(b) => Err(RunError::Unsupported(format!(
+            "{} {}, not `{}`",
+            match b {
+                Backend::Dispatcher => "the dispatcher schedules",
+                _ => "the sched_ext schedulers are",
+            },
+            and_list(&b.policies()),
             p.name()
         ))),
-        (Backend::Dispatcher, Policy::Edf | Policy::Llf | Policy::Illf) => Ok(b),
-        (Backend::Dispatcher, _) => Err(RunError::Unsupported(format!(
-            "the dispatcher schedules edf, llf and illf, not `{}`",
+        None => Err(RunError::Unsupported(format!(
+            "`{}` has no real backend (kernel, dispatcher or sched_ext): only the simulator runs it",
             p.name()
         ))),
-        (Backend::Scx, Policy::Edf | Policy::Llf | Policy::Illf) => Ok(b),
-        (Backend::Scx, _) => Err(RunError::Unsupported(format!(
-            "the sched_ext schedulers are edf, llf and illf, not `{}`",
-            p.name()
-        ))),
-        (Backend::Kernel, _) => Ok(b),
+    }
+}
+
+/// Where a policy the kernel lacks can run instead.
+fn elsewhere(p: Policy) -> String {
+    let real = p.info().real;
+    let mut ways = Vec::new();
+    if real.dispatcher {
+        ways.push("the user-space dispatcher (--backend dispatcher)");
+    }
+    if real.scx {
+        ways.push("a sched_ext scheduler (--backend scx)");
+    }
+    if ways.is_empty() {
+        "only the simulator runs it".into()
+    } else {
+        format!("run it through {}", ways.join(" or "))
+    }
+}
+
+impl Backend {
+    /// Whether this backend runs the periodic policy `p` (the policy registry's
+    /// `real` field).
+    pub fn runs(self, p: Policy) -> bool {
+        let real = p.info().real;
+        p.is_periodic()
+            && match self {
+                Backend::Kernel => real.kernel.is_some(),
+                Backend::Dispatcher => real.dispatcher,
+                Backend::Scx => real.scx,
+            }
+    }
+
+    /// The backend a run of `p` uses without `--backend`: the kernel when it has the
+    /// policy, else the user-space dispatcher, else sched_ext (None: only the simulator
+    /// runs it).
+    pub fn default_for(p: Policy) -> Option<Backend> {
+        [Backend::Kernel, Backend::Dispatcher, Backend::Scx]
+            .into_iter()
+            .find(|&b| b.runs(p))
+    }
+
+    /// The names of the periodic policies this backend runs, in registry order.
+    pub fn policies(self) -> Vec<&'static str> {
+        POLICIES
+            .iter()
+            .filter(|e| self.runs(e.policy))
+            .map(|e| e.name)
+            .collect()
     }
 }
 
@@ -174,7 +226,7 @@ fn plan(
     }
     let run_cpus: Vec<usize> = host[..n].to_vec();
     let online = online_cpus();
-    let prio = schedlab_sim::policy::rt::assign_priorities(w.scheduler.policy, &w.tasks);
+    let attrs = sched_attrs(w);
     let mut plans = Vec::with_capacity(w.tasks.len());
     for (i, t) in w.tasks.iter().enumerate() {
         let cpus: Vec<usize> = match &t.affinity {
@@ -183,61 +235,29 @@ fn plan(
         };
         let mut budget = None;
         let mut dispatched = false;
-        let policy = match t.class {
-            TaskClass::Deadline => {
-                match (backend, w.scheduler.policy.class(), w.scheduler.policy) {
-                    (Backend::Dispatcher, _, _) => {
-                        dispatched = true;
-                        KernelPolicy::Fifo(DISPATCH_LOW)
-                    }
-                    (Backend::Scx, _, _) => KernelPolicy::Ext,
-                    (Backend::Kernel, PolicyClass::Deadline, _) => {
-                        let period = t.period.unwrap_or(t.deadline);
-                        let b = ((t.runtime as f64) * (1.0 + margin)).ceil() as u64;
-                        let b = b.max(1024);
-                        if b > t.deadline {
-                            return Err(RunError::Unsupported(format!(
-                            "task {}: budget {} (runtime {} × (1 + margin {margin})) exceeds its deadline {}; SCHED_DEADLINE needs runtime <= deadline (lower the margin)",
-                            t.name,
-                            format_ns(b),
-                            format_ns(t.runtime),
-                            format_ns(t.deadline)
-                        )));
-                        }
-                        if !(100_000..=4_194_304_000).contains(&period) {
-                            return Err(RunError::Unsupported(format!(
-                                "task {}: period {} is outside SCHED_DEADLINE's 100us..4.194304s",
-                                t.name,
-                                format_ns(period)
-                            )));
-                        }
-                        if cpus.len() != online {
-                            return Err(RunError::Unsupported(format!(
-                            "task {}: a SCHED_DEADLINE task must be allowed on every CPU of its root domain ({online} here); drop its affinity / run on all {online} CPUs (--cpus {online})",
-                            t.name
-                        )));
-                        }
-                        budget = Some(b);
-                        KernelPolicy::Deadline {
-                            runtime: b,
-                            deadline: t.deadline,
-                            period,
-                        }
-                    }
-                    // One below the model's (98 → 97 ...), keeping 98 and 99 for the
-                    // dispatcher and the watchdog.
-                    (Backend::Kernel, _, Policy::Rr) => {
-                        KernelPolicy::Rr(prio[i].saturating_sub(1).max(1))
-                    }
-                    (Backend::Kernel, _, _) => KernelPolicy::Fifo(prio[i].saturating_sub(1).max(1)),
-                }
+        let policy = match (t.class, attrs[i]) {
+            (TaskClass::Deadline, _) if backend == Backend::Dispatcher => {
+                dispatched = true;
+                KernelPolicy::Fifo(DISPATCH_LOW)
             }
-            TaskClass::Fifo => KernelPolicy::Fifo(t.priority.unwrap_or(50).min(97)),
-            TaskClass::Rr => KernelPolicy::Rr(t.priority.unwrap_or(50).min(97)),
-            TaskClass::Normal => KernelPolicy::Other(t.nice),
-            TaskClass::Batch => KernelPolicy::Batch(t.nice),
-            TaskClass::Idle => KernelPolicy::Idle,
-            TaskClass::Iso => {
+            (TaskClass::Deadline, _) if backend == Backend::Scx => KernelPolicy::Ext,
+            (_, SchedAttr::Deadline) => {
+                let (policy, b) = deadline_policy(t, margin, cpus.len(), online)?;
+                budget = Some(b);
+                policy
+            }
+            // Periodic tasks one below the model's priority (98 → 97 ...), keeping 98 and
+            // 99 for the dispatcher and the watchdog.
+            (TaskClass::Deadline, SchedAttr::Fifo(p)) => {
+                KernelPolicy::Fifo(p.saturating_sub(1).max(1))
+            }
+            (TaskClass::Deadline, SchedAttr::Rr(p)) => KernelPolicy::Rr(p.saturating_sub(1).max(1)),
+            (_, SchedAttr::Fifo(p)) => KernelPolicy::Fifo(p.min(97)),
+            (_, SchedAttr::Rr(p)) => KernelPolicy::Rr(p.min(97)),
+            (_, SchedAttr::Normal(nice)) => KernelPolicy::Other(nice),
+            (_, SchedAttr::Batch(nice)) => KernelPolicy::Batch(nice),
+            (_, SchedAttr::Idle(_)) => KernelPolicy::Idle,
+            (_, SchedAttr::Iso(_)) => {
                 return Err(RunError::Unsupported(format!(
                     "task {}: class iso (SCHED_ISO) exists only in BFS kernels",
                     t.name
@@ -252,6 +272,47 @@ fn plan(
         });
     }
     Ok(plans)
+}
+
+/// SCHED_DEADLINE parameters of a periodic task and its budget (runtime × (1 + margin)),
+/// or why the kernel would refuse them.
+fn deadline_policy(
+    t: &Task,
+    margin: f64,
+    allowed_cpus: usize,
+    online: usize,
+) -> Result<(KernelPolicy, u64), RunError> {
+    let period = t.period.unwrap_or(t.deadline);
+    let b = ((t.runtime as f64) * (1.0 + margin)).ceil() as u64;
+    let b = b.max(1024);
+    if b > t.deadline {
+        return Err(RunError::Unsupported(format!(
+            "task {}: budget {} (runtime {} × (1 + margin {margin})) exceeds its deadline {}; SCHED_DEADLINE needs runtime <= deadline (lower the margin)",
+            t.name,
+            format_ns(b),
+            format_ns(t.runtime),
+            format_ns(t.deadline)
+        )));
+    }
+    if !(100_000..=4_194_304_000).contains(&period) {
+        return Err(RunError::Unsupported(format!(
+            "task {}: period {} is outside SCHED_DEADLINE's 100us..4.194304s",
+            t.name,
+            format_ns(period)
+        )));
+    }
+    if allowed_cpus != online {
+        return Err(RunError::Unsupported(format!(
+            "task {}: a SCHED_DEADLINE task must be allowed on every CPU of its root domain ({online} here); drop its affinity / run on all {online} CPUs (--cpus {online})",
+            t.name
+        )));
+    }
+    let policy = KernelPolicy::Deadline {
+        runtime: b,
+        deadline: t.deadline,
+        period,
+    };
+    Ok((policy, b))
 }
 
 fn online_cpus() -> usize {
@@ -271,25 +332,6 @@ pub fn dl_bandwidth(w: &Workload, margin: f64) -> f64 {
             b / t.period.unwrap_or(t.deadline) as f64
         })
         .sum()
-}
-
-/// Small deterministic generator for sporadic releases and execution times.
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo {
-            lo
-        } else {
-            lo + self.next() % (hi - lo + 1)
-        }
-    }
 }
 
 /// State shared by the run's threads.
@@ -411,7 +453,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         let dispatched = plans[i].dispatched;
         let duration = w.duration;
         let on_miss = w.on_miss;
-        let seed = w.seed ^ (i as u64).wrapping_mul(0x9E3779B97F4A7C15);
+        let jobs = JobPlan::new(w, i);
         let mode = cfg.job_mode;
         let index_of: Vec<usize> = run_cpus.clone();
         let h = thread::spawn(format!("sl-{}", t.name), move || {
@@ -422,7 +464,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
                 WorkerReport::default()
             } else {
                 worker(
-                    &task, &shared, slot, &dshared, duration, on_miss, seed, mode,
+                    &task, jobs, &shared, slot, &dshared, duration, on_miss, mode,
                 )
             };
             if let Some(s) = slot {
@@ -730,17 +772,16 @@ fn watchdog(shared: &Shared, hard_end: u64, dl: bool) {
 #[allow(clippy::too_many_arguments)]
 fn worker(
     t: &Task,
+    mut jobs: JobPlan,
     shared: &Shared,
     slot: Option<&Slot>,
     d: &DispatchShared,
     duration: u64,
     on_miss: OnMiss,
-    seed: u64,
     mode: JobMode,
 ) -> WorkerReport {
     let t0 = shared.t0.load(Ordering::SeqCst);
     let end = t0 + duration;
-    let mut rng = SplitMix(seed);
     let mut rep = WorkerReport {
         per_cpu_ns: vec![0; libc::CPU_SETSIZE as usize],
         ..WorkerReport::default()
@@ -748,22 +789,15 @@ fn worker(
     let (v0, i0) = thread::thread_switches();
     let cpu0 = job::thread_cpu_ns();
     let abort = on_miss == OnMiss::Abort;
-    let mut rel = t0 + t.offset;
-    let rel_deadline = match (t.deadline, t.period) {
-        (0, Some(p)) => p,
-        (0, None) => u64::MAX,
-        (d, _) => d,
-    };
-    let draw_exec = |rng: &mut SplitMix| match t.exec {
-        ExecModel::Wcet => t.runtime,
-        ExecModel::Uniform { min, max } => rng.range(min, max),
-    };
     let stop = &shared.stop;
-    while rel < end && !stop.load(Ordering::SeqCst) {
-        let (exec, deadline) = match t.period {
-            Some(_) => (draw_exec(&mut rng), rel.saturating_add(rel_deadline)),
-            None => (t.work.unwrap_or(u64::MAX), u64::MAX),
-        };
+    // The first job not started yet.
+    let mut pending = jobs.next_job();
+    while let Some(job) = pending {
+        let rel = t0.saturating_add(job.release);
+        if rel >= end || stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let (exec, deadline) = (job.exec, t0.saturating_add(job.deadline));
         if let Some(s) = slot {
             s.publish(rel, deadline, exec);
         }
@@ -794,49 +828,34 @@ fn worker(
         }
         let aborted = b.end == BurnEnd::Cut && abort && fin >= deadline && deadline < end;
         rep.jobs.push(JobRecord {
-            release: rel - t0,
-            deadline: if deadline == u64::MAX {
-                u64::MAX
-            } else {
-                deadline - t0
-            },
+            release: job.release,
+            deadline: job.deadline,
             start: Some(start - t0),
             finish: (b.end == BurnEnd::Done).then(|| fin - t0),
             aborted,
             preemptions: inv1 - inv0,
             migrations: b.migrations as u64,
         });
+        pending = jobs.next_job();
         if b.end != BurnEnd::Done && !aborted {
             break;
         }
-        rel = match (t.period, t.release) {
-            (None, _) => u64::MAX,
-            (Some(p), Release::Periodic) => rel + p,
-            (Some(p), Release::Sporadic { jitter }) => rel + p + rng.range(0, jitter),
-        };
     }
     // Jobs released (logically) but never started before the end (or the stop).
     let stop_at = shared.stop_at.load(Ordering::SeqCst);
     let eff_end = if stop_at == u64::MAX {
-        end
+        duration
     } else {
-        (t0 + stop_at).min(end)
+        stop_at.min(duration)
     };
-    if let Some(p) = t.period {
-        let started_last = rep.jobs.last().map(|j| j.release + t0);
-        if started_last == Some(rel) {
-            rel += p;
-        }
-        while rel < eff_end {
+    if t.period.is_some() {
+        while let Some(job) = pending.filter(|j| j.release < eff_end) {
             rep.jobs.push(JobRecord {
-                release: rel - t0,
-                deadline: rel + rel_deadline - t0,
+                release: job.release,
+                deadline: job.deadline,
                 ..JobRecord::default()
             });
-            rel = match t.release {
-                Release::Periodic => rel + p,
-                Release::Sporadic { jitter } => rel + p + rng.range(0, jitter),
-            };
+            pending = jobs.next_job();
         }
     }
     // Jobs released after a stop do not belong to the measured span.
@@ -871,5 +890,104 @@ fn restore_rttime(old: Option<libc::rlimit>) {
     if let Some(old) = old {
         // SAFETY: as above. Raising the hard limit back needs CAP_SYS_RESOURCE (root).
         unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &old) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_model::Overrides;
+    use std::path::Path;
+
+    const SET: &str = "\
+tasks:
+  - { name: slow, runtime: 1ms, period: 30ms }
+  - { name: fast, runtime: 1ms, period: 10ms }
+  - { name: ctl, class: fifo, priority: 80, runtime: 1ms, period: 10ms }
+  - { name: rr, class: rr, priority: 99, runtime: 1ms, period: 10ms }
+  - { name: hog, nice: 3 }
+  - { name: idle, class: idle }
+";
+
+    fn workload(policy: Policy) -> Workload {
+        let ov = Overrides {
+            policy: Some(policy),
+            ..Overrides::default()
+        };
+        Workload::parse_str(SET, Path::new("w.yaml"), &ov).unwrap()
+    }
+
+    fn backend(policy: Policy, backend: Option<Backend>) -> Result<Backend, String> {
+        let cfg = RunConfig {
+            backend,
+            ..RunConfig::default()
+        };
+        effective_backend(&workload(policy), &cfg).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn default_backends_follow_the_registry() {
+        for p in [
+            Policy::Edf,
+            Policy::Rm,
+            Policy::Dm,
+            Policy::Fifo,
+            Policy::Rr,
+        ] {
+            assert_eq!(backend(p, None), Ok(Backend::Kernel), "{p:?}");
+        }
+        for p in [Policy::Llf, Policy::Illf] {
+            assert_eq!(backend(p, None), Ok(Backend::Dispatcher), "{p:?}");
+        }
+        let e = backend(Policy::Edzl, None).unwrap_err();
+        assert!(e.contains("`edzl` has no real backend"), "{e}");
+    }
+
+    #[test]
+    fn refusals_name_the_backends_that_would_run_the_policy() {
+        let e = backend(Policy::Llf, Some(Backend::Kernel)).unwrap_err();
+        assert!(
+            e.contains("the kernel has no `llf` policy")
+                && e.contains("--backend dispatcher")
+                && e.contains("--backend scx"),
+            "{e}"
+        );
+        let e = backend(Policy::Edzl, Some(Backend::Kernel)).unwrap_err();
+        assert!(e.contains("only the simulator runs it"), "{e}");
+        let e = backend(Policy::Rm, Some(Backend::Dispatcher)).unwrap_err();
+        assert_eq!(e, "the dispatcher schedules edf, llf and illf, not `rm`");
+        let e = backend(Policy::Rm, Some(Backend::Scx)).unwrap_err();
+        assert_eq!(
+            e,
+            "the sched_ext schedulers are edf, llf and illf, not `rm`"
+        );
+        assert_eq!(backend(Policy::Edf, Some(Backend::Scx)), Ok(Backend::Scx));
+    }
+
+    fn policies(policy: Policy, backend: Backend) -> Vec<KernelPolicy> {
+        plan(&workload(policy), backend, 0.05, &[0])
+            .unwrap()
+            .into_iter()
+            .map(|p| p.policy)
+            .collect()
+    }
+
+    #[test]
+    fn kernel_priorities_are_one_below_the_models_for_periodic_tasks() {
+        use KernelPolicy::*;
+        // rm over every task's period: 10ms 98, 30ms 97 (then 96 for the fair tasks).
+        assert_eq!(
+            policies(Policy::Rm, Backend::Kernel),
+            [Fifo(96), Fifo(97), Fifo(80), Rr(97), Other(3), Idle]
+        );
+        assert_eq!(
+            policies(Policy::Rr, Backend::Kernel),
+            [Rr(49), Rr(49), Fifo(80), Rr(97), Other(3), Idle]
+        );
+        assert_eq!(
+            policies(Policy::Llf, Backend::Dispatcher)[..3],
+            [Fifo(DISPATCH_LOW), Fifo(DISPATCH_LOW), Fifo(80)]
+        );
+        assert_eq!(policies(Policy::Illf, Backend::Scx)[..2], [Ext, Ext]);
     }
 }

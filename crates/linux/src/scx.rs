@@ -192,7 +192,8 @@ pub fn loader_args(
         Policy::Edf => a.push("edf".into()),
         other => {
             return Err(format!(
-                "the scx backend schedules edf, llf and illf, not `{}`",
+                "the scx backend schedules {}, not `{}`",
+                schedlab_model::registry::and_list(&crate::Backend::Scx.policies()),
                 other.name()
             ))
         }

@@ -4,7 +4,7 @@
 //! HTML report are all drawn from this one structure, so they agree with each other and
 //! with the counted metrics.
 
-use schedlab_model::{Ns, PolicyClass, TaskClass, Workload};
+use schedlab_model::{Ns, SchedAttr, Workload};
 use schedlab_sim::result::SimEvent;
 use schedlab_sim::{Segment, SimResult};
 
@@ -123,19 +123,9 @@ pub struct Schedule {
 
 /// Kernel `prio` of each task under the workload's policy.
 pub fn kernel_prios(w: &Workload) -> Vec<i32> {
-    let policy = w.scheduler.policy;
-    let auto = schedlab_sim::policy::rt::assign_priorities(policy, &w.tasks);
-    w.tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| match t.class {
-            TaskClass::Deadline if policy.class() == PolicyClass::Deadline => -1,
-            TaskClass::Deadline => 99 - auto[i] as i32,
-            TaskClass::Fifo | TaskClass::Rr => 99 - t.priority.unwrap_or(50) as i32,
-            TaskClass::Normal | TaskClass::Batch | TaskClass::Idle | TaskClass::Iso => {
-                120 + t.nice as i32
-            }
-        })
+    schedlab_model::sched_attrs(w)
+        .into_iter()
+        .map(SchedAttr::kernel_prio)
         .collect()
 }
 
