@@ -1,8 +1,11 @@
 //! Command-line surface (clap derive). Values are parsed with the model's own parsers so
 //! that a bad `--duration` or `--policy` gets the same message as in a workload file.
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+use schedlab_model::registry::{PolicyInfo, POLICIES};
 use schedlab_model::{parse_duration, Ns, OnMiss, Overrides, Placement, Policy};
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 const MAIN_EXAMPLES: &str = "\
@@ -112,9 +115,9 @@ pub struct SimulateArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Policy for the periodic tasks (edf, llf, illf, edzl, fifo, rr, rm, dm; cfs, eevdf,
-    /// bfs set the fair policy instead). Default: the file's `scheduler:`, else edf.
-    #[arg(long, value_name = "P", value_parser = Policy::parse)]
+    /// Policy for the periodic tasks; a fair-class policy sets the fair tasks' policy
+    /// instead. Default: the file's `scheduler:`, else edf.
+    #[arg(long, value_name = "P", value_parser = PolicyArg::summaries())]
     pub policy: Option<Policy>,
 
     #[command(flatten)]
@@ -136,8 +139,8 @@ pub struct CompareArgs {
     pub file: Option<PathBuf>,
 
     /// Comma-separated policies to compare, one column each.
-    /// Default: every policy the simulator supports for periodic tasks.
-    #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = Policy::parse)]
+    /// Default: every policy for periodic tasks (the simulator has them all).
+    #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = PolicyArg::summaries())]
     pub policies: Vec<Policy>,
 
     #[command(flatten)]
@@ -185,6 +188,47 @@ impl OverrideArgs {
             seed: self.seed,
             on_miss: self.on_miss,
         }
+    }
+}
+
+/// The value of `--policy`/`--policies`: parsed by [`Policy::parse`] (its message for an
+/// unknown name), listed in `--help` with one line per registry entry.
+#[derive(Clone, Copy)]
+pub struct PolicyArg {
+    describe: fn(&PolicyInfo) -> String,
+}
+
+impl PolicyArg {
+    /// Each policy listed with its registry summary.
+    pub fn summaries() -> PolicyArg {
+        PolicyArg {
+            describe: |e| e.summary.to_string(),
+        }
+    }
+
+    /// Each policy listed with `describe(entry)`.
+    pub fn described_by(describe: fn(&PolicyInfo) -> String) -> PolicyArg {
+        PolicyArg { describe }
+    }
+}
+
+impl TypedValueParser for PolicyArg {
+    type Value = Policy;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Policy, clap::Error> {
+        let parse: fn(&str) -> Result<Policy, String> = Policy::parse;
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(POLICIES.iter().map(|e| {
+            PossibleValue::new(e.name).help((self.describe)(e))
+        })))
     }
 }
 

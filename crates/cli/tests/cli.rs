@@ -259,6 +259,23 @@ fn help_teaches_with_examples() {
     assert!(stdout(&schedlab(&["compare", "--help"])).contains("--policies"));
 }
 
+#[test]
+fn help_lists_every_registered_policy_with_its_summary() {
+    for cmd in ["simulate", "compare", "report", "run"] {
+        let out = stdout(&schedlab(&[cmd, "--help"]));
+        for e in &schedlab_model::POLICIES {
+            assert!(
+                out.contains(&format!("- {}:", e.name)),
+                "{cmd} --help lacks {}:\n{out}",
+                e.name
+            );
+            if cmd != "run" {
+                assert!(out.contains(e.summary), "{cmd} --help lacks {}", e.summary);
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // These need the engine (`schedlab_sim::simulate` currently returns Err(Unsupported)).
 
@@ -412,7 +429,10 @@ fn compare_builtin_runs_the_default_policies() {
         .iter()
         .map(|r| r["policy"].as_str().unwrap())
         .collect();
-    assert_eq!(policies, ["edf", "llf", "illf", "rm", "dm", "fifo", "rr"]);
+    assert_eq!(
+        policies,
+        ["edf", "llf", "illf", "edzl", "rm", "dm", "fifo", "rr"]
+    );
     assert!(results
         .iter()
         .all(|r| r["cpus"] == 4 && r["placement"] == "linux"));
@@ -422,7 +442,7 @@ fn compare_builtin_runs_the_default_policies() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let header = out.lines().find(|l| l.contains("edf")).unwrap();
-    for pol in ["llf", "illf", "rm", "dm", "fifo", "rr"] {
+    for pol in ["llf", "illf", "edzl", "rm", "dm", "fifo", "rr"] {
         assert!(header.contains(pol), "{header}");
     }
     assert!(out.contains("deadline misses") && out.contains("switches/cpu/s"));

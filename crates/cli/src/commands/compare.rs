@@ -9,17 +9,9 @@ use schedlab_model::{ModelError, Overrides, Policy, Workload};
 use schedlab_sim::{simulate, SimOptions};
 use std::path::{Path, PathBuf};
 
-/// Policies compared when `--policies` is not given: every policy the simulator supports
-/// for periodic tasks.
-pub const DEFAULT_POLICIES: &[Policy] = &[
-    Policy::Edf,
-    Policy::Llf,
-    Policy::Illf,
-    Policy::Rm,
-    Policy::Dm,
-    Policy::Fifo,
-    Policy::Rr,
-];
+/// Policies compared when `--policies` is not given: every periodic policy of the
+/// registry, in its order (the simulator implements them all).
+pub const DEFAULT_POLICIES: &[Policy] = &schedlab_sim::PERIODIC_POLICIES;
 
 /// The built-in workload (the seed paper's Table 1 set on 4 CPUs), used without FILE.
 pub const BUILTIN_TABLE1: &str = include_str!("../builtin/table1.yaml");
@@ -158,6 +150,17 @@ mod tests {
         assert_eq!(built.duration, ex.duration, "{why}");
         assert_eq!(built.scheduler.placement, ex.scheduler.placement, "{why}");
         assert_eq!(built.tasks, ex.tasks, "{why}");
+    }
+
+    #[test]
+    fn default_policies_are_the_registrys_periodic_policies() {
+        let periodic: Vec<Policy> = schedlab_model::POLICIES
+            .iter()
+            .filter(|e| e.policy.is_periodic())
+            .map(|e| e.policy)
+            .collect();
+        assert_eq!(DEFAULT_POLICIES, periodic);
+        assert!(DEFAULT_POLICIES.contains(&Policy::Edzl));
     }
 
     #[test]

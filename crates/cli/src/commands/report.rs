@@ -31,8 +31,8 @@ pub struct ReportArgs {
     pub file: PathBuf,
 
     /// Comma-separated policies, one column and one section each.
-    /// Default: every policy the simulator supports for periodic tasks.
-    #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = Policy::parse)]
+    /// Default: every policy for periodic tasks, as `compare`.
+    #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = crate::cli::PolicyArg::summaries())]
     pub policies: Vec<Policy>,
 
     /// Time window of the Gantt charts, e.g. 0ms..300ms. Default: from 0 over two

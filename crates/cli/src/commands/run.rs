@@ -1,7 +1,7 @@
 //! `schedlab run WORKLOAD`: the workload as real threads on this machine's kernel
 //! (crates/linux), measured and printed like `simulate`.
 
-use crate::cli::{OutputArgs, OverrideArgs};
+use crate::cli::{OutputArgs, OverrideArgs, PolicyArg};
 use crate::commands::emit;
 use crate::failure::Failure;
 use crate::output;
@@ -10,6 +10,7 @@ use clap::Args;
 use schedlab_linux::job::{calibrate_loop, JobMode};
 use schedlab_linux::runner::{self, Backend, RunConfig};
 use schedlab_linux::RunResult;
+use schedlab_model::registry::{and_list, PolicyInfo, POLICIES};
 use schedlab_model::{format_ns, parse_duration, Ns, Policy, Workload};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -34,16 +35,18 @@ pub struct RunArgs {
     #[arg(value_name = "WORKLOAD")]
     pub file: PathBuf,
 
-    /// Policy of the periodic tasks: edf (SCHED_DEADLINE), rm, dm, fifo (SCHED_FIFO), rr
-    /// (SCHED_RR), llf, illf (user-space dispatcher). Default: the file's, else edf.
-    #[arg(long, value_name = "P", value_parser = Policy::parse)]
+    /// Policy of the periodic tasks (the backends that run each are listed). Default: the
+    /// file's, else edf.
+    #[arg(long, value_name = "P", value_parser = PolicyArg::described_by(real_backends))]
     pub policy: Option<Policy>,
 
-    /// Who schedules the periodic tasks: kernel (default for edf, rm, dm, fifo, rr),
-    /// dispatcher (the user-space dispatcher; default for llf and illf) or scx
-    /// (schedlab's sched_ext BPF schedulers for edf, llf, illf: Linux >= 6.12 with
-    /// CONFIG_SCHED_CLASS_EXT, loader scx_schedlab from scx/build.sh; docs/scx.md).
-    #[arg(long, value_name = "kernel|dispatcher|scx", value_parser = parse_backend)]
+    // Help text built from the policy registry: which policies each backend runs.
+    #[arg(
+        long,
+        value_name = "kernel|dispatcher|scx",
+        value_parser = parse_backend,
+        help = backend_help()
+    )]
     pub backend: Option<Backend>,
 
     /// SCHED_DEADLINE budget margin: budget = runtime × (1 + F). Default: the file's
@@ -65,6 +68,46 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `--policy` help for one policy: the real backends that run it.
+fn real_backends(e: &PolicyInfo) -> String {
+    let mut ways: Vec<String> = Vec::new();
+    if let Some(k) = e.real.kernel {
+        ways.push(format!("kernel {}", k.name()));
+    }
+    if e.real.dispatcher {
+        ways.push("dispatcher".into());
+    }
+    if e.real.scx {
+        ways.push("scx".into());
+    }
+    if ways.is_empty() {
+        ways.push("simulator only".into());
+    }
+    format!("{} — {}", e.summary, ways.join(", "))
+}
+
+/// `--backend` help: each backend with the policies it runs and is the default for.
+fn backend_help() -> String {
+    let defaults = |b: Backend| -> String {
+        let names: Vec<&str> = POLICIES
+            .iter()
+            .filter(|e| Backend::default_for(e.policy) == Some(b))
+            .map(|e| e.name)
+            .collect();
+        and_list(&names)
+    };
+    format!(
+        "Who schedules the periodic tasks: kernel (its own policies; default for {}), \
+         dispatcher (the user-space dispatcher, for {}; default for {}) or scx (schedlab's \
+         sched_ext BPF schedulers for {}: Linux >= 6.12 with CONFIG_SCHED_CLASS_EXT, loader \
+         scx_schedlab from scx/build.sh; docs/scx.md)",
+        defaults(Backend::Kernel),
+        and_list(&Backend::Dispatcher.policies()),
+        defaults(Backend::Dispatcher),
+        and_list(&Backend::Scx.policies()),
+    )
 }
 
 fn parse_backend(s: &str) -> Result<Backend, String> {
