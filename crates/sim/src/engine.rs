@@ -189,6 +189,9 @@ impl Engine {
             } else {
                 first_allowed
             };
+            if nr_allowed == ncpu {
+                allowed = Vec::new(); // every CPU: stored as empty
+            }
             let period = t.period.unwrap_or(Ns::MAX);
             let budget = ((t.runtime as f64) * (1.0 + w.scheduler.dl_margin)).round() as Ns;
             tasks.push(TaskState {

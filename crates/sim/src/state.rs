@@ -100,7 +100,8 @@ pub struct TaskState {
     pub period: Ns,
     /// Whether the task is SCHED_RR (round robin among equal priorities).
     pub round_robin: bool,
-    /// CPUs the task may run on (index = CPU).
+    /// CPUs the task may run on (index = CPU); empty when it may run on every CPU, so
+    /// that an unrestricted task costs no per-CPU memory (use [`TaskState::may_run_on`]).
     pub allowed: Vec<bool>,
     /// Number of allowed CPUs.
     pub nr_allowed: usize,
@@ -135,6 +136,16 @@ pub struct TaskState {
 }
 
 impl TaskState {
+    /// Whether the task may run on `cpu`.
+    pub fn may_run_on(&self, cpu: CpuId) -> bool {
+        self.allowed.is_empty() || self.allowed.get(cpu).copied().unwrap_or(false)
+    }
+
+    /// The lowest-numbered CPU the task may run on.
+    pub fn first_allowed(&self) -> CpuId {
+        self.allowed.iter().position(|&a| a).unwrap_or(0)
+    }
+
     /// Remaining execution time of the current job (0 if none).
     pub fn remaining(&self) -> Ns {
         self.job.map_or(0, |j| j.remaining)
@@ -196,7 +207,7 @@ impl Ctx<'_> {
 
     /// Whether `t` may run on `cpu`.
     pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
-        self.tasks[t].allowed[cpu]
+        self.tasks[t].may_run_on(cpu)
     }
 
     /// Absolute deadline EDF orders `t` by: the CBS scheduling deadline when reservations

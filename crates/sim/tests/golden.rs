@@ -113,8 +113,14 @@ fn all_lines() -> String {
             )
         })
         .collect();
-    sources.push(("gen-periodic-32x4".into(), periodic_set(32, 4, 3.2, 2000, 1)));
-    sources.push(("gen-periodic-64x8".into(), periodic_set(64, 8, 6.0, 1000, 2)));
+    sources.push((
+        "gen-periodic-32x4".into(),
+        periodic_set(32, 4, 3.2, 2000, 1),
+    ));
+    sources.push((
+        "gen-periodic-64x8".into(),
+        periodic_set(64, 8, 6.0, 1000, 2),
+    ));
     sources.push(("gen-fair-24x4".into(), fair_set(24, 4, 1000, 3)));
     sources.push(("gen-fair-40x8".into(), fair_set(40, 8, 500, 4)));
     for (name, text) in &sources {
@@ -128,8 +134,7 @@ fn all_lines() -> String {
         for policy in PERIODIC_POLICIES {
             for placement in [Placement::Global, Placement::Partitioned, Placement::Linux] {
                 for on_miss in [OnMiss::Continue, OnMiss::Abort] {
-                    if on_miss == OnMiss::Abort && !matches!(policy, Policy::Edf | Policy::Llf)
-                    {
+                    if on_miss == OnMiss::Abort && !matches!(policy, Policy::Edf | Policy::Llf) {
                         continue;
                     }
                     let mut w = base.clone();
@@ -140,7 +145,11 @@ fn all_lines() -> String {
                         "{name} {} {} {}",
                         policy.name(),
                         placement.name(),
-                        if on_miss == OnMiss::Abort { "abort" } else { "continue" }
+                        if on_miss == OnMiss::Abort {
+                            "abort"
+                        } else {
+                            "continue"
+                        }
                     );
                     if fairs.is_empty() {
                         out += &line(&format!("{key} -"), &w);

@@ -51,7 +51,7 @@ impl Engine {
         let cand = self.fair.members[src].iter().copied().find(|&i| {
             let x = &self.tasks[i];
             x.on_cpu.is_none()
-                && x.allowed[cpu]
+                && x.may_run_on(cpu)
                 && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot || failed > 1)
                 && (this_load + x.weight < load
                     || (failed > 0 && x.weight >> failed.min(63) <= imbalance))

@@ -1,6 +1,13 @@
-//! Wake-up latency of one task: an HDR histogram for the percentiles, exact min / max /
-//! mean beside it, and for latency probes the modelled wake-up cost added to every
+//! Wake-up latency of one task: HDR-histogram buckets for the percentiles, exact min /
+//! max / mean beside them, and for latency probes the modelled wake-up cost added to every
 //! sample plus exact 1 µs buckets (cyclictest's `-h` histogram).
+//!
+//! The buckets are those of an HDR histogram with 3 significant figures (2048
+//! sub-buckets, doubling bucket widths; `hdrhistogram`'s layout), but only the buckets
+//! that received a sample are stored, as a sorted list: a task's record costs nothing
+//! until it is sampled and a few hundred bytes after, instead of the 16 KB a dense
+//! histogram allocates up front (100,000 tasks: 1.6 GB). Percentiles are computed exactly
+//! as the dense histogram computes them.
 
 use crate::result::LatencyStats;
 use schedlab_model::Ns;
@@ -8,7 +15,9 @@ use std::collections::BTreeMap;
 
 /// Samples of one task.
 pub(super) struct LatencyRec {
-    hist: hdrhistogram::Histogram<u64>,
+    /// (lowest value of an HDR bucket, samples in it), by bucket.
+    buckets: Vec<(Ns, u64)>,
+    samples: u64,
     min: Ns,
     max: Ns,
     sum: u128,
@@ -24,7 +33,8 @@ impl LatencyRec {
     /// A recorder; `probe` is the wake-up cost to add when the task is a latency probe.
     pub(super) fn new(probe: Option<Ns>) -> LatencyRec {
         LatencyRec {
-            hist: hdrhistogram::Histogram::new(3).expect("3 significant figures"),
+            buckets: Vec::new(),
+            samples: 0,
             min: Ns::MAX,
             max: 0,
             sum: 0,
@@ -47,7 +57,12 @@ impl LatencyRec {
     /// One sample: release to first dispatch.
     pub(super) fn record(&mut self, lat: Ns) {
         let v = lat.saturating_add(self.extra);
-        let _ = self.hist.record(v);
+        let low = hdr_lowest_equivalent(v);
+        match self.buckets.binary_search_by_key(&low, |b| b.0) {
+            Ok(i) => self.buckets[i].1 += 1,
+            Err(i) => self.buckets.insert(i, (low, 1)),
+        }
+        self.samples += 1;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         self.sum += v as u128;
@@ -60,12 +75,9 @@ impl LatencyRec {
     /// histogram's buckets (3 significant figures: within 0.1% below the true value, and
     /// exact when the samples are round numbers), kept within the exact min and max.
     pub(super) fn stats(&self) -> Option<LatencyStats> {
-        let n = self.hist.len();
+        let n = self.samples;
         (n > 0).then(|| {
-            let q = |x: f64| {
-                let v = self.hist.value_at_quantile(x);
-                self.hist.lowest_equivalent(v).clamp(self.min, self.max)
-            };
+            let q = |x: f64| self.quantile(x).clamp(self.min, self.max);
             LatencyStats {
                 samples: n,
                 min_ns: self.min,
@@ -81,5 +93,69 @@ impl LatencyRec {
                 overruns: self.per_us.as_ref().map(|_| self.overruns),
             }
         })
+    }
+}
+
+impl LatencyRec {
+    /// The lowest value of the bucket holding quantile `q`, as `hdrhistogram`'s
+    /// `value_at_quantile` followed by `lowest_equivalent`: the first bucket whose
+    /// cumulative count reaches `max(1, ceil(q × samples))`.
+    fn quantile(&self, q: f64) -> Ns {
+        let target = ((q.min(1.0) * self.samples as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for &(low, count) in &self.buckets {
+            seen += count;
+            if seen >= target {
+                return low;
+            }
+        }
+        0
+    }
+}
+
+/// The lowest value equivalent to `v` in an HDR histogram of 3 significant figures and
+/// unit 1: 2048 sub-buckets (the smallest power of two ≥ 2 × 10³), so values below 2048
+/// are exact and each doubling of the value doubles the bucket width.
+fn hdr_lowest_equivalent(v: Ns) -> Ns {
+    const SUB_BUCKET_MASK: u64 = 2047;
+    const LEADING_ZERO_BASE: u32 = 64 - 10 - 1; // 64 − unit − log2(half the sub-buckets) − 1
+    let bucket = LEADING_ZERO_BASE - (v | SUB_BUCKET_MASK).leading_zeros();
+    (v >> bucket) << bucket
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// The sparse buckets agree with `hdrhistogram` on bucket bounds and percentiles.
+    #[test]
+    fn matches_a_dense_hdr_histogram() {
+        let hist = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in (0..70_000u64).chain([u64::MAX, u64::MAX / 3, 1 << 40, (1 << 40) - 1]) {
+            assert_eq!(
+                hdr_lowest_equivalent(v),
+                hist.lowest_equivalent(v),
+                "value {v}"
+            );
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for n in [1usize, 2, 3, 10, 999, 5000] {
+            let mut dense = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+            let mut sparse = LatencyRec::new(None);
+            for _ in 0..n {
+                let v = match rng.random_range(0..3) {
+                    0 => rng.random_range(0..5_000),
+                    1 => rng.random_range(0..10_000_000),
+                    _ => rng.random_range(0..u64::MAX / 2),
+                };
+                dense.record(v).unwrap();
+                sparse.record(v);
+            }
+            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                let want = dense.lowest_equivalent(dense.value_at_quantile(q));
+                assert_eq!(sparse.quantile(q), want, "n {n} q {q}");
+            }
+        }
     }
 }

@@ -67,15 +67,15 @@ impl Engine {
         let idle = |c: CpuId| {
             self.cpus[c].curr.is_none_or(|x| !self.tasks[x].runnable) && self.rq_load(c) == 0
         };
-        let prev = if ts.allowed[ts.last_cpu] {
+        let prev = if ts.may_run_on(ts.last_cpu) {
             ts.last_cpu
         } else {
-            ts.allowed.iter().position(|&a| a).unwrap_or(0)
+            ts.first_allowed()
         };
         if idle(prev) {
             return prev;
         }
-        let allowed = (0..self.cpus.len()).filter(|&c| ts.allowed[c]);
+        let allowed = (0..self.cpus.len()).filter(|&c| ts.may_run_on(c));
         if let Some(c) = allowed.clone().find(|&c| idle(c)) {
             return c;
         }
@@ -88,10 +88,10 @@ impl Engine {
     /// task would not be preempted by `t` and a better CPU exists.
     pub(super) fn select_task_rq(&self, t: TaskId) -> CpuId {
         let ts = &self.tasks[t];
-        let prev = if ts.allowed[ts.last_cpu] {
+        let prev = if ts.may_run_on(ts.last_cpu) {
             ts.last_cpu
         } else {
-            ts.allowed.iter().position(|&a| a).unwrap_or(0)
+            ts.first_allowed()
         };
         if ts.nr_allowed < 2 {
             return prev;
@@ -134,9 +134,10 @@ impl Engine {
     pub(super) fn find_later_cpu(&self, t: TaskId, exclude: Option<CpuId>) -> Option<CpuId> {
         let ts = &self.tasks[t];
         let class = ts.class;
-        let candidates = || (0..self.cpus.len()).filter(|&c| ts.allowed[c] && Some(c) != exclude);
+        let candidates =
+            || (0..self.cpus.len()).filter(|&c| ts.may_run_on(c) && Some(c) != exclude);
         let last = ts.last_cpu;
-        if ts.allowed[last] && Some(last) != exclude && self.cpu_free_for(last, class) {
+        if ts.may_run_on(last) && Some(last) != exclude && self.cpu_free_for(last, class) {
             return Some(last);
         }
         if let Some(c) = candidates().find(|&c| self.cpu_free_for(c, class)) {
