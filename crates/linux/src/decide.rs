@@ -71,6 +71,12 @@ impl Decider {
         }
     }
 
+    /// Whether the dispatcher has a rule of its own for `p` (edf, llf, illf); the policy
+    /// registry's `real.dispatcher` must agree (tested).
+    pub fn decides(p: Policy) -> bool {
+        matches!(p, Policy::Edf | Policy::Llf | Policy::Illf)
+    }
+
     fn running(&self, t: usize) -> bool {
         self.assign.contains(&Some(t))
     }
@@ -271,6 +277,13 @@ impl Decider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_registry_gives_the_dispatcher_exactly_the_policies_it_decides() {
+        for e in &schedlab_model::POLICIES {
+            assert_eq!(e.real.dispatcher, Decider::decides(e.policy), "{}", e.name);
+        }
+    }
 
     const MS: u64 = 1_000_000;
 

@@ -364,6 +364,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_registry_gives_scx_exactly_the_policies_the_loader_has() {
+        for e in &schedlab_model::POLICIES {
+            let args = loader_args(e.policy, &IllfOptions::default(), &LlfOptions::default());
+            assert_eq!(e.real.scx, args.is_ok(), "{}: {args:?}", e.name);
+        }
+    }
+
+    #[test]
     fn loader_args_follow_the_workload_options() {
         let illf = IllfOptions {
             rules: [true, true, true, false],

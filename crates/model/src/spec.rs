@@ -189,12 +189,12 @@ pub struct ProbeSpec {
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct SchedulerSpec {
-    /// Policy for periodic real-time tasks (`edf`, `llf`, `illf`, `edzl`, `rm`, `dm`, `fifo`,
-    /// `rr`).
+    /// Policy for periodic real-time tasks: a deadline- or rt-class policy of the registry
+    /// ([`crate::registry::POLICIES`]).
     pub deadline: Option<String>,
     /// Policy for explicit `fifo`/`rr` tasks (accepted for symmetry; they use their own class).
     pub rt: Option<String>,
-    /// Policy for normal tasks (`cfs`, `eevdf`, `bfs`).
+    /// Policy for normal tasks: a fair-class (or whole) policy of the registry.
     pub fair: Option<String>,
     /// `global`, `partitioned` or `linux`.
     pub placement: Option<String>,
