@@ -79,6 +79,19 @@ impl SchedAttr {
     }
 }
 
+impl SchedAttr {
+    /// What a kernel `prio` (as sched_switch prints it) stands for, the inverse of
+    /// [`SchedAttr::kernel_prio`] as far as a trace tells: SCHED_FIFO for both FIFO and
+    /// RR (rt priority `99 − prio`, within 1..99), SCHED_OTHER for every fair policy.
+    pub fn from_kernel_prio(prio: i32) -> SchedAttr {
+        match prio {
+            ..=-1 => SchedAttr::Deadline,
+            0..=99 => SchedAttr::Fifo((99 - prio).clamp(1, 99) as u8),
+            _ => SchedAttr::Normal((prio - 120).clamp(-128, 127) as i8),
+        }
+    }
+}
+
 /// Each task's [`SchedAttr`] under the workload's policy, in task order.
 pub fn sched_attrs(w: &Workload) -> Vec<SchedAttr> {
     let policy = w.scheduler.policy;
@@ -235,6 +248,16 @@ tasks:
                 }
             }
         }
+    }
+
+    #[test]
+    fn kernel_prios_read_back_as_what_a_trace_can_tell() {
+        for attr in sched_attrs(&load(MIX, "dm")) {
+            let back = SchedAttr::from_kernel_prio(attr.kernel_prio());
+            assert_eq!(back.kernel_prio(), attr.kernel_prio(), "{attr:?}");
+            assert_eq!(back.class(), attr.class(), "{attr:?}");
+        }
+        assert_eq!(SchedAttr::from_kernel_prio(99), SchedAttr::Fifo(1));
     }
 
     #[test]

@@ -22,7 +22,7 @@
 
 use super::{ceil_us, finish, pretty, round_us, unique_names, ImportError, Imported, OutTask};
 use regex::Regex;
-use schedlab_model::Ns;
+use schedlab_model::{Ns, SchedAttr};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
@@ -783,8 +783,9 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
                         notes.push("the trace does not tell SCHED_FIFO from SCHED_RR: real-time tasks are imported as fifo".into());
                         rt_kind_noted = true;
                     }
+                    let rt_priority = SchedAttr::from_kernel_prio(task.prio).rt_priority();
                     o.field("class", "fifo")
-                        .field("priority", (99 - task.prio).clamp(1, 99).to_string());
+                        .field("priority", rt_priority.to_string());
                 }
                 o.dur("runtime", p.runtime).dur("period", p.period);
                 if p.offset > 0 {
