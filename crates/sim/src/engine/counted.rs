@@ -12,8 +12,11 @@ use std::cell::Cell;
 /// A policy's class plus the engine's bookkeeping around it.
 pub(super) struct Counted {
     inner: Box<dyn SchedClass>,
-    waiting: Vec<bool>,
+    /// Per task: the run queue it waits on.
+    waiting: Vec<Option<RqId>>,
     nr_waiting: usize,
+    /// Per run queue: tasks waiting on it.
+    rq_waiting: Vec<u32>,
     calls: Cell<u64>,
 }
 
@@ -23,6 +26,7 @@ impl Counted {
             inner,
             waiting: Vec::new(),
             nr_waiting: 0,
+            rq_waiting: Vec::new(),
             calls: Cell::new(0),
         }
     }
@@ -30,6 +34,12 @@ impl Counted {
     /// Tasks that wait in this class's queues (any run queue).
     pub(super) fn nr_waiting(&self) -> usize {
         self.nr_waiting
+    }
+
+    /// Tasks waiting on run queue `rq`. Every task on a per-CPU run queue may run on that
+    /// CPU, so for per-CPU queues 0 means `peek_next_task(rq, rq)` finds nothing.
+    pub(super) fn waiting_on(&self, rq: RqId) -> u32 {
+        self.rq_waiting[rq]
     }
 
     /// Hook calls so far.
@@ -42,32 +52,33 @@ impl Counted {
         self.calls.set(self.calls.get() + 1);
     }
 
-    fn set_waiting(&mut self, t: TaskId, w: bool) {
-        if self.waiting[t] != w {
-            self.waiting[t] = w;
-            if w {
-                self.nr_waiting += 1;
-            } else {
-                self.nr_waiting -= 1;
-            }
+    fn set_waiting(&mut self, t: TaskId, rq: Option<RqId>) {
+        if let Some(old) = std::mem::replace(&mut self.waiting[t], rq) {
+            self.rq_waiting[old] -= 1;
+            self.nr_waiting -= 1;
+        }
+        if let Some(new) = rq {
+            self.rq_waiting[new] += 1;
+            self.nr_waiting += 1;
         }
     }
 
     pub(super) fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.waiting = vec![false; nr_tasks];
+        self.waiting = vec![None; nr_tasks];
         self.nr_waiting = 0;
+        self.rq_waiting = vec![0; nr_rqs];
         self.inner.init(nr_rqs, nr_tasks);
     }
 
     pub(super) fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, why: EnqueueReason) {
         self.count();
-        self.set_waiting(t, true);
+        self.set_waiting(t, Some(rq));
         self.inner.enqueue_task(ctx, rq, t, why);
     }
 
     pub(super) fn dequeue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.count();
-        self.set_waiting(t, false);
+        self.set_waiting(t, None);
         self.inner.dequeue_task(ctx, rq, t);
     }
 
@@ -79,13 +90,13 @@ impl Counted {
     pub(super) fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         self.count();
         let t = self.inner.pick_next_task(ctx, rq, cpu)?;
-        self.set_waiting(t, false);
+        self.set_waiting(t, None);
         Some(t)
     }
 
     pub(super) fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.count();
-        self.set_waiting(t, true);
+        self.set_waiting(t, Some(rq));
         self.inner.put_prev_task(ctx, rq, t);
     }
 

@@ -8,6 +8,8 @@ impl Engine {
     /// Only moves that start or end on a CPU touched in this instant are considered.
     pub(super) fn push_tasks(&mut self, touched: &mut [bool]) {
         let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
+        // Where a task of each class would go, valid until the next move.
+        let mut later: [Option<LaterCpus>; 2] = [None, None];
         for _ in 0..bound {
             let mut moved = false;
             for cpu in 0..self.cpus.len() {
@@ -15,12 +17,19 @@ impl Engine {
                     continue; // an idle CPU ran its queue already
                 }
                 for class in ClassId::RT {
+                    if self.classes[class as usize].waiting_on(cpu) == 0 {
+                        continue; // nothing to push from here
+                    }
                     let cand = self.classes[class as usize].peek_next_task(&ctx!(self), cpu, cpu);
                     let Some(cand) = cand else { continue };
                     if self.tasks[cand].nr_allowed < 2 {
                         continue;
                     }
-                    let Some(target) = self.find_later_cpu(cand, Some(cpu)) else {
+                    let target = match self.later_cpus(class, &mut later[class as usize]) {
+                        Some(l) => self.find_later_cpu_keyed(cand, cpu, &l),
+                        None => self.find_later_cpu(cand, Some(cpu)),
+                    };
+                    let Some(target) = target else {
                         continue;
                     };
                     if !touched[cpu] && !touched[target] {
@@ -37,6 +46,7 @@ impl Engine {
                     self.cpus[target].dirty = true;
                     touched[target] = true;
                     self.schedule_local(target);
+                    later = [None, None];
                     moved = true;
                 }
             }
@@ -45,4 +55,74 @@ impl Engine {
             }
         }
     }
+
+    /// The shortcut for [`Engine::find_later_cpu`] when `class` orders tasks by a key and
+    /// none of its tasks has a restricted affinity (None otherwise): the first free CPU
+    /// and the two running tasks of the class with the largest keys, computed once and
+    /// reused until a task moves.
+    fn later_cpus(&self, class: ClassId, cache: &mut Option<LaterCpus>) -> Option<LaterCpus> {
+        if let Some(l) = cache {
+            return Some(*l);
+        }
+        if !self.class_unrestricted[class as usize] {
+            return None;
+        }
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        let mut l = LaterCpus {
+            first_free: None,
+            worst: [None, None],
+        };
+        for c in 0..self.cpus.len() {
+            if l.first_free.is_none() && self.cpu_free_for(c, class) {
+                l.first_free = Some(c);
+            }
+            let Some(cur) = self.cpus[c].curr.filter(|&x| self.tasks[x].runnable) else {
+                continue;
+            };
+            if self.tasks[cur].class != class {
+                continue;
+            }
+            let key = cls.preempt_key(&ctx, cur)?;
+            // Largest keys first, the lowest CPU among equals.
+            match l.worst {
+                [Some((k, _)), _] if key > k => l.worst = [Some((key, c)), l.worst[0]],
+                [Some(_), Some((k, _))] if key > k => l.worst[1] = Some((key, c)),
+                [Some(_), None] => l.worst[1] = Some((key, c)),
+                [None, _] => l.worst[0] = Some((key, c)),
+                _ => {}
+            }
+        }
+        *cache = Some(l);
+        Some(l)
+    }
+
+    /// [`Engine::find_later_cpu`]`(t, Some(from))` from the cached [`LaterCpus`]: `from`
+    /// has `t` waiting, so it is never free; the lowest-priority running task is the
+    /// largest key that is not `from`'s.
+    fn find_later_cpu_keyed(&self, t: TaskId, from: CpuId, l: &LaterCpus) -> Option<CpuId> {
+        let ts = &self.tasks[t];
+        let last = ts.last_cpu;
+        if last != from && self.cpu_free_for(last, ts.class) {
+            return Some(last);
+        }
+        if l.first_free.is_some() {
+            return l.first_free;
+        }
+        let key = self.classes[ts.class as usize].preempt_key(&ctx!(self), t)?;
+        let worst = if l.worst[0].is_some_and(|(_, c)| c == from) {
+            l.worst[1]
+        } else {
+            l.worst[0]
+        };
+        worst.filter(|&(k, _)| k > key).map(|(_, c)| c)
+    }
+}
+
+/// For pushing tasks of one key-ordered class: the first CPU free for it and the two
+/// CPUs running its tasks with the largest keys (ties: lowest CPU first).
+#[derive(Debug, Clone, Copy)]
+struct LaterCpus {
+    first_free: Option<CpuId>,
+    worst: [Option<(u64, CpuId)>; 2],
 }

@@ -122,9 +122,12 @@ impl Engine {
         let ctx = ctx!(self);
         running_ok
             && ClassId::ALL.iter().filter(|&&c| c <= class).all(|&c| {
-                self.classes[c as usize]
-                    .peek_next_task(&ctx, cpu, cpu)
-                    .is_none()
+                let cls = &self.classes[c as usize];
+                if self.class_global[c as usize] {
+                    cls.peek_next_task(&ctx, cpu, cpu).is_none()
+                } else {
+                    cls.waiting_on(cpu) == 0 // what peek_next_task(cpu, cpu) would find
+                }
             })
     }
 
