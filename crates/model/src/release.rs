@@ -31,7 +31,10 @@ pub struct JobDraw {
 /// The jobs of one periodic task, in release order (an endless stream).
 #[derive(Debug, Clone)]
 pub struct ReleaseStream {
-    rng: ChaCha8Rng,
+    /// Made at the first draw that needs it: a task whose jobs are all alike (the usual
+    /// case) then costs no generator state (~300 bytes), and the sequence is the same.
+    rng: Option<Box<ChaCha8Rng>>,
+    seed: u64,
     exec: ExecModel,
     release: Release,
     runtime: Ns,
@@ -48,7 +51,8 @@ impl ReleaseStream {
     /// period has an endless gap.
     pub fn for_task(t: &Task, seed: u64) -> ReleaseStream {
         ReleaseStream {
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: None,
+            seed,
             exec: t.exec,
             release: t.release,
             runtime: t.runtime,
@@ -60,16 +64,24 @@ impl ReleaseStream {
     pub fn next_job(&mut self) -> JobDraw {
         let exec = match self.exec {
             ExecModel::Wcet => self.runtime,
-            ExecModel::Uniform { min, max } => self.rng.random_range(min..=max),
+            ExecModel::Uniform { min, max } => self.rng().random_range(min..=max),
         };
         let gap = match self.release {
             Release::Periodic => self.period,
             Release::Sporadic { jitter: 0 } => self.period,
             Release::Sporadic { jitter } => self
                 .period
-                .saturating_add(self.rng.random_range(0..=jitter)),
+                .saturating_add(self.rng().random_range(0..=jitter)),
         };
         JobDraw { exec, gap }
+    }
+}
+
+impl ReleaseStream {
+    fn rng(&mut self) -> &mut ChaCha8Rng {
+        let seed = self.seed;
+        self.rng
+            .get_or_insert_with(|| Box::new(ChaCha8Rng::seed_from_u64(seed)))
     }
 }
 

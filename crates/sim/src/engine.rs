@@ -49,12 +49,8 @@ use crate::result::{
 };
 use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
 use crate::SimError;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use schedlab_model::time::S;
-use schedlab_model::{
-    ExecModel, Ns, OnMiss, Phase, Placement, Policy, Release, TaskClass, Workload,
-};
+use schedlab_model::{Ns, OnMiss, Phase, Placement, Policy, TaskClass, Workload};
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -233,13 +229,9 @@ impl Engine {
                 nice: t.nice,
                 job_started: false,
             });
-            let seed = w.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             releases.push(ReleaseModel {
-                release: t.release,
-                exec: t.exec,
-                runtime: t.runtime,
+                stream: schedlab_model::release::ReleaseStream::new(w, i),
                 next_seq: 0,
-                rng: ChaCha8Rng::seed_from_u64(seed),
             });
         }
         let mut class_unrestricted = [true; 3];

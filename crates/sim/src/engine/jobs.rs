@@ -1,14 +1,13 @@
 //! Job lifecycle: releases, fair tasks' bursts and sleeps, completions, aborts at the deadline.
 
 use super::*;
+use schedlab_model::release::{JobDraw, ReleaseStream};
 
-/// Static per-task release parameters.
+/// Per task: the jobs still to come (the release stream shared with the real runner)
+/// and the number of the next one.
 pub(super) struct ReleaseModel {
-    pub(super) release: Release,
-    pub(super) exec: ExecModel,
-    pub(super) runtime: Ns,
+    pub(super) stream: ReleaseStream,
     pub(super) next_seq: u64,
-    pub(super) rng: ChaCha8Rng,
 }
 
 /// What an aperiodic fair task does: CPU-bound, finite `work`, or run/sleep phases.
@@ -39,21 +38,7 @@ impl Engine {
         let rm = &mut self.releases[t];
         let seq = rm.next_seq;
         rm.next_seq += 1;
-        let exec = match rm.exec {
-            ExecModel::Wcet => rm.runtime,
-            ExecModel::Uniform { min, max } => rm.rng.random_range(min..=max),
-        };
-        let gap = match rm.release {
-            Release::Periodic => self.tasks[t].period,
-            Release::Sporadic { jitter } => {
-                self.tasks[t].period
-                    + if jitter > 0 {
-                        rm.rng.random_range(0..=jitter)
-                    } else {
-                        0
-                    }
-            }
-        };
+        let JobDraw { exec, gap } = rm.stream.next_job();
         let job = Job {
             seq,
             release: now,
