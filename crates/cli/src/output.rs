@@ -352,6 +352,7 @@ pub(crate) mod tests {
             ],
             trace: None,
             log: None,
+            work: Default::default(),
         }
     }
 

@@ -397,6 +397,7 @@ pub fn assemble(
         per_cpu,
         trace: None,
         log: None,
+        work: Default::default(),
     }
 }
 

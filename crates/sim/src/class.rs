@@ -65,6 +65,13 @@ pub trait SchedClass {
         None
     }
 
+    /// Whether this class implements [`SchedClass::next_decision`] (a class that does must
+    /// say so: the engine asks `next_decision` only of classes that answer `true`, so that
+    /// thousands of CPUs running timer-less classes cost nothing at each instant).
+    fn uses_decision_timer(&self) -> bool {
+        false
+    }
+
     /// Absolute time (> `ctx.now`) at which this class wants `cpu`, running `curr` from
     /// `rq`, reconsidered although no release, completion or tick happens then (a
     /// kernel class would arm an hrtimer): e.g. the instant a waiting job's laxity

@@ -45,7 +45,7 @@
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::result::{
-    CpuResult, FairTaskStats, FairnessStats, Segment, SimEvent, SimResult, TaskResult,
+    CpuResult, FairTaskStats, FairnessStats, Segment, SimEvent, SimResult, TaskResult, WorkStats,
 };
 use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
 use crate::SimError;
@@ -136,9 +136,16 @@ pub struct Engine {
     cpus: Vec<CpuState>,
     classes: Vec<counted::Counted>,
     events: BinaryHeap<Reverse<Event>>,
+    /// Armed CPU timers as (instant, sequence, CPU): cancellable, unlike heap entries.
+    cpu_timers: std::collections::BTreeSet<(Ns, u64, CpuId)>,
+    /// Per CPU: its entry in `cpu_timers`, if armed.
+    cpu_timer_armed: Vec<Option<(Ns, u64)>>,
     event_seq: u64,
     events_processed: u64,
     laxity_evals: Cell<u64>,
+    /// Engine work (see [`WorkStats`]); CPU visits in a `Cell` as `&self` loops count them.
+    work: WorkStats,
+    cpu_visits: Cell<u64>,
     trace: Option<Vec<Segment>>,
     /// Event log for exporters, recorded with the trace.
     log: Option<Vec<SimEvent>>,
@@ -302,9 +309,13 @@ impl Engine {
             cpus,
             classes,
             events: BinaryHeap::new(),
+            cpu_timers: std::collections::BTreeSet::new(),
+            cpu_timer_armed: vec![None; ncpu],
             event_seq: 0,
             events_processed: 0,
             laxity_evals: Cell::new(0),
+            work: WorkStats::default(),
+            cpu_visits: Cell::new(0),
             trace: trace.then(Vec::new),
             log: trace.then(Vec::new),
             scratch_assign: Vec::with_capacity(ncpu),
@@ -364,17 +375,13 @@ impl Engine {
 
     /// The event loop: every instant before `until` (and at `until` if `inclusive`).
     fn run_to(&mut self, until: Ns, inclusive: bool) {
-        while let Some(&Reverse(ev)) = self.events.peek() {
-            if ev.time > until || (ev.time == until && !inclusive) {
+        while let Some(t) = self.next_event_time() {
+            if t > until || (t == until && !inclusive) {
                 break;
             }
-            let t = ev.time;
             self.advance(t);
-            while let Some(&Reverse(ev)) = self.events.peek() {
-                if ev.time != t {
-                    break;
-                }
-                self.events.pop();
+            while self.next_event_time() == Some(t) {
+                let ev = self.pop_event().expect("an event is due");
                 self.handle(ev.kind);
             }
             if t < self.duration {

@@ -204,6 +204,28 @@ pub struct SimResult {
     /// with the trace; exporters (Perfetto, ftrace text, jobs CSV) are built on it.
     #[serde(skip)]
     pub log: Option<Vec<SimEvent>>,
+    /// What the engine did to get here (benchmarks and the work guard test; not part of
+    /// the JSON result, which is the same whatever the engine's internals).
+    #[serde(skip)]
+    pub work: WorkStats,
+}
+
+/// Counts of the engine's work: deterministic, unlike wall time, so a test can check that
+/// the cost per event does not grow with the number of tasks or CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WorkStats {
+    /// Calls of scheduling-class hooks (enqueue, pick, wakeup_preempt, ...).
+    pub class_calls: u64,
+    /// Events put on the event queue.
+    pub events_queued: u64,
+    /// CPU timers cancelled (re-armed for another instant) before they fired.
+    pub timers_cancelled: u64,
+    /// CPUs looked at by the engine's loops over CPUs (every such loop adds its length).
+    pub cpu_visits: u64,
+    /// Largest number of events waiting in the queue at once.
+    pub queue_peak: u64,
+    /// Fair load balances that looked for a busiest CPU (none when no fair task waits).
+    pub balance_scans: u64,
 }
 
 impl SimResult {

@@ -3,8 +3,14 @@
 use super::*;
 
 impl Engine {
+    /// Count `n` CPUs looked at by a loop over CPUs ([`WorkStats::cpu_visits`]).
+    pub(super) fn visit(&self, n: usize) {
+        self.cpu_visits.set(self.cpu_visits.get() + n as u64);
+    }
+
     /// Account every running CPU up to `t` (the kernel's `update_curr`).
     pub(super) fn advance(&mut self, t: Ns) {
+        self.visit(self.cpus.len());
         for cpu in 0..self.cpus.len() {
             self.account(cpu, t);
         }

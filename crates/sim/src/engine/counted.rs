@@ -43,7 +43,6 @@ impl Counted {
     }
 
     /// Hook calls so far.
-    #[allow(dead_code)] // read by the work counters (next commit)
     pub(super) fn calls(&self) -> u64 {
         self.calls.get()
     }
@@ -123,6 +122,10 @@ impl Counted {
     pub(super) fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         self.count();
         self.inner.preempt_key(ctx, t)
+    }
+
+    pub(super) fn uses_decision_timer(&self) -> bool {
+        self.inner.uses_decision_timer()
     }
 
     pub(super) fn next_decision(

@@ -4,6 +4,7 @@ use super::*;
 
 impl Engine {
     pub(super) fn schedule(&mut self) {
+        self.visit(self.cpus.len());
         let mut touched = std::mem::take(&mut self.scratch_touched);
         touched.clear();
         touched.extend(self.cpus.iter().map(|c| c.dirty || c.need_resched));
@@ -12,6 +13,7 @@ impl Engine {
                 self.schedule_global(&touched);
             } else {
                 for cpu in 0..self.cpus.len() {
+                    // (counted with the touched scan above)
                     self.schedule_local(cpu);
                 }
             }

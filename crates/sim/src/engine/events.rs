@@ -4,16 +4,34 @@ use super::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum EventKind {
-    CpuTimer { cpu: CpuId, gen: u64 },
-    Replenish { task: TaskId },
-    DeadlineCheck { task: TaskId, seq: u64 },
-    Release { task: TaskId },
-    Wake { task: TaskId },
+    /// A CPU's hrtimer (kept apart from the heap so that re-arming cancels it).
+    CpuTimer {
+        cpu: CpuId,
+    },
+    Replenish {
+        task: TaskId,
+    },
+    DeadlineCheck {
+        task: TaskId,
+        seq: u64,
+    },
+    Release {
+        task: TaskId,
+    },
+    Wake {
+        task: TaskId,
+    },
     Tick,
     // Interrupts and kernel work (engine/kernel.rs).
-    Irq { src: usize },
-    Section { cpu: CpuId },
-    KernelEnd { cpu: CpuId },
+    Irq {
+        src: usize,
+    },
+    Section {
+        cpu: CpuId,
+    },
+    KernelEnd {
+        cpu: CpuId,
+    },
 }
 
 impl EventKind {
@@ -39,21 +57,79 @@ pub(super) struct Event {
 
 impl Engine {
     pub(super) fn push(&mut self, time: Ns, kind: EventKind) {
-        self.event_seq += 1;
+        let seq = self.next_seq();
         self.events.push(Reverse(Event {
             time,
             rank: kind.rank(),
-            seq: self.event_seq,
+            seq,
             kind,
         }));
     }
 
+    /// The sequence number of a new event (ties at one instant and rank go in this order).
+    fn next_seq(&mut self) -> u64 {
+        self.event_seq += 1;
+        self.work.events_queued += 1;
+        let pending = (self.events.len() + self.cpu_timers.len()) as u64 + 1;
+        self.work.queue_peak = self.work.queue_peak.max(pending);
+        self.event_seq
+    }
+
+    /// Arm `cpu`'s timer for `at` (`Ns::MAX`: disarm), cancelling the one armed before:
+    /// a timer that moved leaves nothing behind, so the queue stays as long as the number
+    /// of CPUs and pending events, however long the run.
+    pub(super) fn arm_cpu_timer(&mut self, cpu: CpuId, at: Ns) {
+        // `timer_at` may have been overwritten to force re-arming; the armed entry is
+        // remembered apart.
+        if let Some((t, seq)) = self.cpu_timer_armed[cpu].take() {
+            if self.cpu_timers.remove(&(t, seq, cpu)) {
+                self.work.timers_cancelled += 1;
+            }
+        }
+        self.cpus[cpu].timer_at = at;
+        if at != Ns::MAX {
+            let seq = self.next_seq();
+            self.cpus[cpu].timer_gen = seq;
+            self.cpu_timers.insert((at, seq, cpu));
+            self.cpu_timer_armed[cpu] = Some((at, seq));
+        }
+    }
+
+    /// When the next event is due.
+    pub(super) fn next_event_time(&self) -> Option<Ns> {
+        let heap = self.events.peek().map(|Reverse(e)| e.time);
+        let timer = self.cpu_timers.first().map(|&(t, _, _)| t);
+        match (heap, timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Take the next event in (time, rank, sequence) order.
+    pub(super) fn pop_event(&mut self) -> Option<Event> {
+        let heap = self.events.peek().map(|Reverse(e)| (e.time, e.rank, e.seq));
+        let timer = self.cpu_timers.first().copied();
+        match (heap, timer) {
+            (Some(h), Some((t, seq, cpu))) if (t, 0, seq) < h => Some(self.pop_timer(t, seq, cpu)),
+            (None, Some((t, seq, cpu))) => Some(self.pop_timer(t, seq, cpu)),
+            _ => self.events.pop().map(|Reverse(e)| e),
+        }
+    }
+
+    fn pop_timer(&mut self, time: Ns, seq: u64, cpu: CpuId) -> Event {
+        self.cpu_timers.pop_first();
+        self.cpu_timer_armed[cpu] = None;
+        Event {
+            time,
+            rank: EventKind::CpuTimer { cpu }.rank(),
+            seq,
+            kind: EventKind::CpuTimer { cpu },
+        }
+    }
+
     pub(super) fn handle(&mut self, kind: EventKind) {
         match kind {
-            EventKind::CpuTimer { cpu, gen } => {
-                if gen != self.cpus[cpu].timer_gen {
-                    return; // superseded
-                }
+            EventKind::CpuTimer { cpu } => {
                 self.events_processed += 1;
                 let decision = std::mem::take(&mut self.cpus[cpu].timer_decision);
                 self.cpus[cpu].timer_at = Ns::MAX;

@@ -21,6 +21,8 @@ impl Engine {
             return false;
         }
         let this_load = self.rq_load(cpu);
+        self.visit(self.cpus.len());
+        self.work.balance_scans += 1;
         let mut busiest: Option<(u64, CpuId)> = None;
         // Groups are visited from the one after this CPU's, cyclically, as the kernel's
         // circular `sd->groups` list starts at the local group; the first of equally

@@ -7,6 +7,7 @@ impl Engine {
     /// Used when some class has one queue for all CPUs (global placement, BFS); classes
     /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
     pub(super) fn schedule_global(&mut self, dirty: &[bool]) {
+        self.visit(3 * self.cpus.len()); // reset, collect, switch
         let ncpu = self.cpus.len();
         self.cpus.iter_mut().for_each(|c| c.dirty = false);
         let mut assign = std::mem::take(&mut self.scratch_assign);
@@ -51,6 +52,7 @@ impl Engine {
         };
         if ClassId::ALL.iter().any(|&c| offers(self, c)) {
             for (cpu, slot) in assign.iter_mut().enumerate() {
+                self.visit(1);
                 let cur = slot.map(|t| self.tasks[t].class);
                 for class in ClassId::ALL {
                     if cur.is_some_and(|c| c <= class) {
@@ -101,6 +103,7 @@ impl Engine {
             if !self.class_global[class as usize] {
                 // Per-CPU queue: the usual wake-up preemption test on touched CPUs.
                 for cpu in 0..assign.len() {
+                    self.visit(1);
                     let Some(curr) = assign[cpu].filter(|&t| self.tasks[t].class == class) else {
                         continue;
                     };
@@ -185,6 +188,7 @@ impl Engine {
         let ctx = ctx!(self);
         let mut worst: Option<(u64, CpuId)> = None;
         for (cpu, slot) in assign.iter().enumerate() {
+            self.visit(1);
             let Some(t) = slot.filter(|&t| self.tasks[t].class == class) else {
                 continue;
             };

@@ -164,6 +164,11 @@ impl Engine {
             tasks,
             trace: self.trace,
             log: self.log,
+            work: WorkStats {
+                class_calls: self.classes.iter().map(|c| c.calls()).sum(),
+                cpu_visits: self.cpu_visits.get(),
+                ..self.work
+            },
         }
     }
 }

@@ -13,6 +13,7 @@ impl Engine {
         for _ in 0..bound {
             let mut moved = false;
             for cpu in 0..self.cpus.len() {
+                self.visit(1);
                 if self.cpus[cpu].curr.is_none() {
                     continue; // an idle CPU ran its queue already
                 }
@@ -20,12 +21,16 @@ impl Engine {
                     if self.classes[class as usize].waiting_on(cpu) == 0 {
                         continue; // nothing to push from here
                     }
+                    let keyed = self.later_cpus(class, &mut later[class as usize]);
+                    if !touched[cpu] && keyed.is_some_and(|l| !l.may_reach(touched)) {
+                        continue; // its target could only be untouched: not considered
+                    }
                     let cand = self.classes[class as usize].peek_next_task(&ctx!(self), cpu, cpu);
                     let Some(cand) = cand else { continue };
                     if self.tasks[cand].nr_allowed < 2 {
                         continue;
                     }
-                    let target = match self.later_cpus(class, &mut later[class as usize]) {
+                    let target = match keyed {
                         Some(l) => self.find_later_cpu_keyed(cand, cpu, &l),
                         None => self.find_later_cpu(cand, Some(cpu)),
                     };
@@ -74,6 +79,7 @@ impl Engine {
             worst: [None, None],
         };
         for c in 0..self.cpus.len() {
+            self.visit(1);
             if l.first_free.is_none() && self.cpu_free_for(c, class) {
                 l.first_free = Some(c);
             }
@@ -125,4 +131,12 @@ impl Engine {
 struct LaterCpus {
     first_free: Option<CpuId>,
     worst: [Option<(u64, CpuId)>; 2],
+}
+
+impl LaterCpus {
+    /// Whether a push could end on a touched CPU: with no free CPU, a task can only go
+    /// to one of the two lowest-priority CPUs (its own CPU excluded).
+    fn may_reach(&self, touched: &[bool]) -> bool {
+        self.first_free.is_some() || self.worst.iter().flatten().any(|&(_, c)| touched[c])
+    }
 }

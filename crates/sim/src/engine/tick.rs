@@ -4,6 +4,7 @@ use super::*;
 
 impl Engine {
     pub(super) fn tick(&mut self) {
+        self.visit(self.cpus.len());
         let next = self.now + self.tick_ns;
         if next < self.duration {
             self.push(next, EventKind::Tick);
@@ -41,6 +42,7 @@ impl Engine {
     /// on a busy one: `balance_interval` = domain weight, `busy_factor` = 16), and the
     /// vruntime-spread sample.
     pub(super) fn fair_tick(&mut self) {
+        self.visit(self.cpus.len());
         let ncpu = self.cpus.len() as u64;
         for cpu in 0..self.cpus.len() {
             if self.now < self.next_balance[cpu] {

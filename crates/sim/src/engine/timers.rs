@@ -6,6 +6,7 @@ impl Engine {
     /// Arm each CPU's timer for the next completion (or exact budget exhaustion), or for
     /// the class's own decision instant ([`SchedClass::next_decision`]) if that is earlier.
     pub(super) fn rearm_timers(&mut self) {
+        self.visit(self.cpus.len());
         for cpu in 0..self.cpus.len() {
             let c = &self.cpus[cpu];
             let (want, decision) = match c.curr {
@@ -16,7 +17,12 @@ impl Engine {
                         at = at.min(self.now + ts.dl.runtime.max(0) as Ns);
                     }
                     let class = &self.classes[ts.class as usize];
-                    match class.next_decision(&ctx!(self), ts.rq, cpu, t) {
+                    let decision = if class.uses_decision_timer() {
+                        class.next_decision(&ctx!(self), ts.rq, cpu, t)
+                    } else {
+                        None
+                    };
+                    match decision {
                         Some(d) if d <= at => {
                             debug_assert!(d > self.now, "decision instant {d} not after now");
                             // No decision before kernel work on the CPU ends.
@@ -31,12 +37,7 @@ impl Engine {
             let c = &mut self.cpus[cpu];
             c.timer_decision = decision;
             if want != c.timer_at {
-                c.timer_gen += 1;
-                c.timer_at = want;
-                let gen = c.timer_gen;
-                if want != Ns::MAX {
-                    self.push(want, EventKind::CpuTimer { cpu, gen });
-                }
+                self.arm_cpu_timer(cpu, want);
             }
         }
     }

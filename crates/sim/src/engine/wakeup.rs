@@ -45,6 +45,7 @@ impl Engine {
     pub(super) fn poke(&mut self, class: ClassId, rq: usize) {
         if self.class_global[class as usize] {
             self.cpus.iter_mut().for_each(|c| c.dirty = true);
+            self.visit(self.cpus.len());
         } else {
             self.cpus[rq].dirty = true;
         }
@@ -63,6 +64,7 @@ impl Engine {
     /// share one cache in this model, so `select_idle_sibling` may pick any), else the
     /// one with the least fair load, the last CPU on ties.
     pub(super) fn select_task_rq_fair(&self, t: TaskId) -> CpuId {
+        self.visit(self.cpus.len());
         let ts = &self.tasks[t];
         let idle = |c: CpuId| {
             self.cpus[c].curr.is_none_or(|x| !self.tasks[x].runnable) && self.rq_load(c) == 0
@@ -135,6 +137,7 @@ impl Engine {
     /// (its last CPU first, then the lowest index), else the one running the
     /// lowest-priority task of `t`'s class that `t` beats.
     pub(super) fn find_later_cpu(&self, t: TaskId, exclude: Option<CpuId>) -> Option<CpuId> {
+        self.visit(2 * self.cpus.len());
         let ts = &self.tasks[t];
         let class = ts.class;
         let candidates =

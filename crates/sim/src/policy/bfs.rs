@@ -528,6 +528,10 @@ impl SchedClass for Bfs {
         cand_key < self.deadline[curr]
     }
 
+    fn uses_decision_timer(&self) -> bool {
+        true
+    }
+
     fn next_decision(&self, ctx: &Ctx, _rq: RqId, _cpu: CpuId, curr: TaskId) -> Option<Ns> {
         // The instant the running task's slice runs out (exact expiry).
         let left = self.slice_now(ctx, curr).max(1) as Ns;

@@ -237,6 +237,10 @@ impl SchedClass for Edzl {
         self.beats(ctx, cand, curr)
     }
 
+    fn uses_decision_timer(&self) -> bool {
+        self.exact
+    }
+
     /// Exact mode: the earliest instant a waiting job that may run on `cpu` reaches zero
     /// laxity.
     fn next_decision(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, _curr: TaskId) -> Option<Ns> {

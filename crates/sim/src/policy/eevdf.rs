@@ -806,6 +806,10 @@ impl SchedClass for Eevdf {
         self.pick_eevdf(ctx, rq, cpu, curr) == Some(cand)
     }
 
+    fn uses_decision_timer(&self) -> bool {
+        true
+    }
+
     fn next_decision(&self, ctx: &Ctx, rq: RqId, _cpu: CpuId, curr: TaskId) -> Option<Ns> {
         let r = &self.rqs[rq];
         (r.resched && r.curr == Some(curr)).then_some(ctx.now + 1)

@@ -277,6 +277,10 @@ impl SchedClass for Llf {
         }
     }
 
+    fn uses_decision_timer(&self) -> bool {
+        self.exact.is_some()
+    }
+
     /// Exact mode: the first instant a waiting job that would take the CPU at a crossing
     /// has a laxity strictly below `curr`'s. `curr`'s laxity is constant while it runs,
     /// except that it falls during switch/tick overhead still to be paid (the job makes no

@@ -1,0 +1,148 @@
+//! The engine's cost per event, counted (not timed): class hook calls and CPUs visited per
+//! event must not grow with the number of tasks, and must stay within a small multiple of
+//! the CPU count, so a change that scans every task or every CPU pair at every event
+//! (as fair balancing once did for workloads without a single fair task) fails here,
+//! deterministically, on any machine.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use schedlab_model::{Overrides, Workload};
+use schedlab_sim::{simulate, SimOptions, SimResult};
+use std::path::Path;
+
+/// `n` periodic tasks, UUniFast utilisations summing to 0.7 x `cpus`, whole-ms periods
+/// log-uniform in 10..1000 ms; plus `fair` fair tasks (hogs and run/sleep tasks).
+fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Workload {
+    let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
+    let mut sum = 0.7 * cpus as f64;
+    let mut y = format!(
+        "platform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {ms}ms\nscheduler: {{ placement: {placement} }}\ntasks:\n"
+    );
+    for i in 0..n {
+        let u = if i + 1 == n {
+            sum
+        } else {
+            let next = sum * rng.random::<f64>().powf(1.0 / (n - i - 1) as f64);
+            let u = sum - next;
+            sum = next;
+            u
+        };
+        let period = (10f64 * 100f64.powf(rng.random::<f64>())).round() as u64;
+        let runtime = ((u.min(1.0) * period as f64 * 1000.0).round() as u64).max(1);
+        y += &format!("  - {{ name: t{i}, runtime: {runtime}us, period: {period}ms }}\n");
+    }
+    for i in 0..fair {
+        y += &if i % 2 == 0 {
+            format!(
+                "  - {{ name: hog{i}, nice: {} }}\n",
+                rng.random_range(-5..=5)
+            )
+        } else {
+            format!(
+                "  - {{ name: ia{i}, run: {}us, sleep: {}us }}\n",
+                rng.random_range(200..3000),
+                rng.random_range(1000..20000)
+            )
+        };
+    }
+    Workload::parse_str(&y, Path::new("work.yaml"), &Overrides::default()).unwrap()
+}
+
+struct PerEvent {
+    calls: f64,
+    visits_per_cpu: f64,
+}
+
+fn per_event(r: &SimResult) -> PerEvent {
+    let e = r.events.max(1) as f64;
+    PerEvent {
+        calls: r.work.class_calls as f64 / e,
+        visits_per_cpu: r.work.cpu_visits as f64 / e / r.cpus as f64,
+    }
+}
+
+fn run(w: &Workload) -> SimResult {
+    simulate(w, &SimOptions::default()).unwrap()
+}
+
+/// Per-event work with `n` and 8·`n` tasks on the same CPUs: the larger set may cost
+/// somewhat more per event — its queues are busier, so more decisions test preemption or
+/// push a task (up to ~2.4x measured) — but a scan over the tasks would cost 8x.
+fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f64) {
+    let (a, b) = (per_event(small), per_event(large));
+    eprintln!(
+        "{label}: calls/event {:.2} -> {:.2}, cpu visits/event/cpu {:.2} -> {:.2}, events {} -> {}",
+        a.calls, b.calls, a.visits_per_cpu, b.visits_per_cpu, small.events, large.events
+    );
+    assert!(
+        b.calls <= a.calls * 3.0 + 1.0,
+        "{label}: hook calls per event grow with tasks"
+    );
+    assert!(
+        b.visits_per_cpu <= a.visits_per_cpu * 1.5 + 0.5,
+        "{label}: CPU visits per event grow with tasks"
+    );
+    for (n, x) in [("small", &a), ("large", &b)] {
+        assert!(
+            x.calls <= max_calls,
+            "{label} {n}: {:.1} hook calls per event",
+            x.calls
+        );
+        assert!(
+            x.visits_per_cpu <= 8.0,
+            "{label} {n}: {:.1} CPU visits per event per CPU (a scan of CPU pairs?)",
+            x.visits_per_cpu
+        );
+    }
+}
+
+#[test]
+fn global_edf_work_per_event_does_not_grow_with_tasks() {
+    let small = run(&workload(256, 0, 32, "global", 2000));
+    let large = run(&workload(2048, 0, 32, "global", 500));
+    check_scaling("global edf", &small, &large, 30.0);
+}
+
+#[test]
+fn linux_edf_work_per_event_does_not_grow_with_tasks() {
+    let small = run(&workload(256, 0, 32, "linux", 2000));
+    let large = run(&workload(2048, 0, 32, "linux", 500));
+    check_scaling("linux edf", &small, &large, 120.0);
+}
+
+#[test]
+fn fair_work_per_event_does_not_grow_with_tasks() {
+    let small = run(&workload(16, 128, 32, "linux", 1000));
+    let large = run(&workload(16, 1024, 32, "linux", 200));
+    check_scaling("linux fair", &small, &large, 20.0);
+}
+
+/// A workload without fair tasks never balances fair load (a CPU about to idle once ran
+/// the fair balancer every time, 88% of a 64-CPU global-EDF run).
+#[test]
+fn no_fair_balancing_without_fair_tasks() {
+    for placement in ["global", "linux"] {
+        let r = run(&workload(256, 0, 32, placement, 1000));
+        assert_eq!(r.work.balance_scans, 0, "{placement}");
+    }
+    let r = run(&workload(16, 64, 32, "linux", 1000));
+    assert!(r.work.balance_scans > 0, "fair tasks are balanced");
+}
+
+/// Superseded CPU timers are dropped when they come up; the queue holds at most about
+/// one pending event per task and a few per CPU, however long the run.
+#[test]
+fn the_event_queue_stays_small() {
+    let w = workload(512, 64, 32, "linux", 2000);
+    let r = run(&w);
+    let bound = (w.tasks.len() + 4 * w.platform.cpus) as u64;
+    eprintln!(
+        "queue peak {} (bound {bound}), {} queued, {} timers cancelled",
+        r.work.queue_peak, r.work.events_queued, r.work.timers_cancelled
+    );
+    assert!(
+        r.work.queue_peak <= bound,
+        "queue peak {}",
+        r.work.queue_peak
+    );
+}
