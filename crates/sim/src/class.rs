@@ -16,13 +16,46 @@ pub enum EnqueueReason {
     Migrated,
 }
 
+/// How the engine lays out a class's run queues, told to the class before
+/// [`SchedClass::init`] so that it need not guess from the number of queues (one queue
+/// could mean global placement or a single CPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Topology {
+    /// The workload's placement of real-time work.
+    pub placement: schedlab_model::Placement,
+    /// CPUs in the system.
+    pub nr_cpus: usize,
+    /// Whether this class has one queue for all CPUs (global placement, BFS).
+    pub global_queue: bool,
+}
+
 /// A scheduling class (kernel `struct sched_class`), one per policy file.
 pub trait SchedClass {
     /// Policy name as in DESIGN.md.
     fn name(&self) -> &'static str;
 
+    /// Called once before [`SchedClass::init`]: how this class's queues are laid out.
+    fn set_topology(&mut self, _topology: Topology) {}
+
     /// Called once before the run: the number of run queues and tasks.
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize);
+
+    /// `select_task_rq`: the run queue (CPU) a waking task `t` should join, or `None`
+    /// (the default) for the engine's placement rule — the kernel's
+    /// `select_task_rq_dl`/`_rt`/`_fair` under `linux` placement, the task's CPU under
+    /// `partitioned`. Not asked for classes with one queue for all CPUs. An answer the
+    /// task's affinity forbids is ignored.
+    fn select_task_rq(&self, _ctx: &Ctx, _t: TaskId, _prev_cpu: CpuId) -> Option<CpuId> {
+        None
+    }
+
+    /// A job of `t` was released (LITMUS^RT's `release_at`), before it is queued or, if
+    /// `t` still runs an earlier job, put in its backlog. The default does nothing.
+    fn job_released(&mut self, _ctx: &Ctx, _t: TaskId) {}
+
+    /// `t` completed a job (LITMUS^RT's `complete_job`), before it goes on with its next
+    /// job or sleeps. The default does nothing.
+    fn job_completed(&mut self, _ctx: &Ctx, _t: TaskId) {}
 
     /// `t` became runnable on `rq`.
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, why: EnqueueReason);

@@ -252,6 +252,11 @@ impl Engine {
         let mut classes: Vec<counted::Counted> =
             classes.into_iter().map(counted::Counted::new).collect();
         for (i, c) in classes.iter_mut().enumerate() {
+            c.set_topology(crate::class::Topology {
+                placement: w.scheduler.placement,
+                nr_cpus: ncpu,
+                global_queue: class_global[i],
+            });
             c.init(if class_global[i] { 1 } else { ncpu }, tasks.len());
         }
         let behaviour = w

@@ -62,6 +62,15 @@ impl Counted {
         }
     }
 
+    pub(super) fn set_topology(&mut self, topology: crate::class::Topology) {
+        self.inner.set_topology(topology);
+    }
+
+    pub(super) fn select_task_rq(&self, ctx: &Ctx, t: TaskId, prev_cpu: CpuId) -> Option<CpuId> {
+        self.count();
+        self.inner.select_task_rq(ctx, t, prev_cpu)
+    }
+
     pub(super) fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.waiting = vec![None; nr_tasks];
         self.nr_waiting = 0;

@@ -24,8 +24,15 @@ impl Engine {
             });
         }
         let class = self.tasks[t].class;
+        let prev = self.tasks[t].last_cpu;
+        let chosen = (!self.class_global[class as usize])
+            .then(|| self.classes[class as usize].select_task_rq(&ctx!(self), t, prev))
+            .flatten()
+            .filter(|&c| c < self.cpus.len() && self.tasks[t].may_run_on(c));
         let rq = if self.class_global[class as usize] {
             0
+        } else if let Some(cpu) = chosen {
+            cpu
         } else if class == ClassId::Fair {
             self.select_task_rq_fair(t)
         } else {

@@ -50,6 +50,8 @@ pub struct Edzl {
     ticked_at: Vec<Ns>,
     /// One run queue served by several CPUs.
     global: bool,
+    /// How the engine lays out the queues (None when built outside the engine).
+    topology: Option<crate::class::Topology>,
 }
 
 impl Edzl {
@@ -171,6 +173,10 @@ impl SchedClass for Edzl {
         "edzl"
     }
 
+    fn set_topology(&mut self, topology: crate::class::Topology) {
+        self.topology = Some(topology);
+    }
+
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.edf = Keyed::new(nr_rqs, nr_tasks);
         self.zl = Keyed::new(nr_rqs, nr_tasks);
@@ -178,7 +184,7 @@ impl SchedClass for Edzl {
         self.promoted = vec![None; nr_tasks];
         self.known = vec![false; nr_tasks];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
-        self.global = nr_rqs == 1;
+        self.global = self.topology.map_or(nr_rqs == 1, |t| t.global_queue);
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {

@@ -39,6 +39,8 @@ pub struct Illf {
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
     per_cpu: bool,
+    /// How the engine lays out the queues (None when built outside the engine).
+    topology: Option<crate::class::Topology>,
     seq: u64,
 }
 
@@ -57,6 +59,7 @@ impl Illf {
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
             per_cpu: true,
+            topology: None,
             seq: 0,
         }
     }
@@ -217,6 +220,10 @@ impl SchedClass for Illf {
         "illf"
     }
 
+    fn set_topology(&mut self, topology: crate::class::Topology) {
+        self.topology = Some(topology);
+    }
+
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.trees = vec![LaxityTree::default(); nr_rqs];
         self.entry = vec![None; nr_tasks];
@@ -227,7 +234,7 @@ impl SchedClass for Illf {
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
-        self.per_cpu = nr_rqs > 1;
+        self.per_cpu = self.topology.map_or(nr_rqs > 1, |t| !t.global_queue);
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
