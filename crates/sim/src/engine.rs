@@ -74,6 +74,7 @@ mod cbs;
 mod counted;
 mod decide;
 mod events;
+pub mod external;
 mod fair_balance;
 mod global;
 mod jobs;

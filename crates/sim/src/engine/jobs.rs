@@ -54,13 +54,21 @@ impl Engine {
         if self.on_miss == OnMiss::Abort && job.deadline <= self.duration {
             self.push(job.deadline, EventKind::DeadlineCheck { task: t, seq });
         }
+        self.release_job(t, job);
+    }
+
+    /// `job` of `t` is released now: logged, counted, then queued behind the task's
+    /// current job or woken. The seam between drawing a job (`release`) and running it,
+    /// so that the external engine (`external.rs`) runs the caller's jobs through the
+    /// same path: what a release does to the classes belongs here, not in `release`.
+    pub(super) fn release_job(&mut self, t: TaskId, job: Job) {
         if let Some(log) = self.log.as_mut() {
             log.push(SimEvent::Release {
-                time: now,
+                time: self.now,
                 task: t,
-                job: seq,
+                job: job.seq,
                 deadline: job.deadline,
-                exec,
+                exec: job.exec,
             });
         }
         let ts = &mut self.tasks[t];
