@@ -38,6 +38,10 @@ pub struct Illf {
     activated_now: Vec<(Ns, Vec<TaskId>)>,
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
+    /// Per run queue: when rule 1 last refreshed every stored laxity.
+    refreshed_at: Vec<Ns>,
+    /// Reused by `refresh_all`.
+    scratch: Vec<TaskId>,
     per_cpu: bool,
     /// How the engine lays out the queues (None when built outside the engine).
     topology: Option<crate::class::Topology>,
@@ -58,6 +62,8 @@ impl Illf {
             activated_now: Vec::new(),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
+            refreshed_at: Vec::new(),
+            scratch: Vec::new(),
             per_cpu: true,
             topology: None,
             seq: 0,
@@ -94,12 +100,27 @@ impl Illf {
     }
 
     /// Rule 1: refresh every stored laxity of `rq` (ties keep their order).
+    ///
+    /// A second refresh at the same instant (several activations or completions at
+    /// once) would store the values already stored: a laxity changes only with time
+    /// (remaining times are accounted between instants), and every key set since the
+    /// first refresh was computed at this instant. So it only counts its evaluations —
+    /// the algorithm performs them — without recomputing (with 256 ready jobs, a release
+    /// instant costs one refresh instead of one per released job).
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
-        let tasks: Vec<TaskId> = self.trees[rq].iter().map(|e| e.2).collect();
-        for t in tasks {
+        if self.refreshed_at[rq] == ctx.now {
+            ctx.count_laxity(self.trees[rq].len() as u64);
+            return;
+        }
+        self.refreshed_at[rq] = ctx.now;
+        let mut tasks = std::mem::take(&mut self.scratch);
+        tasks.clear();
+        tasks.extend(self.trees[rq].iter().map(|e| e.2));
+        for &t in &tasks {
             let l = ctx.laxity(t);
             self.set_key(rq, t, l);
         }
+        self.scratch = tasks;
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
@@ -234,6 +255,7 @@ impl SchedClass for Illf {
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
+        self.refreshed_at = vec![Ns::MAX; nr_rqs];
         self.per_cpu = self.topology.map_or(nr_rqs > 1, |t| !t.global_queue);
     }
 
