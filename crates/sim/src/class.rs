@@ -79,6 +79,16 @@ pub trait SchedClass {
     /// already released when the previous one completed (or is released at that instant).
     fn job_changed(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
 
+    /// Whether this class needs the periodic tick for the workload's tasks (`ctx` holds
+    /// them, before the run). Answer `false` only when [`SchedClass::task_tick`] would
+    /// neither change the class's state nor ask for a reschedule for any of them (EDF,
+    /// the rt class without round-robin tasks): when no class, no fair task, no CBS
+    /// depletion at ticks, no tick cost and no timer wheel needs it, the engine counts the
+    /// ticks instead of simulating them (same results, fewer instants). Default `true`.
+    fn uses_tick(&self, _ctx: &Ctx) -> bool {
+        true
+    }
+
     /// Scheduler tick on `cpu` while `t` runs; `true` asks for a reschedule.
     fn task_tick(&mut self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _t: TaskId) -> bool {
         false

@@ -74,7 +74,6 @@ mod cbs;
 mod counted;
 mod decide;
 mod events;
-pub mod external;
 mod fair_balance;
 mod global;
 mod jobs;
@@ -143,6 +142,8 @@ pub struct Engine {
     cpu_timer_armed: Vec<Option<(Ns, u64)>>,
     event_seq: u64,
     events_processed: u64,
+    /// Ticks not simulated because none could change anything, counted as processed.
+    ticks_counted: u64,
     laxity_evals: Cell<u64>,
     /// Engine work (see [`WorkStats`]); CPU visits in a `Cell` as `&self` loops count them.
     work: WorkStats,
@@ -319,6 +320,7 @@ impl Engine {
             cpu_timer_armed: vec![None; ncpu],
             event_seq: 0,
             events_processed: 0,
+            ticks_counted: 0,
             laxity_evals: Cell::new(0),
             work: WorkStats::default(),
             cpu_visits: Cell::new(0),
@@ -357,10 +359,30 @@ impl Engine {
             }
         }
         if tick_ns > 0 && tick_ns < e.duration {
-            e.push(tick_ns, EventKind::Tick);
+            if e.tick_needed(task_class) {
+                e.push(tick_ns, EventKind::Tick);
+            } else {
+                // Nothing happens at a tick: count the ticks, simulate none.
+                e.ticks_counted = (e.duration - 1) / tick_ns;
+            }
         }
         e.start_kernel_sources();
         Ok(e)
+    }
+
+    /// Whether any tick could change something: a class with tasks that uses it, fair
+    /// tasks (balancing, vruntime samples), CBS depletion checked at ticks, a tick cost, or
+    /// timer wheels.
+    fn tick_needed(&self, task_class: &[ClassId]) -> bool {
+        let ctx = ctx!(self);
+        let class_needs = ClassId::ALL
+            .iter()
+            .any(|&c| task_class.contains(&c) && self.classes[c as usize].uses_tick(&ctx));
+        class_needs
+            || self.has_fair
+            || self.tick_cost > 0
+            || (self.cbs && !self.hrtick && task_class.contains(&ClassId::Dl))
+            || self.kernel.has_timer_wheels()
     }
 
     /// Run to the end and return the results.

@@ -118,6 +118,10 @@ impl Counted {
         self.inner.job_changed(ctx, rq, t);
     }
 
+    pub(super) fn uses_tick(&self, ctx: &Ctx) -> bool {
+        self.inner.uses_tick(ctx)
+    }
+
     pub(super) fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
         self.count();
         self.inner.task_tick(ctx, rq, cpu, t)

@@ -307,6 +307,11 @@ impl KernelState {
     }
 
     /// When the kernel work on `cpu` ends (in the past when there is none).
+    /// Whether some CPU has a timer wheel (run from the tick).
+    pub(super) fn has_timer_wheels(&self) -> bool {
+        !self.wheels.is_empty()
+    }
+
     pub(super) fn busy_until(&self, cpu: CpuId) -> Ns {
         self.busy_until[cpu]
     }

@@ -135,7 +135,7 @@ impl Engine {
             placement: self.placement.name().to_string(),
             cpus: ncpu,
             duration_ns: end,
-            events: self.events_processed,
+            events: self.events_processed + self.ticks_counted,
             wall_s,
             jobs_released: tasks.iter().map(|t| t.jobs).sum(),
             jobs_completed: tasks.iter().map(|t| t.completed).sum(),

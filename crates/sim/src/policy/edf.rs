@@ -46,6 +46,10 @@ impl SchedClass for Edf {
         ctx.sched_deadline(cand) < ctx.sched_deadline(curr)
     }
 
+    fn uses_tick(&self, _ctx: &Ctx) -> bool {
+        false // task_tick is the default no-op
+    }
+
     fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         Some(ctx.sched_deadline(t))
     }

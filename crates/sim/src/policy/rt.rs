@@ -69,6 +69,11 @@ impl SchedClass for Rt {
         }
     }
 
+    fn uses_tick(&self, ctx: &Ctx) -> bool {
+        // Only SCHED_RR time slices are counted in ticks.
+        self.slice_ticks > 0 && ctx.tasks.iter().any(|t| t.round_robin)
+    }
+
     fn task_tick(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, t: TaskId) -> bool {
         if !ctx.task(t).round_robin || self.slice_ticks == 0 {
             return false;
