@@ -41,7 +41,7 @@ pub struct Illf {
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
     /// Reused by `refresh_all`.
-    scratch: Vec<TaskId>,
+    scratch: Vec<Entry>,
     per_cpu: bool,
     /// How the engine lays out the queues (None when built outside the engine).
     topology: Option<crate::class::Topology>,
@@ -99,7 +99,8 @@ impl Illf {
         self.running[t] = false;
     }
 
-    /// Rule 1: refresh every stored laxity of `rq` (ties keep their order).
+    /// Rule 1: refresh every stored laxity of `rq` (ties keep their order), rebuilding the
+    /// tree at once ([`LaxityTree::rekey`]).
     ///
     /// A second refresh at the same instant (several activations or completions at
     /// once) would store the values already stored: a laxity changes only with time
@@ -113,14 +114,12 @@ impl Illf {
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        let mut tasks = std::mem::take(&mut self.scratch);
-        tasks.clear();
-        tasks.extend(self.trees[rq].iter().map(|e| e.2));
-        for &t in &tasks {
-            let l = ctx.laxity(t);
-            self.set_key(rq, t, l);
+        let mut entries = std::mem::take(&mut self.scratch);
+        self.trees[rq].rekey(|t| ctx.laxity(t), &mut entries);
+        for &e in &entries {
+            self.entry[e.2] = Some(e);
         }
-        self.scratch = tasks;
+        self.scratch = entries;
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
