@@ -9,6 +9,7 @@
 use crate::atomic::write_atomic;
 use crate::commands::emit;
 use crate::failure::{Failure, EXIT_OUTPUT};
+use crate::progress::Progress;
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -17,7 +18,7 @@ use schedlab_model::{format_ns, Ns, Overrides, Placement, Policy, Workload};
 use schedlab_sim::{engine_for, SimOptions};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -479,7 +480,7 @@ fn variant_workload(v: &Variant, text: &str) -> Result<Workload, String> {
 struct Measure {
     /// Events the engine processed.
     events: u64,
-    /// Wall seconds of `engine.run()` alone.
+    /// Wall seconds of the run alone (`run_until` steps and the final `run`).
     wall_s: f64,
     /// Wall seconds to build the engine (`engine_for`).
     build_s: f64,
@@ -517,6 +518,18 @@ fn trim_heap() {
     }
 }
 
+/// Steps the run is cut into (`Engine::run_until`, the same schedule as one `run`), so
+/// that a variant killed at its timeout still tells how far it got.
+const STEPS: u64 = 100;
+
+/// A line to the parent, at once (it may kill this process at any moment).
+fn tell(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Build and run the variant, telling the parent the RSS at rest and the progress.
 fn measure(v: &Variant) -> Result<Measure, String> {
     let rss_base_kb = proc_status_kb("VmRSS:")?;
     let text = workload_json(v.row);
@@ -531,11 +544,31 @@ fn measure(v: &Variant) -> Result<Measure, String> {
     drop(w);
     trim_heap();
     let rss_rest_kb = proc_status_kb("VmRSS:")?;
+    tell(
+        &serde_json::json!({"rest": {
+            "rss_base_kb": rss_base_kb, "rss_rest_kb": rss_rest_kb, "build_s": build_s,
+        }})
+        .to_string(),
+    );
+    let mut engine = engine;
+    let duration = v.row.duration;
+    let t0 = Instant::now();
+    for k in 1..STEPS {
+        let at = duration / STEPS * k;
+        engine.run_until(at);
+        tell(
+            &serde_json::json!({
+                "progress_ns": at, "elapsed_s": t0.elapsed().as_secs_f64(),
+            })
+            .to_string(),
+        );
+    }
     let r = engine.run();
+    let wall_s = t0.elapsed().as_secs_f64();
     let rss_peak_kb = proc_status_kb("VmHWM:")?;
     Ok(Measure {
         events: r.events,
-        wall_s: r.wall_s,
+        wall_s,
         build_s,
         rss_base_kb,
         rss_rest_kb,
@@ -574,15 +607,45 @@ fn run_child(label: &str) -> Result<(), Failure> {
 // ---------------------------------------------------------------------------------------
 // The parent: one child per variant
 
+/// What a child told before it ended or was killed.
+#[derive(Debug, Default)]
+struct Partial {
+    /// (RSS at start, RSS at rest in KiB, seconds to build the engine).
+    rest: Option<(u64, u64, f64)>,
+    /// Simulated time reached.
+    progress_ns: Option<Ns>,
+}
+
+impl Partial {
+    /// Take in one line of the child's stdout; the final report is returned.
+    fn take(&mut self, line: &str) -> Option<Measure> {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        if let Some(r) = v.get("rest") {
+            let kb = |k: &str| r.get(k).and_then(|x| x.as_u64());
+            if let (Some(base), Some(rest)) = (kb("rss_base_kb"), kb("rss_rest_kb")) {
+                let build = r.get("build_s").and_then(|x| x.as_f64()).unwrap_or(0.0);
+                self.rest = Some((base, rest, build));
+            }
+            None
+        } else if let Some(p) = v.get("progress_ns").and_then(|x| x.as_u64()) {
+            self.progress_ns = Some(p);
+            None
+        } else {
+            serde_json::from_value(v).ok()
+        }
+    }
+}
+
 /// How a variant ended.
 enum Outcome {
     Done(Measure),
-    Timeout,
-    Failed(String),
+    Timeout(Partial),
+    Failed(String, Partial),
 }
 
-/// Run `exe bench --child LABEL`, killing it after `timeout` seconds.
-fn spawn_child(exe: &Path, label: &str, timeout: f64) -> (Outcome, f64) {
+/// Run `exe bench --child LABEL`, killing it after `timeout` seconds. `duration` (the
+/// variant's simulated time) turns the child's progress into a percentage on a terminal.
+fn spawn_child(exe: &Path, label: &str, timeout: f64, duration: Ns) -> (Outcome, f64) {
     let start = Instant::now();
     let mut child = match Command::new(exe)
         .args(["bench", "--child", label])
@@ -594,44 +657,60 @@ fn spawn_child(exe: &Path, label: &str, timeout: f64) -> (Outcome, f64) {
         Ok(c) => c,
         Err(e) => {
             return (
-                Outcome::Failed(format!("cannot start {}: {e}", exe.display())),
+                Outcome::Failed(
+                    format!("cannot start {}: {e}", exe.display()),
+                    Partial::default(),
+                ),
                 0.0,
             )
         }
     };
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_string(&mut s);
+    // stdout: the child's report lines, read as they come (progress on a terminal).
+    let stdout = child.stdout.take();
+    let shown = label.to_string();
+    let out = std::thread::spawn(move || {
+        let mut partial = Partial::default();
+        let mut done = None;
+        let Some(pipe) = stdout else {
+            return (partial, done, String::new());
+        };
+        let progress = Progress::new();
+        let mut last = String::new();
+        for line in BufReader::new(pipe).lines() {
+            let Ok(line) = line else { break };
+            if let Some(m) = partial.take(&line) {
+                done = Some(m);
+            } else if let Some(p) = partial.progress_ns {
+                progress.step(&format!(
+                    "bench: {shown}: {:.0}% simulated",
+                    100.0 * p as f64 / duration.max(1) as f64
+                ));
             }
-            s
-        })
-    };
-    let out = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+            last = line;
+        }
+        (partial, done, last)
+    });
+    let stderr = child.stderr.take();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut p) = stderr {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
     let limit = Duration::from_secs_f64(timeout.min(1e9));
     let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
+            // Over the limit when seen to end: a timeout too (`--timeout 0` always is).
+            Ok(Some(_)) if start.elapsed() >= limit => break Err(None),
+            Ok(Some(status)) => break Ok(status),
             Ok(None) if start.elapsed() >= limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                break None;
+                break Err(None);
             }
             Ok(None) => {
-                let waited = start.elapsed();
-                let pause = if waited < Duration::from_millis(100) {
+                let pause = if start.elapsed() < Duration::from_millis(100) {
                     5
                 } else {
                     50
@@ -641,18 +720,19 @@ fn spawn_child(exe: &Path, label: &str, timeout: f64) -> (Outcome, f64) {
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return (
-                    Outcome::Failed(format!("cannot wait for the child: {e}")),
-                    start.elapsed().as_secs_f64(),
-                );
+                break Err(Some(format!("cannot wait for the child: {e}")));
             }
         }
     };
     let elapsed = start.elapsed().as_secs_f64();
-    let stdout = out.join().unwrap_or_default();
+    let (partial, done, last) = out
+        .join()
+        .unwrap_or_else(|_| (Partial::default(), None, String::new()));
     let stderr = err.join().unwrap_or_default();
-    let Some(status) = status else {
-        return (Outcome::Timeout, elapsed);
+    let status = match status {
+        Ok(s) => s,
+        Err(None) => return (Outcome::Timeout(partial), elapsed),
+        Err(Some(e)) => return (Outcome::Failed(e, partial), elapsed),
     };
     if !status.success() {
         let msg = stderr
@@ -666,12 +746,12 @@ fn spawn_child(exe: &Path, label: &str, timeout: f64) -> (Outcome, f64) {
         } else {
             msg
         };
-        return (Outcome::Failed(msg), elapsed);
+        return (Outcome::Failed(msg, partial), elapsed);
     }
-    match serde_json::from_str::<Measure>(stdout.trim()) {
-        Ok(m) => (Outcome::Done(m), elapsed),
-        Err(e) => (
-            Outcome::Failed(format!("unreadable child report ({e}): {}", stdout.trim())),
+    match done {
+        Some(m) => (Outcome::Done(m), elapsed),
+        None => (
+            Outcome::Failed(format!("unreadable child report: {last}"), partial),
             elapsed,
         ),
     }
@@ -688,6 +768,8 @@ struct RowResult {
     duration_ns: Ns,
     /// `ok`, `timeout` or `failed`.
     status: &'static str,
+    /// Simulated time reached: the duration when `ok`, how far it got otherwise.
+    sim_reached_ns: Option<Ns>,
     events: Option<u64>,
     wall_s: Option<f64>,
     events_per_s: Option<f64>,
@@ -715,6 +797,7 @@ impl RowResult {
             tasks: v.row.tasks,
             duration_ns: v.row.duration,
             status: "ok",
+            sim_reached_ns: None,
             events: None,
             wall_s: None,
             events_per_s: None,
@@ -730,29 +813,39 @@ impl RowResult {
             elapsed_s,
             error: None,
         };
-        match outcome {
+        let partial = match outcome {
             Outcome::Done(m) => {
                 r.events = Some(m.events);
                 r.wall_s = Some(m.wall_s);
                 r.events_per_s = (m.wall_s > 0.0).then(|| m.events as f64 / m.wall_s);
-                r.build_s = Some(m.build_s);
-                r.rss_base_kb = Some(m.rss_base_kb);
-                r.rss_rest_kb = Some(m.rss_rest_kb);
                 r.rss_peak_kb = Some(m.rss_peak_kb);
-                r.kb_per_task =
-                    Some(m.rss_rest_kb.saturating_sub(m.rss_base_kb) as f64 / v.row.tasks as f64);
                 r.deadline_misses = Some(m.deadline_misses);
                 r.jobs = Some(m.jobs);
                 r.ratio = match simso_s {
                     Some(s) if m.wall_s > 0.0 => Some(s / m.wall_s),
                     _ => None,
                 };
+                Partial {
+                    rest: Some((m.rss_base_kb, m.rss_rest_kb, m.build_s)),
+                    progress_ns: Some(v.row.duration),
+                }
             }
-            Outcome::Timeout => r.status = "timeout",
-            Outcome::Failed(e) => {
+            Outcome::Timeout(p) => {
+                r.status = "timeout";
+                p
+            }
+            Outcome::Failed(e, p) => {
                 r.status = "failed";
                 r.error = Some(e);
+                p
             }
+        };
+        r.sim_reached_ns = partial.progress_ns;
+        if let Some((base, rest, build)) = partial.rest {
+            r.rss_base_kb = Some(base);
+            r.rss_rest_kb = Some(rest);
+            r.build_s = Some(build);
+            r.kb_per_task = Some(rest.saturating_sub(base) as f64 / v.row.tasks as f64);
         }
         r
     }
@@ -838,7 +931,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
             v.row.cpus,
             format_ns(v.row.duration)
         );
-        let (outcome, elapsed) = spawn_child(&exe, &v.label(), args.timeout);
+        let (outcome, elapsed) = spawn_child(&exe, &v.label(), args.timeout, v.row.duration);
         let r = RowResult::new(v, outcome, elapsed, simso.get(v));
         let how = match r.status {
             "ok" => format!(
@@ -847,7 +940,12 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
                 r.wall_s.unwrap_or(0.0),
                 r.events_per_s.unwrap_or(0.0)
             ),
-            "timeout" => format!("timeout after {:.1} s", r.elapsed_s),
+            "timeout" => format!(
+                "timeout after {:.1} s, {} of {} simulated",
+                r.elapsed_s,
+                r.sim_reached_ns.map_or_else(|| "none".into(), format_ns),
+                format_ns(r.duration_ns)
+            ),
             _ => format!("failed: {}", r.error.as_deref().unwrap_or("")),
         };
         eprintln!("bench: [{}/{n}] {}: {how}", i + 1, v.label());
@@ -968,7 +1066,14 @@ fn render(results: &[RowResult], with_simso: bool) -> String {
             cells.push(opt(r.simso_s, |s| format!("{s:.2}")));
             cells.push(opt(r.ratio, |x| format!("{x:.0}x")));
         }
-        cells.push(r.status.to_string());
+        cells.push(match (r.status, r.sim_reached_ns) {
+            // How far a killed variant got, in simulated time.
+            ("timeout", Some(at)) => format!(
+                "timeout {:.0}%",
+                100.0 * at as f64 / r.duration_ns.max(1) as f64
+            ),
+            (s, _) => s.to_string(),
+        });
         rows.push(cells);
     }
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
