@@ -89,6 +89,15 @@ pub trait SchedClass {
         true
     }
 
+    /// Whether the class's hooks read the progress of running tasks — a job's `remaining`,
+    /// `stats.cpu_time`, CBS runtime, a CPU's `overhead_left` or `last_update` (laxities
+    /// and virtual runtimes do). Answer `false` only for classes that order tasks by what
+    /// does not change while they run (EDF's deadlines, rt priorities): the engine then
+    /// accounts a CPU only when something about it changes. Default `true`.
+    fn reads_progress(&self) -> bool {
+        true
+    }
+
     /// Scheduler tick on `cpu` while `t` runs; `true` asks for a reschedule.
     fn task_tick(&mut self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _t: TaskId) -> bool {
         false

@@ -74,11 +74,13 @@ mod cbs;
 mod counted;
 mod decide;
 mod events;
+pub mod external;
 mod fair_balance;
 mod global;
 mod jobs;
 mod kernel;
 mod latency;
+mod marks;
 mod metrics;
 mod push_pull;
 mod tick;
@@ -142,6 +144,9 @@ pub struct Engine {
     cpu_timer_armed: Vec<Option<(Ns, u64)>>,
     event_seq: u64,
     events_processed: u64,
+    /// No class with tasks reads running tasks' progress, there is no fair task and no
+    /// CBS: CPUs are accounted only when touched (see `accounting.rs`).
+    lazy_accounting: bool,
     /// Ticks not simulated because none could change anything, counted as processed.
     ticks_counted: u64,
     laxity_evals: Cell<u64>,
@@ -151,6 +156,16 @@ pub struct Engine {
     trace: Option<Vec<Segment>>,
     /// Event log for exporters, recorded with the trace.
     log: Option<Vec<SimEvent>>,
+    /// CPUs marked for a decision (`dirty` or `need_resched`).
+    marked: marks::CpuMask,
+    /// CPUs whose timer is re-armed at the end of the instant (each once: `rearm_flag`).
+    rearm_list: Vec<CpuId>,
+    rearm_flag: Vec<bool>,
+    /// Some class with tasks arms decision timers: every CPU's timer is recomputed at
+    /// every instant, as a waiting task anywhere may move any CPU's decision instant.
+    decision_timers: bool,
+    /// Scratch: CPUs set in `scratch_touched`, to clear it.
+    touched_list: Vec<CpuId>,
     /// Reused buffers so that scheduling decisions do not allocate.
     scratch_assign: Vec<Option<TaskId>>,
     scratch_cpus: Vec<CpuId>,
@@ -321,6 +336,7 @@ impl Engine {
             event_seq: 0,
             events_processed: 0,
             ticks_counted: 0,
+            lazy_accounting: false,
             laxity_evals: Cell::new(0),
             work: WorkStats::default(),
             cpu_visits: Cell::new(0),
@@ -328,7 +344,12 @@ impl Engine {
             log: trace.then(Vec::new),
             scratch_assign: Vec::with_capacity(ncpu),
             scratch_cpus: Vec::with_capacity(ncpu),
-            scratch_touched: Vec::with_capacity(ncpu),
+            scratch_touched: vec![false; ncpu],
+            marked: marks::CpuMask::new(ncpu),
+            rearm_list: Vec::with_capacity(ncpu),
+            rearm_flag: vec![false; ncpu],
+            decision_timers: false,
+            touched_list: Vec::with_capacity(ncpu),
         };
         for (i, t) in w.tasks.iter().enumerate() {
             if t.offset >= e.duration {
@@ -358,6 +379,14 @@ impl Engine {
                 }
             }
         }
+        e.lazy_accounting = !e.has_fair
+            && !e.cbs
+            && ClassId::ALL
+                .iter()
+                .all(|&c| !task_class.contains(&c) || !e.classes[c as usize].reads_progress());
+        e.decision_timers = ClassId::ALL
+            .iter()
+            .any(|&c| task_class.contains(&c) && e.classes[c as usize].uses_decision_timer());
         if tick_ns > 0 && tick_ns < e.duration {
             if e.tick_needed(task_class) {
                 e.push(tick_ns, EventKind::Tick);
@@ -389,7 +418,7 @@ impl Engine {
     pub fn run(mut self) -> SimResult {
         let started = std::time::Instant::now();
         self.run_to(self.duration, true);
-        self.advance(self.duration);
+        self.advance_all(self.duration);
         self.finish(started.elapsed().as_secs_f64())
     }
 

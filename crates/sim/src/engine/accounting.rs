@@ -8,13 +8,34 @@ impl Engine {
         self.cpu_visits.set(self.cpu_visits.get() + n as u64);
     }
 
-    /// Account every running CPU up to `t` (the kernel's `update_curr`).
+    /// Move the clock to `t`, accounting every running CPU up to it (the kernel's
+    /// `update_curr`) — or, when no class reads running tasks' progress
+    /// (`lazy_accounting`), none: each CPU is then accounted when something about it is
+    /// read or changes ([`Engine::sync`]), which gives the same sums, since accounting an
+    /// interval in two parts or in one is the same.
     pub(super) fn advance(&mut self, t: Ns) {
+        if self.lazy_accounting {
+            self.now = t;
+            return;
+        }
+        self.advance_all(t);
+    }
+
+    /// Move the clock to `t`, accounting every CPU.
+    pub(super) fn advance_all(&mut self, t: Ns) {
         self.visit(self.cpus.len());
         for cpu in 0..self.cpus.len() {
             self.account(cpu, t);
         }
         self.now = t;
+    }
+
+    /// Bring `cpu`'s accounting up to now before its running task's progress is read or
+    /// its overhead changes (a no-op unless accounting is lazy).
+    pub(super) fn sync(&mut self, cpu: CpuId) {
+        if self.lazy_accounting {
+            self.account(cpu, self.now);
+        }
     }
 
     pub(super) fn account(&mut self, cpu: CpuId, t: Ns) {

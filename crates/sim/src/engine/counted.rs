@@ -118,6 +118,10 @@ impl Counted {
         self.inner.job_changed(ctx, rq, t);
     }
 
+    pub(super) fn reads_progress(&self) -> bool {
+        self.inner.reads_progress()
+    }
+
     pub(super) fn uses_tick(&self, ctx: &Ctx) -> bool {
         self.inner.uses_tick(ctx)
     }

@@ -3,25 +3,43 @@
 use super::*;
 
 impl Engine {
+    /// Decide on every marked CPU, in index order (as if each CPU checked its
+    /// `need_resched` on return from the instant's interrupts), then push and pull.
     pub(super) fn schedule(&mut self) {
-        self.visit(self.cpus.len());
+        if self.marked.is_empty() {
+            return;
+        }
+        // `touched`: the CPUs marked when the instant's decisions begin.
         let mut touched = std::mem::take(&mut self.scratch_touched);
-        touched.clear();
-        touched.extend(self.cpus.iter().map(|c| c.dirty || c.need_resched));
-        if touched.iter().any(|&t| t) {
-            if self.class_global.iter().any(|&g| g) {
-                self.schedule_global(&touched);
-            } else {
-                for cpu in 0..self.cpus.len() {
-                    // (counted with the touched scan above)
-                    self.schedule_local(cpu);
-                }
-            }
-            if self.placement == Placement::Linux {
-                self.push_tasks(&mut touched);
+        let mut list = std::mem::take(&mut self.touched_list);
+        let mut cpu = 0;
+        while let Some(c) = self.marked.next_from(cpu) {
+            touched[c] = true;
+            list.push(c);
+            cpu = c + 1;
+        }
+        self.visit(list.len());
+        if self.class_global.iter().any(|&g| g) {
+            self.schedule_global(&touched);
+        } else {
+            // A CPU marked while this runs is decided now if it comes later in index
+            // order, at the next instant otherwise.
+            let mut cpu = 0;
+            while let Some(c) = self.marked.next_from(cpu) {
+                self.visit(1);
+                self.schedule_local(c);
+                cpu = c + 1;
             }
         }
+        if self.placement == Placement::Linux {
+            self.push_tasks(&mut touched, &mut list);
+        }
+        for &c in &list {
+            touched[c] = false;
+        }
+        list.clear();
         self.scratch_touched = touched;
+        self.touched_list = list;
     }
 
     /// Does class `class` (or a higher one) have a task waiting on `rq` that should take
@@ -77,10 +95,12 @@ impl Engine {
             return; // decided when its kernel work ends (KernelEnd)
         }
         if !std::mem::take(&mut self.cpus[cpu].dirty) {
+            self.unmark_if_clean(cpu);
             return;
         }
         let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
         let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+        self.unmark_if_clean(cpu);
         let need = match curr {
             None => true,
             Some(t) => resched || self.should_preempt(cpu, cpu, t),
@@ -102,6 +122,7 @@ impl Engine {
         if prev == next {
             return;
         }
+        self.sync(cpu);
         let now = self.now;
         if let Some(log) = self.log.as_mut() {
             let prev_runnable = prev.is_some_and(|p| self.tasks[p].runnable);
@@ -155,8 +176,9 @@ impl Engine {
         if self.cpus[cpu].curr == next {
             return;
         }
+        self.sync(cpu);
         self.cpus[cpu].curr = next;
-        self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming
+        self.force_rearm(cpu);
         let Some(n) = next else { return };
         self.fair_untrack(n);
         self.tasks[n].on_cpu = Some(cpu);

@@ -131,9 +131,10 @@ impl Engine {
         match kind {
             EventKind::CpuTimer { cpu } => {
                 self.events_processed += 1;
+                self.sync(cpu);
                 let decision = std::mem::take(&mut self.cpus[cpu].timer_decision);
                 self.cpus[cpu].timer_at = Ns::MAX;
-                self.cpus[cpu].dirty = true;
+                self.mark_dirty(cpu);
                 self.cpu_timer(cpu, decision);
             }
             EventKind::Replenish { task } => {
@@ -183,7 +184,7 @@ impl Engine {
         } else if decision {
             let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
             if self.classes[class].decision_due(&ctx!(self), rq, cpu, t) {
-                self.cpus[cpu].need_resched = true;
+                self.mark_resched(cpu);
             }
         }
     }

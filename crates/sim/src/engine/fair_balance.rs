@@ -71,7 +71,7 @@ impl Engine {
         self.tasks[t].rq = cpu;
         self.fair_track(t);
         self.classes[fair].enqueue_task(&ctx!(self), cpu, t, EnqueueReason::Migrated);
-        self.cpus[cpu].dirty = true;
+        self.mark_dirty(cpu);
         true
     }
 

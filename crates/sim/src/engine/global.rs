@@ -10,6 +10,7 @@ impl Engine {
         self.visit(3 * self.cpus.len()); // reset, collect, switch
         let ncpu = self.cpus.len();
         self.cpus.iter_mut().for_each(|c| c.dirty = false);
+        self.marked.clear(); // every CPU's flags are consumed below
         let mut assign = std::mem::take(&mut self.scratch_assign);
         assign.clear();
         for cpu in 0..ncpu {

@@ -251,6 +251,9 @@ impl Engine {
 
     /// `on_miss: abort`: drop a job still unfinished at its deadline.
     pub(super) fn deadline_check(&mut self, t: TaskId, seq: u64) {
+        if let Some(c) = self.tasks[t].on_cpu {
+            self.sync(c); // its job may be dropped: charge it first
+        }
         if let Some(log) = self.log.as_mut() {
             let ts = &self.tasks[t];
             if ts.job.is_some_and(|j| j.seq == seq) || ts.backlog.iter().any(|j| j.seq == seq) {
@@ -268,7 +271,7 @@ impl Engine {
             ts.job = None;
             let cpu = ts.on_cpu;
             if let Some(c) = cpu {
-                self.cpus[c].dirty = true;
+                self.mark_dirty(c);
             }
             let ts = &mut self.tasks[t];
             if !ts.runnable {

@@ -347,10 +347,11 @@ impl Engine {
         let start = self.kernel.busy_until[cpu].max(self.now);
         let end = start + len;
         self.kernel.busy_until[cpu] = end;
+        self.sync(cpu);
         let c = &mut self.cpus[cpu];
         if c.curr.is_some() {
             c.overhead_left += len;
-            c.timer_at = Ns::MAX - 1; // force re-arming: the completion moved
+            self.force_rearm(cpu); // the completion moved
         }
         let st = &mut self.kernel.stats[cpu];
         st.longest_block_ns = st.longest_block_ns.max(end - self.now);
@@ -457,7 +458,7 @@ impl Engine {
     /// Kernel work on `cpu` ended: the CPU decides what it runs now.
     pub(super) fn kernel_end(&mut self, cpu: CpuId) {
         if self.kernel.busy_until[cpu] == self.now {
-            self.cpus[cpu].dirty = true;
+            self.mark_dirty(cpu);
         }
     }
 

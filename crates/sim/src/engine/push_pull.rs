@@ -6,7 +6,7 @@ impl Engine {
     /// Push waiting tasks to CPUs where they would run now (`push_dl_task` /
     /// `push_rt_task` from a CPU that just scheduled; `pull_*` towards a CPU that did).
     /// Only moves that start or end on a CPU touched in this instant are considered.
-    pub(super) fn push_tasks(&mut self, touched: &mut [bool]) {
+    pub(super) fn push_tasks(&mut self, touched: &mut [bool], list: &mut Vec<CpuId>) {
         let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
         // Where a task of each class would go, valid until the next move.
         let mut later: [Option<LaterCpus>; 2] = [None, None];
@@ -48,8 +48,11 @@ impl Engine {
                         cand,
                         EnqueueReason::Migrated,
                     );
-                    self.cpus[target].dirty = true;
-                    touched[target] = true;
+                    self.mark_dirty(target);
+                    if !touched[target] {
+                        touched[target] = true;
+                        list.push(target);
+                    }
                     self.schedule_local(target);
                     later = [None, None];
                     moved = true;

@@ -16,20 +16,21 @@ impl Engine {
             if !self.tasks[t].runnable {
                 continue;
             }
+            self.sync(cpu);
             self.cpus[cpu].overhead_left += self.tick_cost;
             if self.tick_cost > 0 {
-                self.cpus[cpu].timer_at = Ns::MAX - 1; // force re-arming: completion moved
+                self.force_rearm(cpu); // the completion moved
             }
             if self.budget_exhausted(t) {
-                self.cpus[cpu].dirty = true;
+                self.mark_dirty(cpu);
                 self.throttle(t);
                 continue;
             }
             let rq = self.tasks[t].rq;
             let class = self.tasks[t].class as usize;
             if self.classes[class].task_tick(&ctx!(self), rq, cpu, t) {
-                self.cpus[cpu].need_resched = true;
-                self.cpus[cpu].dirty = true;
+                self.mark_resched(cpu);
+                self.mark_dirty(cpu);
             }
         }
         if self.has_fair {
@@ -52,7 +53,7 @@ impl Engine {
             let interval = ncpu * schedlab_model::time::MS * if busy { 16 } else { 1 };
             self.next_balance[cpu] = self.now + interval;
             if self.fair_balance(cpu, false) {
-                self.cpus[cpu].dirty = true;
+                self.mark_dirty(cpu);
             }
         }
         let nrq = if self.class_global[ClassId::Fair as usize] {

@@ -5,9 +5,20 @@ use super::*;
 impl Engine {
     /// Arm each CPU's timer for the next completion (or exact budget exhaustion), or for
     /// the class's own decision instant ([`SchedClass::next_decision`]) if that is earlier.
+    /// Only CPUs whose timer may have moved are looked at (marked, switched, charged a
+    /// cost), unless a class arms decision timers, which any change anywhere may move.
     pub(super) fn rearm_timers(&mut self) {
-        self.visit(self.cpus.len());
-        for cpu in 0..self.cpus.len() {
+        let mut list = std::mem::take(&mut self.rearm_list);
+        if self.decision_timers {
+            list.clear();
+            list.extend(0..self.cpus.len());
+        } else {
+            list.sort_unstable(); // timers armed in CPU order, as their sequence numbers
+        }
+        self.visit(list.len());
+        for &cpu in &list {
+            self.rearm_flag[cpu] = false;
+            self.sync(cpu);
             let c = &self.cpus[cpu];
             let (want, decision) = match c.curr {
                 Some(t) if self.tasks[t].runnable => {
@@ -40,5 +51,7 @@ impl Engine {
                 self.arm_cpu_timer(cpu, want);
             }
         }
+        list.clear();
+        self.rearm_list = list;
     }
 }

@@ -9,9 +9,10 @@ impl Engine {
         self.tasks[t].runnable = true;
         self.fair_track(t);
         if let Some(cpu) = self.tasks[t].on_cpu {
+            self.sync(cpu);
             // Its previous job ended at this very instant and it is still current: like a
             // thread whose next release is already due, it goes on without sleeping.
-            self.cpus[cpu].dirty = true;
+            self.mark_dirty(cpu);
             let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
             self.classes[class].job_changed(&ctx!(self), rq, t);
             self.note_dispatch(t);
@@ -51,10 +52,10 @@ impl Engine {
     /// Mark the CPUs served by run queue `rq` of `class` as needing a decision.
     pub(super) fn poke(&mut self, class: ClassId, rq: usize) {
         if self.class_global[class as usize] {
-            self.cpus.iter_mut().for_each(|c| c.dirty = true);
+            (0..self.cpus.len()).for_each(|c| self.mark_dirty(c));
             self.visit(self.cpus.len());
         } else {
-            self.cpus[rq].dirty = true;
+            self.mark_dirty(rq);
         }
     }
 

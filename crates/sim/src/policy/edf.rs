@@ -46,6 +46,10 @@ impl SchedClass for Edf {
         ctx.sched_deadline(cand) < ctx.sched_deadline(curr)
     }
 
+    fn reads_progress(&self) -> bool {
+        false // deadlines only
+    }
+
     fn uses_tick(&self, _ctx: &Ctx) -> bool {
         false // task_tick is the default no-op
     }

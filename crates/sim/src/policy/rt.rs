@@ -69,6 +69,10 @@ impl SchedClass for Rt {
         }
     }
 
+    fn reads_progress(&self) -> bool {
+        false // priorities and, for round robin, ticks
+    }
+
     fn uses_tick(&self, ctx: &Ctx) -> bool {
         // Only SCHED_RR time slices are counted in ticks.
         self.slice_ticks > 0 && ctx.tasks.iter().any(|t| t.round_robin)

@@ -1,0 +1,105 @@
+//! Which CPUs need attention at the end of an instant, kept as they are marked so that an
+//! instant costs what changed, not the number of CPUs: CPUs marked for a decision
+//! (`dirty` / `need_resched`), and CPUs whose timer must be re-armed.
+
+use super::*;
+
+/// A set of CPUs as a bitmap, visited in index order.
+#[derive(Debug, Default, Clone)]
+pub(super) struct CpuMask {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl CpuMask {
+    pub(super) fn new(ncpu: usize) -> CpuMask {
+        CpuMask {
+            words: vec![0; ncpu.div_ceil(64)],
+            len: 0,
+        }
+    }
+
+    pub(super) fn insert(&mut self, cpu: CpuId) {
+        let (w, b) = (cpu / 64, 1u64 << (cpu % 64));
+        if self.words[w] & b == 0 {
+            self.words[w] |= b;
+            self.len += 1;
+        }
+    }
+
+    pub(super) fn remove(&mut self, cpu: CpuId) {
+        let (w, b) = (cpu / 64, 1u64 << (cpu % 64));
+        if self.words[w] & b != 0 {
+            self.words[w] &= !b;
+            self.len -= 1;
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(super) fn clear(&mut self) {
+        if self.len > 0 {
+            self.words.iter_mut().for_each(|w| *w = 0);
+            self.len = 0;
+        }
+    }
+
+    /// The lowest CPU in the set at or after `from`.
+    pub(super) fn next_from(&self, from: CpuId) -> Option<CpuId> {
+        let mut w = from / 64;
+        if w >= self.words.len() {
+            return None;
+        }
+        let mut bits = self.words[w] & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w >= self.words.len() {
+                return None;
+            }
+            bits = self.words[w];
+        }
+    }
+}
+
+impl Engine {
+    /// Mark `cpu` for a decision at the end of this instant.
+    pub(super) fn mark_dirty(&mut self, cpu: CpuId) {
+        self.cpus[cpu].dirty = true;
+        self.marked.insert(cpu);
+        self.want_rearm(cpu);
+    }
+
+    /// Ask `cpu` to reschedule (its current task is put back and a task picked).
+    pub(super) fn mark_resched(&mut self, cpu: CpuId) {
+        self.cpus[cpu].need_resched = true;
+        self.marked.insert(cpu);
+        self.want_rearm(cpu);
+    }
+
+    /// The instant `cpu`'s timer is due moved (a context switch, tick or kernel work cost):
+    /// re-arm it at the end of the instant.
+    pub(super) fn force_rearm(&mut self, cpu: CpuId) {
+        self.cpus[cpu].timer_at = Ns::MAX - 1;
+        self.want_rearm(cpu);
+    }
+
+    fn want_rearm(&mut self, cpu: CpuId) {
+        if !self.rearm_flag[cpu] {
+            self.rearm_flag[cpu] = true;
+            self.rearm_list.push(cpu);
+        }
+    }
+
+    /// Forget `cpu`'s mark once its decision flags are consumed.
+    pub(super) fn unmark_if_clean(&mut self, cpu: CpuId) {
+        let c = &self.cpus[cpu];
+        if !c.dirty && !c.need_resched {
+            self.marked.remove(cpu);
+        }
+    }
+}
