@@ -116,7 +116,7 @@ impl External {
             let charged = (now - c.last_update).min(left);
             e.cpus[cpu].last_update = now - charged;
         }
-        e.advance(now);
+        e.advance_all(now);
     }
 
     /// The measured remaining execution time of running task `t`'s job. Ignored for a
@@ -161,7 +161,7 @@ impl External {
         match e.tasks[t].on_cpu.filter(|&c| e.cpus[c].curr == Some(t)) {
             Some(cpu) => {
                 // What the CPU timer does at a completion in a simulation.
-                e.cpus[cpu].dirty = true;
+                e.mark_dirty(cpu);
                 e.complete_job(t, cpu);
             }
             None => {
