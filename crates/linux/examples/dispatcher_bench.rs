@@ -12,7 +12,7 @@
 use hdrhistogram::Histogram;
 use schedlab_linux::decide::{Decider, JobView};
 use schedlab_linux::runner::{self, Backend, RunConfig};
-use schedlab_model::{IllfOptions, Overrides, Policy, Workload};
+use schedlab_model::{Overrides, Policy, Workload};
 use std::path::Path;
 use std::time::Instant;
 
@@ -29,7 +29,21 @@ fn decision_cost(policy: Policy, n: usize, m: usize, ticks: u64) -> (f64, f64, u
     let mut rem = vec![0u64; n];
     let mut rel = vec![0u64; n];
     let mut jobs: Vec<Option<JobView>> = vec![None; n];
-    let mut d = Decider::new(policy, IllfOptions::default(), n, m);
+    // The same tasks as a workload: the Decider runs the policy's class for it.
+    let mut yaml = format!("platform: {{ cpus: {m} }}\ntasks:\n");
+    for t in 0..n {
+        yaml += &format!(
+            "  - {{ name: t{t}, runtime: {}us, period: {}us }}\n",
+            exec[t] / 1000,
+            periods[t] / 1000
+        );
+    }
+    let ov = Overrides {
+        policy: Some(policy),
+        ..Overrides::default()
+    };
+    let w = Workload::parse_str(&yaml, Path::new("bench.yaml"), &ov).expect("bench workload");
+    let mut d = Decider::new(&w).expect("the dispatcher runs the policy");
     let mut h = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3).unwrap();
     for k in 0..ticks {
         let now = k * MS;

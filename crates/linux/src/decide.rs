@@ -1,23 +1,32 @@
 //! The user-space dispatcher's decision: which ready jobs run on which CPU, for `edf`,
-//! `llf` and `illf`, over one global queue (m CPUs, the m chosen jobs run).
+//! `llf` and `illf`. There is one implementation of each policy, the simulator's: the
+//! [`Decider`] runs the simulator's own class (crates/sim/src/policy/{edf,llf,illf}.rs,
+//! with the workload's options) under global placement in the simulator's engine,
+//! driven from outside ([`schedlab_sim::External`]): the same hooks, the same `schedule`,
+//! so that fed the same events it takes the simulator's decisions
+//! (tests/dispatcher_matches_sim.rs replays simulations into it).
 //!
-//! `illf` keeps the seed paper's four rules, as crates/sim/src/policy/illf.rs documents
-//! them, applied globally instead of per run queue:
-//! 1. all stored laxities are refreshed only when a job is activated or one completes;
-//! 2. at a tick only the least-laxity waiting job's laxity is refreshed;
-//! 3. no switch happens unless a job is activated, a waiting job's stored laxity reaches
-//!    0 (it then displaces the running job with the largest stored laxity), or a running
-//!    job completes;
-//! 4. at an activation (K = the running job with the largest stored laxity, Q = the new
-//!    job) and at picks after a completion (K = least-laxity waiting job, Q = the next
-//!    one), Algorithm 2 decides: run Q iff K is big (R > S), Q is small (R <= S),
-//!    `R_k > S_q` and `S_k >= R_q` (the prose's strict `R_q < S_k` with `strict: true`).
+//! At each decision instant the manager thread shows it every task's current job
+//! ([`JobView`]: release, deadline, remaining execution time measured from the worker's
+//! thread CPU clock) and whether the instant is a tick. The Decider tells the engine
+//! what changed since the previous instant, in the order the simulator handles an
+//! instant:
+//! 1. the measured remaining time of each running job;
+//! 2. completions: a task whose job vanished, or was replaced by another. A replacement
+//!    released before now was released while its predecessor still ran (a worker
+//!    publishes its next job when the previous one ends): it waits behind it in the
+//!    simulator (the task's backlog) and starts at the completion, so it is released
+//!    first;
+//! 3. releases, in the order the simulator queues same-instant releases: first jobs
+//!    before later ones, then the task whose previous release came earlier, then fewer
+//!    jobs so far, then task index;
+//! 4. the tick;
 //!
-//! `llf` recomputes every laxity at every decision and runs the m least (ties: least
-//! recently scheduled, then task index); `edf` runs the m earliest deadlines (ties: task
-//! index). Decisions keep a chosen job on the CPU it already has.
+//! then asks the engine to decide and reads back which task each CPU runs.
 
-use schedlab_model::{IllfOptions, Policy};
+use schedlab_model::{Ns, Policy, Workload};
+use schedlab_sim::engine::Engine;
+use schedlab_sim::{External, ExternalJob, SimError};
 
 /// A ready job as the dispatcher sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,246 +46,125 @@ impl JobView {
     }
 }
 
-/// Decision state across calls.
+/// Decision state across calls: the external engine and what it was told.
 pub struct Decider {
-    policy: Policy,
-    opts: IllfOptions,
+    engine: External,
     /// Per CPU: the task running there (as last decided).
     pub assign: Vec<Option<usize>>,
-    /// Per task: release of the job last seen (activation detection).
-    seen: Vec<Option<u64>>,
-    /// Per task: stored laxity (illf).
-    stored: Vec<i64>,
-    /// Per task: last decision that chose it (llf tie-break).
-    last_run: Vec<u64>,
-    /// Laxity values computed so far.
+    /// Per task: release of the job last given to the engine (None: no job).
+    seen: Vec<Option<Ns>>,
+    /// Per task: release of the last job given, current or not (orders same-instant
+    /// releases: the simulator queues a release when the one before it happens).
+    last: Vec<Option<Ns>>,
+    /// Per task: jobs given to the engine so far.
+    jobs: Vec<u64>,
+    /// Laxity values computed so far (the classes' own count, as in a simulation).
     pub laxity_evaluations: u64,
-    activated: Vec<usize>,
-    scratch: Vec<usize>,
+    fresh: Vec<usize>,
 }
 
 impl Decider {
-    /// A decider for `n` tasks on `m` CPUs.
-    pub fn new(policy: Policy, opts: IllfOptions, n: usize, m: usize) -> Decider {
-        Decider {
-            policy,
-            opts,
-            assign: vec![None; m],
+    /// A decider for `w`'s tasks on its `cpus` CPUs, under `w`'s policy and options.
+    /// Refused where the simulator refuses the workload under global placement (exact
+    /// `llf`, a policy without a deadline/rt class).
+    pub fn new(w: &Workload) -> Result<Decider, SimError> {
+        let engine = Engine::external(w)?;
+        let n = w.tasks.len();
+        Ok(Decider {
+            assign: vec![None; engine.cpus()],
+            engine,
             seen: vec![None; n],
-            stored: vec![i64::MAX; n],
-            last_run: vec![0; n],
+            last: vec![None; n],
+            jobs: vec![0; n],
             laxity_evaluations: 0,
-            activated: Vec::with_capacity(n),
-            scratch: Vec::with_capacity(n),
-        }
+            fresh: Vec::with_capacity(n),
+        })
     }
 
-    /// Whether the dispatcher has a rule of its own for `p` (edf, llf, illf); the policy
-    /// registry's `real.dispatcher` must agree (tested).
+    /// Whether the dispatcher runs `p` (edf, llf, illf); the policy registry's
+    /// `real.dispatcher` must agree (tested).
     pub fn decides(p: Policy) -> bool {
         matches!(p, Policy::Edf | Policy::Llf | Policy::Illf)
     }
 
-    fn running(&self, t: usize) -> bool {
-        self.assign.contains(&Some(t))
+    /// Give task `t`'s job `j` to the engine.
+    fn release(&mut self, t: usize, j: JobView) {
+        self.seen[t] = Some(j.release);
+        self.last[t] = Some(j.release);
+        self.jobs[t] += 1;
+        self.engine.release(
+            t,
+            ExternalJob {
+                release: j.release,
+                deadline: j.deadline,
+                // The dispatcher sees the job first now: what it has done before (at a
+                // low priority, while a CPU was free) is not known apart.
+                exec: j.remaining,
+                remaining: j.remaining,
+            },
+        );
     }
 
-    /// Decide at `now` for the ready jobs `jobs[task]`; `tick` tells a periodic tick from
-    /// an event. Returns the per-CPU assignment ([`Decider::assign`]).
+    /// Decide at `now` for the ready jobs `jobs[task]` (released, not finished); `tick`
+    /// tells a periodic tick from an event. Returns the per-CPU assignment
+    /// ([`Decider::assign`]).
     pub fn decide(&mut self, now: u64, jobs: &[Option<JobView>], tick: bool) -> &[Option<usize>] {
-        // Activations and completions since the last call.
-        self.activated.clear();
-        let mut completed = false;
+        self.engine.at(now);
+        for &t in self.assign.iter().flatten() {
+            if let Some(j) = jobs[t].filter(|j| Some(j.release) == self.seen[t]) {
+                self.engine.remaining(t, j.remaining);
+            }
+        }
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.clear();
         for (t, j) in jobs.iter().enumerate() {
             let rel = j.map(|j| j.release);
-            if rel != self.seen[t] {
-                if self.seen[t].is_some() {
-                    completed = true;
+            if rel == self.seen[t] {
+                continue;
+            }
+            match (self.seen[t], *j) {
+                (Some(_), Some(j)) if j.release < now => {
+                    // Released while its predecessor ran: next in the backlog.
+                    self.release(t, j);
+                    self.engine.complete(t);
                 }
-                if rel.is_some() {
-                    self.activated.push(t);
+                (Some(_), j) => {
+                    self.engine.complete(t);
+                    self.seen[t] = None;
+                    if j.is_some() {
+                        fresh.push(t);
+                    }
                 }
-                self.seen[t] = rel;
+                (None, _) => fresh.push(t),
             }
         }
-        for a in self.assign.iter_mut() {
-            if let Some(t) = *a {
-                if jobs[t].is_none() || self.activated.contains(&t) {
-                    *a = None;
-                    completed = true;
-                }
+        let (last, count) = (&self.last, &self.jobs);
+        // A first job's release was queued when the run started (in task order), a later
+        // one when its predecessor was released: earlier-queued events go first.
+        fresh.sort_unstable_by_key(|&t| (last[t], count[t], t));
+        for &t in &fresh {
+            if let Some(j) = jobs[t] {
+                self.release(t, j);
             }
         }
-        match self.policy {
-            Policy::Llf => self.llf(now, jobs),
-            Policy::Illf => self.illf(now, jobs, tick, completed),
-            _ => self.edf(jobs),
+        self.fresh = fresh;
+        if tick {
+            self.engine.tick();
         }
-        for t in self.assign.iter().flatten() {
-            self.last_run[*t] = now;
+        self.engine.decide();
+        for (cpu, a) in self.assign.iter_mut().enumerate() {
+            *a = self.engine.running(cpu);
         }
+        self.laxity_evaluations = self.engine.laxity_evaluations();
         &self.assign
-    }
-
-    /// Keep chosen jobs on their CPUs, put the others on free CPUs (lowest index first).
-    fn place(&mut self, chosen: &[usize]) {
-        for a in self.assign.iter_mut() {
-            if a.is_some_and(|t| !chosen.contains(&t)) {
-                *a = None;
-            }
-        }
-        for &t in chosen {
-            if !self.running(t) {
-                if let Some(slot) = self.assign.iter_mut().find(|a| a.is_none()) {
-                    *slot = Some(t);
-                }
-            }
-        }
-    }
-
-    fn edf(&mut self, jobs: &[Option<JobView>]) {
-        let m = self.assign.len();
-        let mut ready = std::mem::take(&mut self.scratch);
-        ready.clear();
-        ready.extend((0..jobs.len()).filter(|&t| jobs[t].is_some()));
-        let key = |t: usize| (jobs[t].unwrap().deadline, t);
-        if ready.len() > m {
-            ready.select_nth_unstable_by_key(m - 1, |&t| key(t));
-            ready.truncate(m);
-        }
-        self.place(&ready);
-        self.scratch = ready;
-    }
-
-    fn llf(&mut self, now: u64, jobs: &[Option<JobView>]) {
-        let m = self.assign.len();
-        let mut ready = std::mem::take(&mut self.scratch);
-        ready.clear();
-        ready.extend((0..jobs.len()).filter(|&t| jobs[t].is_some()));
-        self.laxity_evaluations += ready.len() as u64;
-        let last = &self.last_run;
-        let key = |t: usize| (jobs[t].unwrap().laxity(now), last[t], t);
-        if ready.len() > m {
-            ready.select_nth_unstable_by_key(m - 1, |&t| key(t));
-            ready.truncate(m);
-        }
-        self.place(&ready);
-        self.scratch = ready;
-    }
-
-    fn swap_with(&self, jobs: &[Option<JobView>], k: usize, q: usize) -> bool {
-        if !self.opts.rules[3] {
-            return false;
-        }
-        let (r_k, s_k) = (jobs[k].unwrap().remaining as i64, self.stored[k]);
-        let (r_q, s_q) = (jobs[q].unwrap().remaining as i64, self.stored[q]);
-        let fits = if self.opts.strict {
-            r_q < s_k
-        } else {
-            s_k >= r_q
-        };
-        r_k > s_k && r_q <= s_q && r_k > s_q && fits
-    }
-
-    fn illf(&mut self, now: u64, jobs: &[Option<JobView>], tick: bool, completed: bool) {
-        let n = jobs.len();
-        let rules12 = self.opts.rules[0];
-        // Rules 1 and 2: which stored laxities are refreshed.
-        if !rules12 || completed || !self.activated.is_empty() {
-            for (t, j) in jobs.iter().enumerate() {
-                if let Some(j) = j {
-                    self.stored[t] = j.laxity(now);
-                    self.laxity_evaluations += 1;
-                }
-            }
-        } else if tick {
-            let least_waiting = (0..n)
-                .filter(|&t| jobs[t].is_some() && !self.running(t))
-                .min_by_key(|&t| (self.stored[t], t));
-            if let Some(t) = least_waiting {
-                self.stored[t] = jobs[t].unwrap().laxity(now);
-                self.laxity_evaluations += 1;
-            }
-        }
-        // Free CPUs: least stored laxity first, Algorithm 2 between the two least after a
-        // completion. Only the m + 1 least waiting jobs can be picked: select, then sort.
-        let m = self.assign.len();
-        let mut w = std::mem::take(&mut self.scratch);
-        w.clear();
-        w.extend((0..n).filter(|&t| jobs[t].is_some() && !self.running(t)));
-        let stored = &self.stored;
-        if w.len() > m + 1 {
-            w.select_nth_unstable_by_key(m, |&t| (stored[t], t));
-            w.truncate(m + 1);
-        }
-        w.sort_unstable_by_key(|&t| (stored[t], t));
-        let mut next = 0;
-        while let Some(free) = self.assign.iter().position(Option::is_none) {
-            let Some(&k) = w.get(next) else { break };
-            match w.get(next + 1) {
-                Some(&q) if completed && self.swap_with(jobs, k, q) => {
-                    self.assign[free] = Some(q);
-                    w.remove(next + 1);
-                }
-                _ => {
-                    self.assign[free] = Some(k);
-                    next += 1;
-                }
-            }
-        }
-        self.scratch = w;
-        // Rule 3: a waiting job at zero laxity displaces the largest-laxity running job.
-        // (Without rule 3: plain least-laxity preemption.)
-        loop {
-            let least = (0..n)
-                .filter(|&t| jobs[t].is_some() && !self.running(t))
-                .min_by_key(|&t| (self.stored[t], t));
-            let Some(least) = least else { break };
-            let Some((cpu, victim)) = self
-                .assign
-                .iter()
-                .enumerate()
-                .filter_map(|(c, a)| a.map(|t| (c, t)))
-                .max_by_key(|&(_, t)| (self.stored[t], t))
-            else {
-                break;
-            };
-            let preempt = if self.opts.rules[2] {
-                self.stored[least] <= 0 && self.stored[victim] > 0
-            } else {
-                self.stored[least] < self.stored[victim]
-            };
-            if !preempt {
-                break;
-            }
-            self.assign[cpu] = Some(least);
-        }
-        // Rule 4 at activation.
-        let activated = std::mem::take(&mut self.activated);
-        for &q in &activated {
-            if jobs[q].is_none() || self.running(q) {
-                continue;
-            }
-            let Some((cpu, k)) = self
-                .assign
-                .iter()
-                .enumerate()
-                .filter_map(|(c, a)| a.map(|t| (c, t)))
-                .max_by_key(|&(_, t)| (self.stored[t], t))
-            else {
-                continue;
-            };
-            if self.swap_with(jobs, k, q) {
-                self.assign[cpu] = Some(q);
-            }
-        }
-        self.activated = activated;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_model::{IllfOptions, Overrides};
+    use std::path::Path;
 
     #[test]
     fn the_registry_gives_the_dispatcher_exactly_the_policies_it_decides() {
@@ -286,6 +174,28 @@ mod tests {
     }
 
     const MS: u64 = 1_000_000;
+
+    /// `n` periodic tasks on `m` CPUs under `policy` (the jobs themselves come from the
+    /// tests' [`JobView`]s).
+    fn workload(policy: Policy, n: usize, m: usize) -> Workload {
+        let yaml =
+            format!("platform: {{ cpus: {m} }}\ntasks:\n  - {{ name: t, count: {n}, runtime: 1ms, period: 100ms }}\n");
+        let ov = Overrides {
+            policy: Some(policy),
+            ..Overrides::default()
+        };
+        Workload::parse_str(&yaml, Path::new("w.yaml"), &ov).unwrap()
+    }
+
+    fn decider(policy: Policy, n: usize, m: usize) -> Decider {
+        Decider::new(&workload(policy, n, m)).unwrap()
+    }
+
+    fn illf(opts: IllfOptions, n: usize, m: usize) -> Decider {
+        let mut w = workload(Policy::Illf, n, m);
+        w.scheduler.illf = opts;
+        Decider::new(&w).unwrap()
+    }
 
     fn j(release: u64, deadline_ms: u64, remaining_ms: u64) -> Option<JobView> {
         Some(JobView {
@@ -297,7 +207,7 @@ mod tests {
 
     #[test]
     fn edf_runs_the_m_earliest_deadlines_and_keeps_cpus() {
-        let mut d = Decider::new(Policy::Edf, IllfOptions::default(), 3, 2);
+        let mut d = decider(Policy::Edf, 3, 2);
         let jobs = [j(0, 30, 1), j(0, 10, 1), j(0, 20, 1)];
         assert_eq!(d.decide(0, &jobs, false), &[Some(1), Some(2)]);
         // Task 1 completes: 0 takes its CPU, 2 stays where it was.
@@ -306,18 +216,42 @@ mod tests {
     }
 
     #[test]
+    fn edf_equal_deadlines_never_preempt_and_queue_in_release_order() {
+        // The simulator's rule (SCHED_DEADLINE's): a tie keeps the running job, and
+        // waiting jobs with equal deadlines run in the order they were queued.
+        let mut d = decider(Policy::Edf, 3, 1);
+        assert_eq!(d.decide(0, &[None, None, j(0, 20, 5)], false), &[Some(2)]);
+        let jobs = [j(MS, 20, 5), j(MS, 20, 5), j(0, 20, 4)];
+        assert_eq!(d.decide(MS, &jobs, false), &[Some(2)]);
+        let jobs = [j(MS, 20, 5), j(MS, 20, 5), None];
+        assert_eq!(d.decide(5 * MS, &jobs, false), &[Some(0)]);
+    }
+
+    #[test]
     fn llf_picks_least_laxity_and_counts_evaluations() {
-        let mut d = Decider::new(Policy::Llf, IllfOptions::default(), 3, 1);
+        let mut d = decider(Policy::Llf, 3, 1);
         // Laxities at 0: 30-25 = 5, 10-1 = 9, 20-2 = 18.
         let jobs = [j(0, 30, 25), j(0, 10, 1), j(0, 20, 2)];
         assert_eq!(d.decide(0, &jobs, true), &[Some(0)]);
-        assert_eq!(d.laxity_evaluations, 3);
+        // As the simulator's llf counts them: each release re-evaluates every ready job
+        // of the run queue (1 + 1, 2 + 1, 3 + 1 with the running slot).
+        assert_eq!(d.laxity_evaluations, 9);
+    }
+
+    #[test]
+    fn llf_exact_is_refused_as_the_simulator_refuses_it_under_global_placement() {
+        let mut w = workload(Policy::Llf, 2, 2);
+        w.scheduler.llf.exact = true;
+        let Err(e) = Decider::new(&w) else {
+            panic!("exact llf accepted")
+        };
+        assert!(e.to_string().contains("per-CPU run queues"), "{e}");
     }
 
     #[test]
     fn illf_swaps_a_big_running_job_for_a_small_new_one() {
         // E2-like: K = (d 100, R 60) running, S_k = 40; Q = (d 60, R 5) arrives: swap.
-        let mut d = Decider::new(Policy::Illf, IllfOptions::default(), 2, 1);
+        let mut d = illf(IllfOptions::default(), 2, 1);
         assert_eq!(d.decide(0, &[j(0, 100, 60), None], false), &[Some(0)]);
         assert_eq!(
             d.decide(0, &[j(0, 100, 60), j(0, 60, 5)], false),
@@ -328,7 +262,7 @@ mod tests {
             rules: [true, true, true, false],
             ..IllfOptions::default()
         };
-        let mut d = Decider::new(Policy::Illf, opts, 2, 1);
+        let mut d = illf(opts, 2, 1);
         d.decide(0, &[j(0, 100, 60), None], false);
         assert_eq!(
             d.decide(0, &[j(0, 100, 60), j(0, 60, 5)], false),
@@ -342,9 +276,24 @@ mod tests {
             rules: [true, true, true, false],
             ..IllfOptions::default()
         };
-        let mut d = Decider::new(Policy::Illf, opts, 2, 1);
+        let mut d = illf(opts, 2, 1);
         d.decide(0, &[j(0, 100, 10), None], false);
         // A job with laxity 0 at activation runs at once.
         assert_eq!(d.decide(0, &[j(0, 100, 10), j(0, 5, 5)], false), &[Some(1)]);
+    }
+
+    #[test]
+    fn a_job_released_while_its_predecessor_ran_goes_on_without_leaving_its_cpu() {
+        // Task 0's second job, released at 10 ms, is published when the first completes
+        // at 12 ms: it waited behind it (the simulator's backlog) and goes on on the same
+        // CPU (its deadline, 20 ms, is still before task 1's).
+        let mut d = decider(Policy::Edf, 2, 1);
+        assert_eq!(d.decide(0, &[j(0, 10, 12), None], false), &[Some(0)]);
+        let jobs = [j(0, 10, 2), j(5 * MS, 40, 5)];
+        assert_eq!(d.decide(10 * MS, &jobs, false), &[Some(0)]);
+        let jobs = [j(10 * MS, 20, 3), j(5 * MS, 40, 5)];
+        assert_eq!(d.decide(12 * MS, &jobs, false), &[Some(0)]);
+        assert_eq!(d.engine.task(0).stats.migrations, 0);
+        assert_eq!(d.engine.task(0).stats.preemptions, 0);
     }
 }

@@ -1,5 +1,6 @@
 //! The user-space dispatcher: a manager thread at SCHED_FIFO 99 that runs `edf`, `llf`
-//! or `illf` ([`crate::decide`]) over the workers' jobs and enforces each decision with
+//! or `illf` over the workers' jobs — the simulator's classes in the simulator's engine,
+//! driven from outside ([`crate::decide`]) — and enforces each decision with
 //! SCHED_FIFO priorities and affinity: a chosen job's worker is pinned to its CPU at
 //! priority [`DISPATCH_HIGH`](crate::runner::DISPATCH_HIGH), every other ready worker is
 //! at [`DISPATCH_LOW`](crate::runner::DISPATCH_LOW) on every CPU.
@@ -18,7 +19,7 @@ use crate::measure::DispatcherStats;
 use crate::policy::{self, KernelPolicy, Tid};
 use crate::runner::{DISPATCH_HIGH, DISPATCH_LOW};
 use hdrhistogram::Histogram;
-use schedlab_model::{IllfOptions, Policy};
+use schedlab_model::{Policy, Workload};
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, Ordering};
 
 const IDLE: u8 = 0;
@@ -166,13 +167,12 @@ fn enforce(tid: Tid, cpu: Option<usize>, all: &[usize]) {
     }
 }
 
-/// The manager loop; returns its statistics and the laxity evaluations.
-#[allow(clippy::too_many_arguments)]
+/// The manager loop for `w`'s policy; returns its statistics and the laxity
+/// evaluations. The caller has checked that [`Decider::new`] accepts `w`.
 pub fn manager(
     d: &DispatchShared,
     tids: &[Tid],
-    pol: Policy,
-    opts: IllfOptions,
+    w: &Workload,
     tick: u64,
     t0: u64,
     end: u64,
@@ -180,8 +180,13 @@ pub fn manager(
 ) -> (DispatcherStats, u64) {
     d.manager_tid.store(policy::gettid(), Ordering::SeqCst);
     let n = d.slots.len();
-    let m = d.cpus.len();
-    let mut dec = Decider::new(pol, opts, n, m);
+    let pol = w.scheduler.policy;
+    let mut dec = Decider::new(w).expect("the runner checks the workload before the run");
+    debug_assert_eq!(
+        dec.assign.len(),
+        d.cpus.len(),
+        "one host CPU per workload CPU"
+    );
     let mut hist = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("histogram");
     let mut enf = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("histogram");
     let mut enforced: Vec<Option<usize>> = vec![None; n];

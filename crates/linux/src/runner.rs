@@ -17,6 +17,7 @@
 //! - the kernel's RT/DL limits (sched_rt_runtime_us, the fair_server) are left as they
 //!   are: fair tasks keep at least 5% of every CPU.
 
+use crate::decide::Decider;
 use crate::dispatcher::{self, DispatchShared, Slot};
 use crate::job::{self, BurnCtx, BurnEnd, JobMode};
 use crate::measure::{self, JobRecord, RunResult, SwitchCounter, WorkerReport};
@@ -394,6 +395,15 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         }
         _ => None,
     };
+    if backend == Backend::Dispatcher {
+        // The dispatcher runs the simulator's class under global placement: refused
+        // where the simulator refuses it (e.g. exact llf), before any thread exists.
+        Decider::new(w).map_err(|e| {
+            RunError::Unsupported(format!(
+                "the dispatcher decides as the simulator does under placement global, which refuses this workload: {e}"
+            ))
+        })?;
+    }
     let ncpu = w.platform.cpus;
     let run_cpus: Vec<usize> = host[..ncpu].to_vec();
 
@@ -598,12 +608,11 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         let shared2 = Arc::clone(&shared);
         let d = Arc::clone(&dshared);
         let stop = move || shared2.stop.load(Ordering::Relaxed);
-        let pol = w.scheduler.policy;
-        let opts = w.scheduler.illf;
+        let wl = w.clone();
         let tick = cfg.tick.as_nanos() as u64;
         let tids = shared.tids.lock().unwrap().clone();
         match thread::spawn("sl-dispatch".into(), move || {
-            dispatcher::manager(&d, &tids, pol, opts, tick, t0, end, stop)
+            dispatcher::manager(&d, &tids, &wl, tick, t0, end, stop)
         }) {
             Ok(h) => {
                 while dshared.manager_tid.load(Ordering::SeqCst) == 0 {
