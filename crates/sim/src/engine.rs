@@ -77,6 +77,7 @@ mod events;
 pub mod external;
 mod fair_balance;
 mod global;
+mod global_fast;
 mod jobs;
 mod kernel;
 mod latency;
@@ -158,6 +159,10 @@ pub struct Engine {
     log: Option<Vec<SimEvent>>,
     /// CPUs marked for a decision (`dirty` or `need_resched`).
     marked: marks::CpuMask,
+    /// A task joined a queue shared by all CPUs: every CPU counts as touched.
+    global_poked: bool,
+    /// Incremental global placement, when it applies (`global_fast.rs`).
+    global_fast: Option<global_fast::GlobalFast>,
     /// CPUs whose timer is re-armed at the end of the instant (each once: `rearm_flag`).
     rearm_list: Vec<CpuId>,
     rearm_flag: Vec<bool>,
@@ -346,6 +351,8 @@ impl Engine {
             scratch_cpus: Vec::with_capacity(ncpu),
             scratch_touched: vec![false; ncpu],
             marked: marks::CpuMask::new(ncpu),
+            global_poked: false,
+            global_fast: None,
             rearm_list: Vec::with_capacity(ncpu),
             rearm_flag: vec![false; ncpu],
             decision_timers: false,
@@ -384,6 +391,7 @@ impl Engine {
             && ClassId::ALL
                 .iter()
                 .all(|&c| !task_class.contains(&c) || !e.classes[c as usize].reads_progress());
+        e.global_fast = e.global_fast_for(task_class);
         e.decision_timers = ClassId::ALL
             .iter()
             .any(|&c| task_class.contains(&c) && e.classes[c as usize].uses_decision_timer());

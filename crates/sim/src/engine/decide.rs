@@ -6,17 +6,27 @@ impl Engine {
     /// Decide on every marked CPU, in index order (as if each CPU checked its
     /// `need_resched` on return from the instant's interrupts), then push and pull.
     pub(super) fn schedule(&mut self) {
-        if self.marked.is_empty() {
+        if self.marked.is_empty() && !self.global_poked {
             return;
         }
-        // `touched`: the CPUs marked when the instant's decisions begin.
+        if let Some(g) = self.global_fast.take() {
+            self.global_fast = Some(self.schedule_global_fast(g));
+            return; // global placement: no push or pull
+        }
+        // `touched`: the CPUs marked when the instant's decisions begin (all of them
+        // after a wake-up on a queue shared by all CPUs).
         let mut touched = std::mem::take(&mut self.scratch_touched);
         let mut list = std::mem::take(&mut self.touched_list);
-        let mut cpu = 0;
-        while let Some(c) = self.marked.next_from(cpu) {
-            touched[c] = true;
-            list.push(c);
-            cpu = c + 1;
+        if std::mem::take(&mut self.global_poked) {
+            touched.iter_mut().for_each(|t| *t = true);
+            list.extend(0..self.cpus.len());
+        } else {
+            let mut cpu = 0;
+            while let Some(c) = self.marked.next_from(cpu) {
+                touched[c] = true;
+                list.push(c);
+                cpu = c + 1;
+            }
         }
         self.visit(list.len());
         if self.class_global.iter().any(|&g| g) {

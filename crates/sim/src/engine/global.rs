@@ -33,10 +33,14 @@ impl Engine {
         // All departures before all arrivals, so a task moving between CPUs is seen
         // leaving one before it starts on the other.
         for (cpu, &next) in assign.iter().enumerate() {
-            self.switch_out(cpu, next);
+            if self.cpus[cpu].curr != next {
+                self.switch_out(cpu, next);
+            }
         }
         for (cpu, &next) in assign.iter().enumerate() {
-            self.switch_in(cpu, next);
+            if self.cpus[cpu].curr != next {
+                self.switch_in(cpu, next);
+            }
         }
         self.scratch_assign = assign;
     }

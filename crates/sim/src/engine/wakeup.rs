@@ -52,7 +52,8 @@ impl Engine {
     /// Mark the CPUs served by run queue `rq` of `class` as needing a decision.
     pub(super) fn poke(&mut self, class: ClassId, rq: usize) {
         if self.class_global[class as usize] {
-            (0..self.cpus.len()).for_each(|c| self.mark_dirty(c));
+            // Every CPU is touched; said once instead of marking each (see `schedule`).
+            self.global_poked = true;
             self.visit(self.cpus.len());
         } else {
             self.mark_dirty(rq);

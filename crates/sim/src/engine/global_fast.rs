@@ -1,0 +1,166 @@
+//! Global placement when it is simple enough to be incremental: one real-time class holds
+//! every task, it orders them by a key ([`SchedClass::preempt_key`]: EDF, fixed
+//! priorities) and no task has a restricted affinity. Then the m tasks with the smallest
+//! keys run, and a decision needs only the lowest free CPU and the running task with the
+//! largest key — kept between instants (a bitmap of free CPUs and an ordered set of
+//! running keys) and updated for the CPUs that change — instead of a pass over every
+//! CPU per step. The steps, and so every hook call and every result, are those of
+//! `global.rs`, which handles all other cases.
+
+use super::marks::CpuMask;
+use super::*;
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+/// The assignment of the one global class between instants.
+pub(super) struct GlobalFast {
+    class: ClassId,
+    /// Per CPU: the task it runs (runnable), as of the last decision.
+    slot: Vec<Option<TaskId>>,
+    /// Per CPU: the key of `slot`'s task.
+    key: Vec<u64>,
+    /// CPUs with no runnable task.
+    free: CpuMask,
+    /// (key, CPU) of the running tasks; the last is the one a waiting task preempts
+    /// first: the largest key, the lowest CPU among equals.
+    running: BTreeSet<(u64, Reverse<CpuId>)>,
+    changed: Vec<CpuId>,
+}
+
+impl GlobalFast {
+    fn new(class: ClassId, ncpu: usize) -> GlobalFast {
+        let mut free = CpuMask::new(ncpu);
+        (0..ncpu).for_each(|c| free.insert(c));
+        GlobalFast {
+            class,
+            slot: vec![None; ncpu],
+            key: vec![0; ncpu],
+            free,
+            running: BTreeSet::new(),
+            changed: Vec::new(),
+        }
+    }
+
+    fn vacate(&mut self, cpu: CpuId) {
+        if self.slot[cpu].take().is_some() {
+            self.running.remove(&(self.key[cpu], Reverse(cpu)));
+            self.free.insert(cpu);
+        }
+    }
+
+    fn occupy(&mut self, cpu: CpuId, t: TaskId, key: u64) {
+        self.vacate(cpu);
+        self.slot[cpu] = Some(t);
+        self.key[cpu] = key;
+        self.running.insert((key, Reverse(cpu)));
+        self.free.remove(cpu);
+    }
+}
+
+impl Engine {
+    /// The incremental global placement for this workload, if it applies.
+    pub(super) fn global_fast_for(&self, task_class: &[ClassId]) -> Option<GlobalFast> {
+        let used: Vec<ClassId> = ClassId::ALL
+            .into_iter()
+            .filter(|c| task_class.contains(c))
+            .collect();
+        let &[class] = used.as_slice() else {
+            return None;
+        };
+        let keyed = self.classes[class as usize]
+            .preempt_key(&ctx!(self), task_class.iter().position(|&c| c == class)?)
+            .is_some();
+        (class != ClassId::Fair
+            && self.class_global[class as usize]
+            && self.class_unrestricted[class as usize]
+            && keyed)
+            .then(|| GlobalFast::new(class, self.cpus.len()))
+    }
+
+    /// `schedule_global` for the simple case: see the module documentation.
+    pub(super) fn schedule_global_fast(&mut self, mut g: GlobalFast) -> GlobalFast {
+        self.global_poked = false; // no CPU's own state changed by a wake-up alone
+        g.changed.clear();
+        // The marked CPUs are the only ones whose task may have stopped, changed job or
+        // been asked to reschedule since the last decision.
+        let mut cpu = 0;
+        while let Some(c) = self.marked.next_from(cpu) {
+            cpu = c + 1;
+            self.visit(1);
+            self.cpus[c].dirty = false;
+            let resched = std::mem::take(&mut self.cpus[c].need_resched);
+            match self.cpus[c].curr.filter(|&t| self.tasks[t].runnable) {
+                Some(t) if resched => {
+                    self.put_prev(t);
+                    g.vacate(c);
+                    g.changed.push(c);
+                }
+                Some(t) => {
+                    let key = self.key_of(g.class, t);
+                    g.occupy(c, t, key);
+                }
+                None => {
+                    g.vacate(c);
+                    g.changed.push(c); // its current task leaves
+                }
+            }
+        }
+        self.marked.clear();
+        let class = g.class;
+        while self.classes[class as usize].nr_waiting() > 0 {
+            self.visit(1);
+            if let Some(cpu) = g.free.next_from(0) {
+                // Fill the lowest free CPU.
+                let Some(n) = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu)
+                else {
+                    break;
+                };
+                let key = self.key_of(class, n);
+                g.occupy(cpu, n, key);
+                g.changed.push(cpu);
+                continue;
+            }
+            // Preempt the largest key if the first waiting task beats it.
+            let Some(&(worst, Reverse(cpu))) = g.running.last() else {
+                break;
+            };
+            let cls = &self.classes[class as usize];
+            let Some(cand) = cls.peek_next_task(&ctx!(self), 0, cpu) else {
+                break;
+            };
+            if self.key_of(class, cand) >= worst {
+                break;
+            }
+            let curr = g.slot[cpu].expect("a running CPU has a task");
+            self.put_prev(curr);
+            g.vacate(cpu);
+            if let Some(n) = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu) {
+                let key = self.key_of(class, n);
+                g.occupy(cpu, n, key);
+            }
+            g.changed.push(cpu);
+        }
+        // All departures before all arrivals, in CPU order, as `schedule_global`.
+        g.changed.sort_unstable();
+        g.changed.dedup();
+        for i in 0..g.changed.len() {
+            let c = g.changed[i];
+            if self.cpus[c].curr != g.slot[c] {
+                self.switch_out(c, g.slot[c]);
+            }
+        }
+        for i in 0..g.changed.len() {
+            let c = g.changed[i];
+            if self.cpus[c].curr != g.slot[c] {
+                self.switch_in(c, g.slot[c]);
+            }
+        }
+        g
+    }
+
+    fn key_of(&self, class: ClassId, t: TaskId) -> u64 {
+        self.classes[class as usize]
+            .preempt_key(&ctx!(self), t)
+            .expect("a keyed class keys every task")
+    }
+}
