@@ -145,8 +145,9 @@ pub struct Engine {
     cpu_timer_armed: Vec<Option<(Ns, u64)>>,
     event_seq: u64,
     events_processed: u64,
-    /// No class with tasks reads running tasks' progress, there is no fair task and no
-    /// CBS: CPUs are accounted only when touched (see `accounting.rs`).
+    /// No class with tasks reads running tasks' progress and there is no fair task: CPUs
+    /// are accounted only when touched (see `accounting.rs`; the engine's own CBS reads
+    /// are preceded by `sync`).
     lazy_accounting: bool,
     /// Ticks not simulated because none could change anything, counted as processed.
     ticks_counted: u64,
@@ -161,6 +162,13 @@ pub struct Engine {
     marked: marks::CpuMask,
     /// A task joined a queue shared by all CPUs: every CPU counts as touched.
     global_poked: bool,
+    /// Per real-time class under `linux` placement: its running tasks by key, when it
+    /// has a key and no restricted affinity (`push_pull.rs`).
+    push_state: [Option<push_pull::PushState>; 2],
+    /// Per class: whether any task belongs to it.
+    class_has_tasks: [bool; 3],
+    /// The CPUs touched in the current instant's decisions (as `touched_list`).
+    touched_mask: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
     global_fast: Option<global_fast::GlobalFast>,
     /// CPUs whose timer is re-armed at the end of the instant (each once: `rearm_flag`).
@@ -353,6 +361,9 @@ impl Engine {
             marked: marks::CpuMask::new(ncpu),
             global_poked: false,
             global_fast: None,
+            push_state: [None, None],
+            class_has_tasks: ClassId::ALL.map(|c| task_class.contains(&c)),
+            touched_mask: marks::CpuMask::new(ncpu),
             rearm_list: Vec::with_capacity(ncpu),
             rearm_flag: vec![false; ncpu],
             decision_timers: false,
@@ -387,11 +398,11 @@ impl Engine {
             }
         }
         e.lazy_accounting = !e.has_fair
-            && !e.cbs
             && ClassId::ALL
                 .iter()
                 .all(|&c| !task_class.contains(&c) || !e.classes[c as usize].reads_progress());
         e.global_fast = e.global_fast_for(task_class);
+        e.push_state = e.push_states_for(task_class);
         e.decision_timers = ClassId::ALL
             .iter()
             .any(|&c| task_class.contains(&c) && e.classes[c as usize].uses_decision_timer());

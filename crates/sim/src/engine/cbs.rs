@@ -14,6 +14,9 @@ impl Engine {
         if !self.cbs || self.tasks[t].class != ClassId::Dl {
             return;
         }
+        if let Some(c) = self.tasks[t].on_cpu {
+            self.sync(c); // its runtime is read below
+        }
         let now = self.now;
         let ts = &mut self.tasks[t];
         let (d, q) = (ts.dl.deadline, ts.dl.runtime);

@@ -17,6 +17,8 @@ pub(super) struct Counted {
     nr_waiting: usize,
     /// Per run queue: tasks waiting on it.
     rq_waiting: Vec<u32>,
+    /// Run queues with a task waiting.
+    waiting_rqs: super::marks::CpuMask,
     calls: Cell<u64>,
 }
 
@@ -27,6 +29,7 @@ impl Counted {
             waiting: Vec::new(),
             nr_waiting: 0,
             rq_waiting: Vec::new(),
+            waiting_rqs: super::marks::CpuMask::default(),
             calls: Cell::new(0),
         }
     }
@@ -42,6 +45,16 @@ impl Counted {
         self.rq_waiting[rq]
     }
 
+    /// The run queues with a task waiting.
+    pub(super) fn waiting_mask(&self) -> &super::marks::CpuMask {
+        &self.waiting_rqs
+    }
+
+    /// The lowest run queue at or after `from` with a task waiting.
+    pub(super) fn next_waiting_rq(&self, from: RqId) -> Option<RqId> {
+        self.waiting_rqs.next_from(from)
+    }
+
     /// Hook calls so far.
     pub(super) fn calls(&self) -> u64 {
         self.calls.get()
@@ -55,10 +68,14 @@ impl Counted {
         if let Some(old) = std::mem::replace(&mut self.waiting[t], rq) {
             self.rq_waiting[old] -= 1;
             self.nr_waiting -= 1;
+            if self.rq_waiting[old] == 0 {
+                self.waiting_rqs.remove(old);
+            }
         }
         if let Some(new) = rq {
             self.rq_waiting[new] += 1;
             self.nr_waiting += 1;
+            self.waiting_rqs.insert(new);
         }
     }
 
@@ -75,6 +92,7 @@ impl Counted {
         self.waiting = vec![None; nr_tasks];
         self.nr_waiting = 0;
         self.rq_waiting = vec![0; nr_rqs];
+        self.waiting_rqs = super::marks::CpuMask::new(nr_rqs);
         self.inner.init(nr_rqs, nr_tasks);
     }
 

@@ -20,11 +20,13 @@ impl Engine {
         if std::mem::take(&mut self.global_poked) {
             touched.iter_mut().for_each(|t| *t = true);
             list.extend(0..self.cpus.len());
+            (0..self.cpus.len()).for_each(|c| self.touched_mask.insert(c));
         } else {
             let mut cpu = 0;
             while let Some(c) = self.marked.next_from(cpu) {
                 touched[c] = true;
                 list.push(c);
+                self.touched_mask.insert(c);
                 cpu = c + 1;
             }
         }
@@ -47,6 +49,7 @@ impl Engine {
         for &c in &list {
             touched[c] = false;
         }
+        self.touched_mask.clear();
         list.clear();
         self.scratch_touched = touched;
         self.touched_list = list;

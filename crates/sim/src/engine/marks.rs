@@ -46,6 +46,32 @@ impl CpuMask {
         }
     }
 
+    /// The lowest CPU below `limit`, at or after `from`, in none of `masks`.
+    pub(super) fn next_in_none(masks: &[&CpuMask], from: CpuId, limit: usize) -> Option<CpuId> {
+        let words = limit.div_ceil(64);
+        let mut w = from / 64;
+        if w >= words {
+            return None;
+        }
+        let union = |w: usize| {
+            masks
+                .iter()
+                .fold(0u64, |u, m| u | m.words.get(w).copied().unwrap_or(0))
+        };
+        let mut bits = !union(w) & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                let c = w * 64 + bits.trailing_zeros() as usize;
+                return (c < limit).then_some(c);
+            }
+            w += 1;
+            if w >= words {
+                return None;
+            }
+            bits = !union(w);
+        }
+    }
+
     /// The lowest CPU in the set at or after `from`.
     pub(super) fn next_from(&self, from: CpuId) -> Option<CpuId> {
         let mut w = from / 64;

@@ -1,18 +1,138 @@
-//! `linux` placement: pushing waiting RT/DL tasks to CPUs where they would run now (`push_dl_task`/`push_rt_task`, and pulls towards CPUs that just scheduled).
+//! `linux` placement: pushing waiting RT/DL tasks to CPUs where they would run now
+//! (`push_dl_task`/`push_rt_task`, and pulls towards CPUs that just scheduled).
+//!
+//! For a class that orders tasks by a key and whose tasks may run anywhere, the targets
+//! come from [`PushState`] — which CPUs run the class's tasks and their keys in order,
+//! kept between instants and refreshed for the CPUs an instant touches — and from the
+//! classes' waiting masks, like the kernel's cpudl heap and free-CPU mask, instead of a
+//! pass over every CPU.
 
+use super::marks::CpuMask;
 use super::*;
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+
+/// One key-ordered, unrestricted real-time class's running tasks under `linux` placement.
+pub(super) struct PushState {
+    /// CPUs running a runnable task of the class.
+    busy: CpuMask,
+    /// Per CPU: the key of that task.
+    key: Vec<Option<u64>>,
+    /// (key, CPU) of those tasks; the last is the lowest priority, the lowest CPU among
+    /// equal keys.
+    running: BTreeSet<(u64, Reverse<CpuId>)>,
+}
 
 impl Engine {
+    /// The push state of each real-time class that can have one.
+    pub(super) fn push_states_for(&self, task_class: &[ClassId]) -> [Option<PushState>; 2] {
+        ClassId::RT.map(|class| {
+            let first = task_class.iter().position(|&c| c == class)?;
+            let keyed = self.classes[class as usize]
+                .preempt_key(&ctx!(self), first)
+                .is_some();
+            (self.placement == Placement::Linux
+                && !self.class_global[class as usize]
+                && self.class_unrestricted[class as usize]
+                && keyed)
+                .then(|| PushState {
+                    busy: CpuMask::new(self.cpus.len()),
+                    key: vec![None; self.cpus.len()],
+                    running: BTreeSet::new(),
+                })
+        })
+    }
+
+    /// Bring the push states up to date for `cpu`, whose task may have changed.
+    fn refresh_push_state(&mut self, cpu: CpuId) {
+        for class in ClassId::RT {
+            if self.push_state[class as usize].is_none() {
+                continue;
+            }
+            let key = self.cpus[cpu]
+                .curr
+                .filter(|&t| self.tasks[t].runnable && self.tasks[t].class == class)
+                .map(|t| {
+                    self.classes[class as usize]
+                        .preempt_key(&ctx!(self), t)
+                        .expect("a keyed class keys every task")
+                });
+            let st = self.push_state[class as usize].as_mut().unwrap();
+            if st.key[cpu] == key {
+                continue;
+            }
+            if let Some(old) = st.key[cpu] {
+                st.running.remove(&(old, Reverse(cpu)));
+            }
+            match key {
+                Some(k) => {
+                    st.running.insert((k, Reverse(cpu)));
+                    st.busy.insert(cpu);
+                }
+                None => st.busy.remove(cpu),
+            }
+            st.key[cpu] = key;
+        }
+    }
+
+    /// Whether every class with tasks at or above `class` has a push state (so that the
+    /// free CPUs for `class` can be read from masks).
+    fn push_fast(&self, class: ClassId) -> bool {
+        ClassId::RT
+            .iter()
+            .filter(|&&c| c <= class)
+            .all(|&c| self.push_state[c as usize].is_some() || !self.class_has_tasks[c as usize])
+    }
+
     /// Push waiting tasks to CPUs where they would run now (`push_dl_task` /
     /// `push_rt_task` from a CPU that just scheduled; `pull_*` towards a CPU that did).
     /// Only moves that start or end on a CPU touched in this instant are considered.
     pub(super) fn push_tasks(&mut self, touched: &mut [bool], list: &mut Vec<CpuId>) {
+        for &c in list.iter() {
+            self.refresh_push_state(c);
+        }
         let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
         // Where a task of each class would go, valid until the next move.
         let mut later: [Option<LaterCpus>; 2] = [None, None];
         for _ in 0..bound {
             let mut moved = false;
-            for cpu in 0..self.cpus.len() {
+            // The CPUs with a real-time task waiting, in index order (a CPU that gains one
+            // during the round is visited if it comes later, as in a scan of all CPUs).
+            // When no push from an untouched CPU could end on a touched one, only the
+            // touched CPUs can push.
+            let mut next = 0;
+            loop {
+                let only_touched = ClassId::RT.iter().all(|&c| {
+                    self.classes[c as usize].nr_waiting() == 0
+                        || self
+                            .later_cpus(c, &mut later[c as usize], touched)
+                            .is_some_and(|l| !l.reach)
+                });
+                let from_waiting = |s: &Self, from: CpuId| {
+                    ClassId::RT
+                        .iter()
+                        .filter_map(|&c| s.classes[c as usize].next_waiting_rq(from))
+                        .min()
+                };
+                let found = if only_touched {
+                    let mut at = next;
+                    loop {
+                        let Some(c) = self.touched_mask.next_from(at) else {
+                            break None;
+                        };
+                        if ClassId::RT
+                            .iter()
+                            .any(|&k| self.classes[k as usize].waiting_on(c) > 0)
+                        {
+                            break Some(c);
+                        }
+                        at = c + 1;
+                    }
+                } else {
+                    from_waiting(self, next)
+                };
+                let Some(cpu) = found else { break };
+                next = cpu + 1;
                 self.visit(1);
                 if self.cpus[cpu].curr.is_none() {
                     continue; // an idle CPU ran its queue already
@@ -21,8 +141,8 @@ impl Engine {
                     if self.classes[class as usize].waiting_on(cpu) == 0 {
                         continue; // nothing to push from here
                     }
-                    let keyed = self.later_cpus(class, &mut later[class as usize]);
-                    if !touched[cpu] && keyed.is_some_and(|l| !l.may_reach(touched)) {
+                    let keyed = self.later_cpus(class, &mut later[class as usize], touched);
+                    if !touched[cpu] && keyed.is_some_and(|l| !l.reach) {
                         continue; // its target could only be untouched: not considered
                     }
                     let cand = self.classes[class as usize].peek_next_task(&ctx!(self), cpu, cpu);
@@ -52,8 +172,10 @@ impl Engine {
                     if !touched[target] {
                         touched[target] = true;
                         list.push(target);
+                        self.touched_mask.insert(target);
                     }
                     self.schedule_local(target);
+                    self.refresh_push_state(target);
                     later = [None, None];
                     moved = true;
                 }
@@ -68,10 +190,62 @@ impl Engine {
     /// none of its tasks has a restricted affinity (None otherwise): the first free CPU
     /// and the two running tasks of the class with the largest keys, computed once and
     /// reused until a task moves.
-    fn later_cpus(&self, class: ClassId, cache: &mut Option<LaterCpus>) -> Option<LaterCpus> {
+    fn later_cpus(
+        &self,
+        class: ClassId,
+        cache: &mut Option<LaterCpus>,
+        touched: &[bool],
+    ) -> Option<LaterCpus> {
         if let Some(l) = cache {
             return Some(*l);
         }
+        let mut l = if self.push_state[class as usize].is_some() && self.push_fast(class) {
+            self.later_cpus_from_state(class)
+        } else {
+            self.later_cpus_scan(class)?
+        };
+        l.reach = match l.first_free {
+            // A free CPU: the target is the task's last CPU if free, else the first free.
+            Some(_) => self
+                .touched_mask_iter()
+                .any(|c| self.cpu_free_for(c, class)),
+            None => l.worst.iter().flatten().any(|&(_, c)| touched[c]),
+        };
+        *cache = Some(l);
+        Some(l)
+    }
+
+    fn touched_mask_iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let c = self.touched_mask.next_from(at)?;
+            at = c + 1;
+            Some(c)
+        })
+    }
+
+    /// [`LaterCpus`] from the push states and the waiting masks.
+    fn later_cpus_from_state(&self, class: ClassId) -> LaterCpus {
+        let mut masks: Vec<&CpuMask> = Vec::with_capacity(4);
+        for c in ClassId::RT.into_iter().filter(|&c| c <= class) {
+            masks.push(self.classes[c as usize].waiting_mask());
+            if let Some(st) = &self.push_state[c as usize] {
+                masks.push(&st.busy);
+            }
+        }
+        self.visit(1);
+        let st = self.push_state[class as usize].as_ref().unwrap();
+        let mut worst = st.running.iter().rev().map(|&(k, Reverse(c))| (k, c));
+        LaterCpus {
+            first_free: CpuMask::next_in_none(&masks, 0, self.cpus.len()),
+            worst: [worst.next(), worst.next()],
+            reach: true,
+        }
+    }
+
+    /// [`LaterCpus`] by a pass over every CPU (None when the class has no key or a task
+    /// with a restricted affinity).
+    fn later_cpus_scan(&self, class: ClassId) -> Option<LaterCpus> {
         if !self.class_unrestricted[class as usize] {
             return None;
         }
@@ -80,6 +254,7 @@ impl Engine {
         let mut l = LaterCpus {
             first_free: None,
             worst: [None, None],
+            reach: true,
         };
         for c in 0..self.cpus.len() {
             self.visit(1);
@@ -102,7 +277,6 @@ impl Engine {
                 _ => {}
             }
         }
-        *cache = Some(l);
         Some(l)
     }
 
@@ -134,12 +308,7 @@ impl Engine {
 struct LaterCpus {
     first_free: Option<CpuId>,
     worst: [Option<(u64, CpuId)>; 2],
-}
-
-impl LaterCpus {
-    /// Whether a push could end on a touched CPU: with no free CPU, a task can only go
-    /// to one of the two lowest-priority CPUs (its own CPU excluded).
-    fn may_reach(&self, touched: &[bool]) -> bool {
-        self.first_free.is_some() || self.worst.iter().flatten().any(|&(_, c)| touched[c])
-    }
+    /// Whether a push from an untouched CPU could end on a touched one: to a touched
+    /// free CPU when some CPU is free, else to one of the two lowest-priority CPUs.
+    reach: bool,
 }

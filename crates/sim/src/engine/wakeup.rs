@@ -127,19 +127,19 @@ impl Engine {
     /// Is `cpu` free for a task of `class`: nothing of that class or higher running or
     /// queued there (the kernel's cpudl `free_cpus` / lowest cpupri)?
     pub(super) fn cpu_free_for(&self, cpu: CpuId, class: ClassId) -> bool {
-        let running_ok = self.cpus[cpu]
-            .curr
-            .is_none_or(|t| !self.tasks[t].runnable || self.tasks[t].class > class);
         let ctx = ctx!(self);
-        running_ok
-            && ClassId::ALL.iter().filter(|&&c| c <= class).all(|&c| {
-                let cls = &self.classes[c as usize];
-                if self.class_global[c as usize] {
-                    cls.peek_next_task(&ctx, cpu, cpu).is_none()
-                } else {
-                    cls.waiting_on(cpu) == 0 // what peek_next_task(cpu, cpu) would find
-                }
-            })
+        let nothing_waits = ClassId::ALL.iter().filter(|&&c| c <= class).all(|&c| {
+            let cls = &self.classes[c as usize];
+            if self.class_global[c as usize] {
+                cls.peek_next_task(&ctx, cpu, cpu).is_none()
+            } else {
+                cls.waiting_on(cpu) == 0 // what peek_next_task(cpu, cpu) would find
+            }
+        });
+        nothing_waits
+            && self.cpus[cpu]
+                .curr
+                .is_none_or(|t| !self.tasks[t].runnable || self.tasks[t].class > class)
     }
 
     /// `find_later_rq` / `find_lowest_rq`: a CPU where `t` would run at once — a free one
