@@ -43,7 +43,8 @@ Rows (NAME, or NAME:POLICY, or NAME:POLICY:PLACEMENT for one variant):
   scale-100k      100,000 tasks, 1024 CPUs, U=768, 10 s: edf, illf; global, linux
   fair-10k        10,000 fair tasks (nice -10..10, 1 in 5 runs/sleeps), 256 CPUs,
                   1 s: cfs, eevdf; linux
-  tiny, tiny-fair seconds-long smoke rows (not in the default set)
+  tiny, tiny-fair 8 periodic / 12 fair tasks on 2 CPUs: smoke rows that take
+                  milliseconds (for tests; not in the default set)
 Without --rows or --quick every row but the tiny ones runs; the big rows take minutes.
 
 Periodic sets: UUniFast utilisations summing to U = 0.75 x CPUs (no task above 1),
@@ -69,7 +70,7 @@ pub struct BenchArgs {
     )]
     pub rows: Vec<String>,
 
-    /// Only the rows that take seconds: simso-64x8, simso-256x16 and scale-1k.
+    /// Only the three smaller rows: simso-64x8, simso-256x16 and scale-1k.
     #[arg(long)]
     pub quick: bool,
 
