@@ -10,11 +10,13 @@ use std::cell::RefCell;
 use std::path::Path;
 use std::rc::Rc;
 
-/// EDF that sends every waking task to one CPU and records the topology it was told.
+/// EDF that sends every waking task to one CPU and records the topology it was told and
+/// the job releases and completions it saw.
 struct Steer {
     inner: Edf,
     to: CpuId,
     told: Rc<RefCell<Option<Topology>>>,
+    jobs: Rc<RefCell<(u64, u64)>>,
 }
 
 impl SchedClass for Steer {
@@ -29,6 +31,18 @@ impl SchedClass for Steer {
     }
     fn select_task_rq(&self, _ctx: &Ctx, _t: TaskId, _prev: CpuId) -> Option<CpuId> {
         Some(self.to)
+    }
+    fn job_released(&mut self, ctx: &Ctx, t: TaskId) {
+        assert_eq!(ctx.task(t).class, ClassId::Dl);
+        self.jobs.borrow_mut().0 += 1;
+    }
+    fn job_completed(&mut self, ctx: &Ctx, t: TaskId) {
+        assert_eq!(
+            ctx.task(t).job.map(|j| j.remaining),
+            Some(0),
+            "told before the job goes"
+        );
+        self.jobs.borrow_mut().1 += 1;
     }
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, why: EnqueueReason) {
         self.inner.enqueue_task(ctx, rq, t, why)
@@ -50,7 +64,12 @@ impl SchedClass for Steer {
     }
 }
 
-fn engine(placement: Placement, to: CpuId, told: Rc<RefCell<Option<Topology>>>) -> Engine {
+fn engine(
+    placement: Placement,
+    to: CpuId,
+    told: Rc<RefCell<Option<Topology>>>,
+    jobs: Rc<RefCell<(u64, u64)>>,
+) -> Engine {
     // Three tasks whose jobs never overlap (offsets 0, 3, 6 ms; 2 ms each, every 10 ms),
     // so no task ever waits and push/pull never moves one.
     let yaml = "platform: { cpus: 4, hz: 1000 }\nduration: 100ms\ntasks:\n\
@@ -66,6 +85,7 @@ fn engine(placement: Placement, to: CpuId, told: Rc<RefCell<Option<Topology>>>) 
         inner: Edf::default(),
         to,
         told,
+        jobs,
     };
     let classes: Vec<Box<dyn SchedClass>> = vec![
         Box::new(steer),
@@ -78,7 +98,14 @@ fn engine(placement: Placement, to: CpuId, told: Rc<RefCell<Option<Topology>>>) 
 #[test]
 fn select_task_rq_places_waking_tasks() {
     let told = Rc::new(RefCell::new(None));
-    let r = engine(Placement::Linux, 2, told.clone()).run();
+    let jobs = Rc::new(RefCell::new((0, 0)));
+    let r = engine(Placement::Linux, 2, told.clone(), jobs.clone()).run();
+    assert_eq!(
+        *jobs.borrow(),
+        (r.jobs_released, r.jobs_completed),
+        "job hooks"
+    );
+    assert_eq!(r.jobs_released, 30);
     let trace = r.trace.unwrap();
     assert!(!trace.is_empty());
     assert!(
@@ -97,7 +124,13 @@ fn without_select_task_rq_the_engine_places_tasks() {
     // Under global placement the class has one queue: it is not asked, and tasks start
     // on the lowest free CPU.
     let told = Rc::new(RefCell::new(None));
-    let r = engine(Placement::Global, 2, told.clone()).run();
+    let r = engine(
+        Placement::Global,
+        2,
+        told.clone(),
+        Rc::new(RefCell::new((0, 0))),
+    )
+    .run();
     assert!(r.trace.unwrap().iter().any(|s| s.cpu != 2));
     assert!(told.borrow().unwrap().global_queue);
 }

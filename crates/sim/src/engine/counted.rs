@@ -88,6 +88,16 @@ impl Counted {
         self.inner.select_task_rq(ctx, t, prev_cpu)
     }
 
+    pub(super) fn job_released(&mut self, ctx: &Ctx, t: TaskId) {
+        self.count();
+        self.inner.job_released(ctx, t);
+    }
+
+    pub(super) fn job_completed(&mut self, ctx: &Ctx, t: TaskId) {
+        self.count();
+        self.inner.job_completed(ctx, t);
+    }
+
     pub(super) fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.waiting = vec![None; nr_tasks];
         self.nr_waiting = 0;

@@ -71,6 +71,8 @@ impl Engine {
                 exec: job.exec,
             });
         }
+        let class = self.tasks[t].class as usize;
+        self.classes[class].job_released(&ctx!(self), t);
         let ts = &mut self.tasks[t];
         ts.stats.jobs += 1;
         if ts.job.is_some() {
@@ -164,6 +166,8 @@ impl Engine {
 
     pub(super) fn complete_job(&mut self, t: TaskId, cpu: CpuId) {
         let now = self.now;
+        let class = self.tasks[t].class as usize;
+        self.classes[class].job_completed(&ctx!(self), t);
         if let (Some(log), Some(j)) = (self.log.as_mut(), self.tasks[t].job) {
             log.push(SimEvent::Complete {
                 time: now,
