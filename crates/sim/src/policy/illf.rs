@@ -23,11 +23,16 @@ use crate::class::{EnqueueReason, SchedClass};
 use crate::laxtree::{Entry, LaxityTree};
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
+use std::collections::BTreeSet;
 
 /// Improved LLF.
 pub struct Illf {
     opts: IllfOptions,
     trees: Vec<LaxityTree>,
+    /// Per run queue: the tree's entries of tasks not running, in the same order — the
+    /// rules look for the least-laxity *waiting* tasks, and under global placement the
+    /// running ones (up to one per CPU) come first in the tree.
+    waiting_set: Vec<BTreeSet<Entry>>,
     entry: Vec<Option<Entry>>,
     running: Vec<bool>,
     activated_at: Vec<Ns>,
@@ -54,6 +59,7 @@ impl Illf {
         Illf {
             opts,
             trees: Vec::new(),
+            waiting_set: Vec::new(),
             entry: Vec::new(),
             running: Vec::new(),
             activated_at: Vec::new(),
@@ -80,6 +86,7 @@ impl Illf {
         let seq = match self.entry[t].take() {
             Some(e) => {
                 self.trees[rq].erase(e);
+                self.waiting_set[rq].remove(&e);
                 e.1
             }
             None => {
@@ -90,11 +97,30 @@ impl Illf {
         let e = (laxity, seq, t);
         self.trees[rq].insert(e);
         self.entry[t] = Some(e);
+        if !self.running[t] {
+            self.waiting_set[rq].insert(e);
+        }
+    }
+
+    /// Mark `t` (queued on `rq`) running or not, keeping `waiting_set` in step.
+    fn set_running(&mut self, rq: RqId, t: TaskId, running: bool) {
+        if self.running[t] == running {
+            return;
+        }
+        self.running[t] = running;
+        if let Some(e) = self.entry[t] {
+            if running {
+                self.waiting_set[rq].remove(&e);
+            } else {
+                self.waiting_set[rq].insert(e);
+            }
+        }
     }
 
     fn erase(&mut self, rq: RqId, t: TaskId) {
         if let Some(e) = self.entry[t].take() {
             self.trees[rq].erase(e);
+            self.waiting_set[rq].remove(&e);
         }
         self.running[t] = false;
     }
@@ -116,8 +142,13 @@ impl Illf {
         self.refreshed_at[rq] = ctx.now;
         let mut entries = std::mem::take(&mut self.scratch);
         self.trees[rq].rekey(|t| ctx.laxity(t), &mut entries);
+        let waiting = &mut self.waiting_set[rq];
+        waiting.clear();
         for &e in &entries {
             self.entry[e.2] = Some(e);
+            if !self.running[e.2] {
+                waiting.insert(e);
+            }
         }
         self.scratch = entries;
     }
@@ -154,10 +185,10 @@ impl Illf {
         cpu: CpuId,
         curr: Option<TaskId>,
     ) -> impl Iterator<Item = TaskId> + 'a {
-        self.trees[rq]
+        self.waiting_set[rq]
             .iter()
             .map(|e| e.2)
-            .filter(move |&t| !self.running[t] && Some(t) != curr && ctx.allowed(t, cpu))
+            .filter(move |&t| Some(t) != curr && ctx.allowed(t, cpu))
     }
 
     /// The task `cpu` should run now given its current task `curr` (None when it has
@@ -181,10 +212,18 @@ impl Illf {
         if self.completed_at[rq] == now {
             // The current task finished a job and goes on with the next: pick anew among
             // the two least laxities, itself included.
-            let mut all = self.trees[rq]
+            // The first two of the waiting tasks and itself, in tree order.
+            let mut two: Vec<Entry> = self.waiting_set[rq]
                 .iter()
-                .map(|e| e.2)
-                .filter(|&t| (!self.running[t] || t == c) && ctx.allowed(t, cpu));
+                .filter(|e| ctx.allowed(e.2, cpu))
+                .take(2)
+                .copied()
+                .collect();
+            if let Some(ec) = self.entry[c].filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
+                two.push(ec);
+                two.sort_unstable();
+            }
+            let mut all = two.into_iter().map(|e| e.2);
             let (k, q) = (all.next()?, all.next());
             return Some(if swap_allowed(Some(k), q) {
                 self.alg2(ctx, k, q)
@@ -246,6 +285,7 @@ impl SchedClass for Illf {
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.trees = vec![LaxityTree::default(); nr_rqs];
+        self.waiting_set = vec![BTreeSet::new(); nr_rqs];
         self.entry = vec![None; nr_tasks];
         self.running = vec![false; nr_tasks];
         self.activated_at = vec![Ns::MAX; nr_tasks];
@@ -289,12 +329,12 @@ impl SchedClass for Illf {
             .filter(|&t| self.per_cpu && !self.running[t] && self.put_at[t] == ctx.now)
             .filter(|&t| self.entry[t].is_some());
         let next = self.choose(ctx, rq, cpu, prev)?;
-        self.running[next] = true;
+        self.set_running(rq, next, true);
         Some(next)
     }
 
     fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
-        self.running[t] = false;
+        self.set_running(rq, t, false);
         self.put_at[t] = ctx.now;
         self.put_task[rq] = Some(t);
     }
@@ -312,7 +352,7 @@ impl SchedClass for Illf {
         if self.entry[t].is_none() {
             self.activate(rq, t, ctx.now);
         }
-        self.running[t] = true;
+        self.set_running(rq, t, true);
         if self.opts.rules[0] {
             let l = ctx.laxity(t);
             self.set_key(rq, t, l);
@@ -336,12 +376,7 @@ impl SchedClass for Illf {
                     .flatten()
                     .map(|e| e.2)
                     .find(|&x| !self.running[x])
-                    .or_else(|| {
-                        self.trees[rq]
-                            .iter()
-                            .map(|e| e.2)
-                            .find(|&x| !self.running[x])
-                    });
+                    .or_else(|| self.waiting_set[rq].first().map(|e| e.2));
                 if let Some(left) = left {
                     let l = ctx.laxity(left);
                     self.set_key(rq, left, l);
