@@ -89,6 +89,14 @@ pub trait SchedClass {
         true
     }
 
+    /// Whether `wakeup_preempt(a, b)` can be true when `b` is running too (on another CPU
+    /// of a queue shared by all CPUs). Global placement sorts the running CPUs with it to
+    /// find the lowest-priority one; `false` (ILLF: its rules only ever give a CPU to a
+    /// waiting task) lets it skip the sort. Default `true`.
+    fn running_tasks_preempt(&self) -> bool {
+        true
+    }
+
     /// Whether the class's hooks read the progress of running tasks — a job's `remaining`,
     /// `stats.cpu_time`, CBS runtime, a CPU's `overhead_left` or `last_update` (laxities
     /// and virtual runtimes do). Answer `false` only for classes that order tasks by what

@@ -146,6 +146,14 @@ impl Counted {
         self.inner.job_changed(ctx, rq, t);
     }
 
+    pub(super) fn running_tasks_preempt(&self) -> bool {
+        self.inner.running_tasks_preempt()
+    }
+
+    pub(super) fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
     pub(super) fn reads_progress(&self) -> bool {
         self.inner.reads_progress()
     }

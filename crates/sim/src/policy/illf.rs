@@ -279,6 +279,10 @@ impl SchedClass for Illf {
         "illf"
     }
 
+    fn running_tasks_preempt(&self) -> bool {
+        false // `choose` only ever returns a waiting task or the current one
+    }
+
     fn set_topology(&mut self, topology: crate::class::Topology) {
         self.topology = Some(topology);
     }
