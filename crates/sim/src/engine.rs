@@ -374,7 +374,7 @@ impl Engine {
                 continue;
             }
             if t.period.is_some() {
-                e.push(t.offset, EventKind::Release { task: i });
+                e.push(t.offset, EventKind::Release { task: i as u32 });
             } else if let Some(b) = e.behaviour[i].as_mut() {
                 // Phases that start with sleeps begin asleep: the first wake-up comes
                 // after them, at the first run phase.
@@ -393,7 +393,7 @@ impl Engine {
                 b.next = first_run;
                 let at = t.offset.saturating_add(asleep);
                 if at < e.duration {
-                    e.push(at, EventKind::Wake { task: i });
+                    e.push(at, EventKind::Wake { task: i as u32 });
                 }
             }
         }

@@ -61,7 +61,7 @@ impl Engine {
         // The replenishment timer fires at the start of the next period (`dl_next_period`).
         let at = (ts.dl.deadline + ts.period.min(u64::MAX / 4)).saturating_sub(ts.rel_deadline);
         let at = at.max(self.now);
-        self.push(at, EventKind::Replenish { task: t });
+        self.push(at, EventKind::Replenish { task: t as u32 });
     }
 
     /// `replenish_dl_entity`, then wake the task if it has work.

@@ -6,31 +6,31 @@ use super::*;
 pub(super) enum EventKind {
     /// A CPU's hrtimer (kept apart from the heap so that re-arming cancels it).
     CpuTimer {
-        cpu: CpuId,
+        cpu: u32,
     },
     Replenish {
-        task: TaskId,
+        task: u32,
     },
     DeadlineCheck {
-        task: TaskId,
+        task: u32,
         seq: u64,
     },
     Release {
-        task: TaskId,
+        task: u32,
     },
     Wake {
-        task: TaskId,
+        task: u32,
     },
     Tick,
     // Interrupts and kernel work (engine/kernel.rs).
     Irq {
-        src: usize,
+        src: u32,
     },
     Section {
-        cpu: CpuId,
+        cpu: u32,
     },
     KernelEnd {
-        cpu: CpuId,
+        cpu: u32,
     },
 }
 
@@ -50,9 +50,20 @@ impl EventKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Event {
     pub(super) time: Ns,
-    pub(super) rank: u8,
-    pub(super) seq: u64,
+    /// Rank in the top 8 bits, sequence number below: one comparison orders both.
+    pub(super) order: u64,
     pub(super) kind: EventKind,
+}
+
+// Ids are u32 (CPUs ≤ 1024, tasks far below 2^32) so that an event is 32 bytes: the heap
+// moves events on every push and pop.
+const _: () = assert!(std::mem::size_of::<Event>() == 32);
+
+impl Event {
+    fn order(rank: u8, seq: u64) -> u64 {
+        debug_assert!(seq < 1 << 56);
+        (rank as u64) << 56 | seq
+    }
 }
 
 impl Engine {
@@ -60,8 +71,7 @@ impl Engine {
         let seq = self.next_seq();
         self.events.push(Reverse(Event {
             time,
-            rank: kind.rank(),
-            seq,
+            order: Event::order(kind.rank(), seq),
             kind,
         }));
     }
@@ -107,10 +117,12 @@ impl Engine {
 
     /// Take the next event in (time, rank, sequence) order.
     pub(super) fn pop_event(&mut self) -> Option<Event> {
-        let heap = self.events.peek().map(|Reverse(e)| (e.time, e.rank, e.seq));
+        let heap = self.events.peek().map(|Reverse(e)| (e.time, e.order));
         let timer = self.cpu_timers.first().copied();
         match (heap, timer) {
-            (Some(h), Some((t, seq, cpu))) if (t, 0, seq) < h => Some(self.pop_timer(t, seq, cpu)),
+            (Some(h), Some((t, seq, cpu))) if (t, Event::order(0, seq)) < h => {
+                Some(self.pop_timer(t, seq, cpu))
+            }
             (None, Some((t, seq, cpu))) => Some(self.pop_timer(t, seq, cpu)),
             _ => self.events.pop().map(|Reverse(e)| e),
         }
@@ -119,17 +131,18 @@ impl Engine {
     fn pop_timer(&mut self, time: Ns, seq: u64, cpu: CpuId) -> Event {
         self.cpu_timers.pop_first();
         self.cpu_timer_armed[cpu] = None;
+        let kind = EventKind::CpuTimer { cpu: cpu as u32 };
         Event {
             time,
-            rank: EventKind::CpuTimer { cpu }.rank(),
-            seq,
-            kind: EventKind::CpuTimer { cpu },
+            order: Event::order(kind.rank(), seq),
+            kind,
         }
     }
 
     pub(super) fn handle(&mut self, kind: EventKind) {
         match kind {
             EventKind::CpuTimer { cpu } => {
+                let cpu = cpu as CpuId;
                 self.events_processed += 1;
                 self.sync(cpu);
                 let decision = std::mem::take(&mut self.cpus[cpu].timer_decision);
@@ -138,18 +151,22 @@ impl Engine {
                 self.cpu_timer(cpu, decision);
             }
             EventKind::Replenish { task } => {
+                let task = task as TaskId;
                 self.events_processed += 1;
                 self.replenish(task);
             }
             EventKind::DeadlineCheck { task, seq } => {
+                let task = task as TaskId;
                 self.events_processed += 1;
                 self.deadline_check(task, seq);
             }
             EventKind::Release { task } => {
+                let task = task as TaskId;
                 self.events_processed += 1;
                 self.release(task);
             }
             EventKind::Wake { task } => {
+                let task = task as TaskId;
                 self.events_processed += 1;
                 self.fair_wake(task);
             }
@@ -158,14 +175,16 @@ impl Engine {
                 self.tick();
             }
             EventKind::Irq { src } => {
+                let src = src as usize;
                 self.events_processed += 1;
                 self.irq(src);
             }
             EventKind::Section { cpu } => {
+                let cpu = cpu as CpuId;
                 self.events_processed += 1;
                 self.kernel_section(cpu);
             }
-            EventKind::KernelEnd { cpu } => self.kernel_end(cpu),
+            EventKind::KernelEnd { cpu } => self.kernel_end(cpu as CpuId),
         }
     }
 

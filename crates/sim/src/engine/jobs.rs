@@ -31,7 +31,7 @@ impl Engine {
         if self.tasks[t].job.is_some() && self.latency[t].overrun() {
             let next = now.saturating_add(self.tasks[t].period);
             if next < self.duration {
-                self.push(next, EventKind::Release { task: t });
+                self.push(next, EventKind::Release { task: t as u32 });
             }
             return;
         }
@@ -48,11 +48,17 @@ impl Engine {
         };
         if let Some(next) = now.checked_add(gap) {
             if next < self.duration {
-                self.push(next, EventKind::Release { task: t });
+                self.push(next, EventKind::Release { task: t as u32 });
             }
         }
         if self.on_miss == OnMiss::Abort && job.deadline <= self.duration {
-            self.push(job.deadline, EventKind::DeadlineCheck { task: t, seq });
+            self.push(
+                job.deadline,
+                EventKind::DeadlineCheck {
+                    task: t as u32,
+                    seq,
+                },
+            );
         }
         self.release_job(t, job);
     }
@@ -159,7 +165,7 @@ impl Engine {
         b.next = i;
         if let Some(at) = now.checked_add(sleep) {
             if at < self.duration {
-                self.push(at, EventKind::Wake { task: t });
+                self.push(at, EventKind::Wake { task: t as u32 });
             }
         }
     }

@@ -323,7 +323,7 @@ impl Engine {
         for src in 0..self.kernel.irqs.len() {
             let at = self.kernel.irqs[src].spec.offset;
             if at < self.duration {
-                self.push(at, EventKind::Irq { src });
+                self.push(at, EventKind::Irq { src: src as u32 });
             }
         }
         if let Some(ks) = self.kernel.sections {
@@ -332,7 +332,7 @@ impl Engine {
                 // Staggered over the CPUs so that they do not all enter at once.
                 let at = ks.every + ks.every * cpu as u64 / n;
                 if at < self.duration {
-                    self.push(at, EventKind::Section { cpu });
+                    self.push(at, EventKind::Section { cpu: cpu as u32 });
                 }
             }
         }
@@ -355,7 +355,7 @@ impl Engine {
         }
         let st = &mut self.kernel.stats[cpu];
         st.longest_block_ns = st.longest_block_ns.max(end - self.now);
-        self.push(end, EventKind::KernelEnd { cpu });
+        self.push(end, EventKind::KernelEnd { cpu: cpu as u32 });
         len
     }
 
@@ -369,7 +369,7 @@ impl Engine {
         }
         if let Some(next) = now.checked_add(gap) {
             if next < self.duration {
-                self.push(next, EventKind::Irq { src });
+                self.push(next, EventKind::Irq { src: src as u32 });
             }
         }
         let q = &mut self.kernel.irqs[src];
@@ -403,7 +403,7 @@ impl Engine {
             .random_range(ks.every / 2..=ks.every + ks.every / 2);
         let next = self.now + gap.max(1);
         if next < self.duration {
-            self.push(next, EventKind::Section { cpu });
+            self.push(next, EventKind::Section { cpu: cpu as u32 });
         }
         let fair_running = self.cpus[cpu]
             .curr
