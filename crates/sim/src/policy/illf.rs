@@ -213,17 +213,20 @@ impl Illf {
             // The current task finished a job and goes on with the next: pick anew among
             // the two least laxities, itself included.
             // The first two of the waiting tasks and itself, in tree order.
-            let mut two: Vec<Entry> = self.waiting_set[rq]
-                .iter()
-                .filter(|e| ctx.allowed(e.2, cpu))
-                .take(2)
-                .copied()
-                .collect();
-            if let Some(ec) = self.entry[c].filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
-                two.push(ec);
-                two.sort_unstable();
+            let mut three: [Option<Entry>; 3] = [None; 3];
+            for (slot, &e) in three.iter_mut().zip(
+                self.waiting_set[rq]
+                    .iter()
+                    .filter(|e| ctx.allowed(e.2, cpu))
+                    .take(2),
+            ) {
+                *slot = Some(e);
             }
-            let mut all = two.into_iter().map(|e| e.2);
+            if let Some(ec) = self.entry[c].filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
+                three[2] = Some(ec);
+                three.sort_unstable_by_key(|e| e.map_or((1, (0, 0, 0)), |e| (0, e)));
+            }
+            let mut all = three.into_iter().flatten().map(|e| e.2);
             let (k, q) = (all.next()?, all.next());
             return Some(if swap_allowed(Some(k), q) {
                 self.alg2(ctx, k, q)
