@@ -17,7 +17,7 @@
 #   --timeout   passed to schedlab bench (default 300)
 #   --keep      keep the temp dir (virtualenv and exported sets) and print its path
 # needs: python3 with venv (on Debian: apt-get install python3-venv; done here when run as
-# root), network access to PyPI. SimSo takes minutes on the 256-task set.
+# root), network access to PyPI. SimSo takes about a minute on the two default sets.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
