@@ -12,8 +12,11 @@ use super::*;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-/// One key-ordered, unrestricted real-time class's running tasks under `linux` placement.
+/// One unrestricted real-time class's running tasks under `linux` placement (and, for a
+/// key-ordered class, their keys in order).
 pub(super) struct PushState {
+    /// Whether the class has a key order ([`SchedClass::preempt_key`]).
+    keyed: bool,
     /// CPUs running a runnable task of the class.
     busy: CpuMask,
     /// Per CPU: the key of that task.
@@ -33,9 +36,9 @@ impl Engine {
                 .is_some();
             (self.placement == Placement::Linux
                 && !self.class_global[class as usize]
-                && self.class_unrestricted[class as usize]
-                && keyed)
+                && self.class_unrestricted[class as usize])
                 .then(|| PushState {
+                    keyed,
                     busy: CpuMask::new(self.cpus.len()),
                     key: vec![None; self.cpus.len()],
                     running: BTreeSet::new(),
@@ -49,13 +52,19 @@ impl Engine {
             if self.push_state[class as usize].is_none() {
                 continue;
             }
+            let keyed = self.push_state[class as usize].as_ref().unwrap().keyed;
+            // Unkeyed classes keep only the busy mask: every running task counts as key 0.
             let key = self.cpus[cpu]
                 .curr
                 .filter(|&t| self.tasks[t].runnable && self.tasks[t].class == class)
                 .map(|t| {
-                    self.classes[class as usize]
-                        .preempt_key(&ctx!(self), t)
-                        .expect("a keyed class keys every task")
+                    if keyed {
+                        self.classes[class as usize]
+                            .preempt_key(&ctx!(self), t)
+                            .expect("a keyed class keys every task")
+                    } else {
+                        0
+                    }
                 });
             let st = self.push_state[class as usize].as_mut().unwrap();
             if st.key[cpu] == key {
@@ -66,7 +75,9 @@ impl Engine {
             }
             match key {
                 Some(k) => {
-                    st.running.insert((k, Reverse(cpu)));
+                    if st.keyed {
+                        st.running.insert((k, Reverse(cpu)));
+                    }
                     st.busy.insert(cpu);
                 }
                 None => st.busy.remove(cpu),
@@ -209,7 +220,8 @@ impl Engine {
             Some(_) => self
                 .touched_mask_iter()
                 .any(|c| self.cpu_free_for(c, class)),
-            None => l.worst.iter().flatten().any(|&(_, c)| touched[c]),
+            None if l.keyed => l.worst.iter().flatten().any(|&(_, c)| touched[c]),
+            None => true, // any CPU its task beats: not known without looking
         };
         *cache = Some(l);
         Some(l)
@@ -239,6 +251,7 @@ impl Engine {
         LaterCpus {
             first_free: CpuMask::next_in_none(&masks, 0, self.cpus.len()),
             worst: [worst.next(), worst.next()],
+            keyed: st.keyed,
             reach: true,
         }
     }
@@ -254,6 +267,7 @@ impl Engine {
         let mut l = LaterCpus {
             first_free: None,
             worst: [None, None],
+            keyed: true,
             reach: true,
         };
         for c in 0..self.cpus.len() {
@@ -292,6 +306,9 @@ impl Engine {
         if l.first_free.is_some() {
             return l.first_free;
         }
+        if !l.keyed {
+            return self.find_later_cpu(t, Some(from)); // the lowest-priority CPU it beats
+        }
         let key = self.classes[ts.class as usize].preempt_key(&ctx!(self), t)?;
         let worst = if l.worst[0].is_some_and(|(_, c)| c == from) {
             l.worst[1]
@@ -307,7 +324,9 @@ impl Engine {
 #[derive(Debug, Clone, Copy)]
 struct LaterCpus {
     first_free: Option<CpuId>,
+    /// The two lowest-priority running CPUs (key-ordered classes only).
     worst: [Option<(u64, CpuId)>; 2],
+    keyed: bool,
     /// Whether a push from an untouched CPU could end on a touched one: to a touched
     /// free CPU when some CPU is free, else to one of the two lowest-priority CPUs.
     reach: bool,
