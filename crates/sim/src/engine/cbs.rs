@@ -32,7 +32,7 @@ impl Engine {
                 // Revised wake-up rule for constrained deadlines: keep d, scale the budget.
                 ts.dl.runtime = ((big_q * (d - now) as u128) / big_d) as i64;
             } else {
-                ts.dl.deadline = now + ts.rel_deadline;
+                ts.dl.deadline = now.saturating_add(ts.rel_deadline);
                 ts.dl.runtime = ts.dl.budget as i64;
             }
         }
@@ -76,7 +76,7 @@ impl Engine {
             ts.dl.runtime += ts.dl.budget as i64;
         }
         if ts.dl.deadline < now {
-            ts.dl.deadline = now + ts.rel_deadline;
+            ts.dl.deadline = now.saturating_add(ts.rel_deadline);
             ts.dl.runtime = ts.dl.budget as i64;
         }
         ts.dl.throttled = false;

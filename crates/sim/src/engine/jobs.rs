@@ -42,7 +42,7 @@ impl Engine {
         let job = Job {
             seq,
             release: now,
-            deadline: now + self.tasks[t].rel_deadline,
+            deadline: now.saturating_add(self.tasks[t].rel_deadline),
             exec,
             remaining: exec,
         };
