@@ -167,22 +167,19 @@ pub struct Engine {
     push_state: [Option<push_pull::PushState>; 2],
     /// Per class: whether any task belongs to it.
     class_has_tasks: [bool; 3],
-    /// The CPUs touched in the current instant's decisions (as `touched_list`).
-    touched_mask: marks::CpuMask,
+    /// The CPUs touched in the current instant's decisions: marked when they begin, and
+    /// the targets of pushes.
+    touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
     global_fast: Option<global_fast::GlobalFast>,
-    /// CPUs whose timer is re-armed at the end of the instant (each once: `rearm_flag`).
-    rearm_list: Vec<CpuId>,
-    rearm_flag: Vec<bool>,
+    /// CPUs whose timer is re-armed at the end of the instant.
+    rearm: marks::CpuMask,
     /// Some class with tasks arms decision timers: every CPU's timer is recomputed at
     /// every instant, as a waiting task anywhere may move any CPU's decision instant.
     decision_timers: bool,
-    /// Scratch: CPUs set in `scratch_touched`, to clear it.
-    touched_list: Vec<CpuId>,
     /// Reused buffers so that scheduling decisions do not allocate.
     scratch_assign: Vec<Option<TaskId>>,
     scratch_cpus: Vec<CpuId>,
-    scratch_touched: Vec<bool>,
 }
 
 impl Engine {
@@ -357,17 +354,14 @@ impl Engine {
             log: trace.then(Vec::new),
             scratch_assign: Vec::with_capacity(ncpu),
             scratch_cpus: Vec::with_capacity(ncpu),
-            scratch_touched: vec![false; ncpu],
             marked: marks::CpuMask::new(ncpu),
             global_poked: false,
             global_fast: None,
             push_state: [None, None],
             class_has_tasks: ClassId::ALL.map(|c| task_class.contains(&c)),
-            touched_mask: marks::CpuMask::new(ncpu),
-            rearm_list: Vec::with_capacity(ncpu),
-            rearm_flag: vec![false; ncpu],
+            touched: marks::CpuMask::new(ncpu),
+            rearm: marks::CpuMask::new(ncpu),
             decision_timers: false,
-            touched_list: Vec::with_capacity(ncpu),
         };
         for (i, t) in w.tasks.iter().enumerate() {
             if t.offset >= e.duration {

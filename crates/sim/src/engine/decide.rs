@@ -15,24 +15,14 @@ impl Engine {
         }
         // `touched`: the CPUs marked when the instant's decisions begin (all of them
         // after a wake-up on a queue shared by all CPUs).
-        let mut touched = std::mem::take(&mut self.scratch_touched);
-        let mut list = std::mem::take(&mut self.touched_list);
         if std::mem::take(&mut self.global_poked) {
-            touched.iter_mut().for_each(|t| *t = true);
-            list.extend(0..self.cpus.len());
-            (0..self.cpus.len()).for_each(|c| self.touched_mask.insert(c));
+            self.touched.fill(self.cpus.len());
         } else {
-            let mut cpu = 0;
-            while let Some(c) = self.marked.next_from(cpu) {
-                touched[c] = true;
-                list.push(c);
-                self.touched_mask.insert(c);
-                cpu = c + 1;
-            }
+            self.touched.copy_from(&self.marked);
         }
-        self.visit(list.len());
+        self.visit(self.touched.len());
         if self.class_global.iter().any(|&g| g) {
-            self.schedule_global(&touched);
+            self.schedule_global();
         } else {
             // A CPU marked while this runs is decided now if it comes later in index
             // order, at the next instant otherwise.
@@ -44,15 +34,9 @@ impl Engine {
             }
         }
         if self.placement == Placement::Linux {
-            self.push_tasks(&mut touched, &mut list);
+            self.push_tasks();
         }
-        for &c in &list {
-            touched[c] = false;
-        }
-        self.touched_mask.clear();
-        list.clear();
-        self.scratch_touched = touched;
-        self.touched_list = list;
+        self.touched.clear();
     }
 
     /// Does class `class` (or a higher one) have a task waiting on `rq` that should take

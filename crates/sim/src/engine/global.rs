@@ -6,7 +6,7 @@ impl Engine {
     /// Global placement: keep the highest-priority runnable tasks on the CPUs.
     /// Used when some class has one queue for all CPUs (global placement, BFS); classes
     /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
-    pub(super) fn schedule_global(&mut self, dirty: &[bool]) {
+    pub(super) fn schedule_global(&mut self) {
         self.visit(3 * self.cpus.len()); // reset, collect, switch
         let ncpu = self.cpus.len();
         self.cpus.iter_mut().for_each(|c| c.dirty = false);
@@ -26,7 +26,7 @@ impl Engine {
         }
         // Every change strictly raises the priority on one CPU; the bound is a safety net.
         for _ in 0..(4 * ncpu * (self.tasks.len() + 1)) {
-            if !self.global_step(&mut assign, dirty) {
+            if !self.global_step(&mut assign) {
                 break;
             }
         }
@@ -46,7 +46,7 @@ impl Engine {
     }
 
     /// One improvement of the global assignment; false when nothing changes.
-    pub(super) fn global_step(&mut self, assign: &mut [Option<TaskId>], dirty: &[bool]) -> bool {
+    pub(super) fn global_step(&mut self, assign: &mut [Option<TaskId>]) -> bool {
         // Fill CPUs that are idle or run a lower class. A real-time class with nothing
         // waiting has nothing to give; the fair class is asked whenever the workload has
         // fair tasks (its pick may also settle tasks it keeps queued, e.g. EEVDF's delayed
@@ -84,7 +84,7 @@ impl Engine {
             }
         }
         let mut running = std::mem::take(&mut self.scratch_cpus);
-        let found = self.global_preempt(assign, &mut running, dirty);
+        let found = self.global_preempt(assign, &mut running);
         self.scratch_cpus = running;
         found
     }
@@ -95,7 +95,6 @@ impl Engine {
         &mut self,
         assign: &mut [Option<TaskId>],
         running: &mut Vec<CpuId>,
-        dirty: &[bool],
     ) -> bool {
         for class in ClassId::ALL {
             // Nothing waiting in a real-time class: no task of it can take a CPU.
@@ -107,14 +106,13 @@ impl Engine {
             }
             if !self.class_global[class as usize] {
                 // Per-CPU queue: the usual wake-up preemption test on touched CPUs.
-                for cpu in 0..assign.len() {
+                let mut next = 0;
+                while let Some(cpu) = self.touched.next_from(next) {
+                    next = cpu + 1;
                     self.visit(1);
                     let Some(curr) = assign[cpu].filter(|&t| self.tasks[t].class == class) else {
                         continue;
                     };
-                    if !dirty[cpu] {
-                        continue;
-                    }
                     let ctx = ctx!(self);
                     let cls = &self.classes[class as usize];
                     if let Some(cand) = cls.peek_next_task(&ctx, cpu, cpu) {

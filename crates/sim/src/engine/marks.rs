@@ -35,6 +35,38 @@ impl CpuMask {
         }
     }
 
+    /// Whether `cpu` is in the set.
+    pub(super) fn contains(&self, cpu: CpuId) -> bool {
+        self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
+    }
+
+    /// Every CPU below `ncpu` in the set.
+    pub(super) fn fill(&mut self, ncpu: usize) {
+        self.clear();
+        (0..ncpu).for_each(|c| self.insert(c));
+    }
+
+    /// Make this set equal to `other` (same size).
+    pub(super) fn copy_from(&mut self, other: &CpuMask) {
+        self.words.copy_from_slice(&other.words);
+        self.len = other.len;
+    }
+
+    /// Number of CPUs in the set.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The CPUs in the set, in index order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let c = self.next_from(at)?;
+            at = c + 1;
+            Some(c)
+        })
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -115,10 +147,7 @@ impl Engine {
     }
 
     fn want_rearm(&mut self, cpu: CpuId) {
-        if !self.rearm_flag[cpu] {
-            self.rearm_flag[cpu] = true;
-            self.rearm_list.push(cpu);
-        }
+        self.rearm.insert(cpu);
     }
 
     /// Forget `cpu`'s mark once its decision flags are consumed.

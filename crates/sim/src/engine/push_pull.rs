@@ -98,9 +98,11 @@ impl Engine {
     /// Push waiting tasks to CPUs where they would run now (`push_dl_task` /
     /// `push_rt_task` from a CPU that just scheduled; `pull_*` towards a CPU that did).
     /// Only moves that start or end on a CPU touched in this instant are considered.
-    pub(super) fn push_tasks(&mut self, touched: &mut [bool], list: &mut Vec<CpuId>) {
-        for &c in list.iter() {
+    pub(super) fn push_tasks(&mut self) {
+        let mut cpu = 0;
+        while let Some(c) = self.touched.next_from(cpu) {
             self.refresh_push_state(c);
+            cpu = c + 1;
         }
         let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
         // Where a task of each class would go, valid until the next move.
@@ -116,7 +118,7 @@ impl Engine {
                 let only_touched = ClassId::RT.iter().all(|&c| {
                     self.classes[c as usize].nr_waiting() == 0
                         || self
-                            .later_cpus(c, &mut later[c as usize], touched)
+                            .later_cpus(c, &mut later[c as usize])
                             .is_some_and(|l| !l.reach)
                 });
                 let from_waiting = |s: &Self, from: CpuId| {
@@ -128,7 +130,7 @@ impl Engine {
                 let found = if only_touched {
                     let mut at = next;
                     loop {
-                        let Some(c) = self.touched_mask.next_from(at) else {
+                        let Some(c) = self.touched.next_from(at) else {
                             break None;
                         };
                         if ClassId::RT
@@ -152,8 +154,8 @@ impl Engine {
                     if self.classes[class as usize].waiting_on(cpu) == 0 {
                         continue; // nothing to push from here
                     }
-                    let keyed = self.later_cpus(class, &mut later[class as usize], touched);
-                    if !touched[cpu] && keyed.is_some_and(|l| !l.reach) {
+                    let keyed = self.later_cpus(class, &mut later[class as usize]);
+                    if !self.touched.contains(cpu) && keyed.is_some_and(|l| !l.reach) {
                         continue; // its target could only be untouched: not considered
                     }
                     let cand = self.classes[class as usize].peek_next_task(&ctx!(self), cpu, cpu);
@@ -168,7 +170,7 @@ impl Engine {
                     let Some(target) = target else {
                         continue;
                     };
-                    if !touched[cpu] && !touched[target] {
+                    if !self.touched.contains(cpu) && !self.touched.contains(target) {
                         continue;
                     }
                     self.classes[class as usize].dequeue_task(&ctx!(self), cpu, cand);
@@ -180,11 +182,7 @@ impl Engine {
                         EnqueueReason::Migrated,
                     );
                     self.mark_dirty(target);
-                    if !touched[target] {
-                        touched[target] = true;
-                        list.push(target);
-                        self.touched_mask.insert(target);
-                    }
+                    self.touched.insert(target);
                     self.schedule_local(target);
                     self.refresh_push_state(target);
                     later = [None, None];
@@ -201,12 +199,7 @@ impl Engine {
     /// none of its tasks has a restricted affinity (None otherwise): the first free CPU
     /// and the two running tasks of the class with the largest keys, computed once and
     /// reused until a task moves.
-    fn later_cpus(
-        &self,
-        class: ClassId,
-        cache: &mut Option<LaterCpus>,
-        touched: &[bool],
-    ) -> Option<LaterCpus> {
+    fn later_cpus(&self, class: ClassId, cache: &mut Option<LaterCpus>) -> Option<LaterCpus> {
         if let Some(l) = cache {
             return Some(*l);
         }
@@ -217,23 +210,16 @@ impl Engine {
         };
         l.reach = match l.first_free {
             // A free CPU: the target is the task's last CPU if free, else the first free.
-            Some(_) => self
-                .touched_mask_iter()
-                .any(|c| self.cpu_free_for(c, class)),
-            None if l.keyed => l.worst.iter().flatten().any(|&(_, c)| touched[c]),
+            Some(_) => self.touched.iter().any(|c| self.cpu_free_for(c, class)),
+            None if l.keyed => l
+                .worst
+                .iter()
+                .flatten()
+                .any(|&(_, c)| self.touched.contains(c)),
             None => true, // any CPU its task beats: not known without looking
         };
         *cache = Some(l);
         Some(l)
-    }
-
-    fn touched_mask_iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        let mut at = 0;
-        std::iter::from_fn(move || {
-            let c = self.touched_mask.next_from(at)?;
-            at = c + 1;
-            Some(c)
-        })
     }
 
     /// [`LaterCpus`] from the push states and the waiting masks.

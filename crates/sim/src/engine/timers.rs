@@ -8,16 +8,13 @@ impl Engine {
     /// Only CPUs whose timer may have moved are looked at (marked, switched, charged a
     /// cost), unless a class arms decision timers, which any change anywhere may move.
     pub(super) fn rearm_timers(&mut self) {
-        let mut list = std::mem::take(&mut self.rearm_list);
+        // In CPU order: the timers' sequence numbers order equal instants.
+        let mut list = std::mem::take(&mut self.rearm);
         if self.decision_timers {
-            list.clear();
-            list.extend(0..self.cpus.len());
-        } else {
-            list.sort_unstable(); // timers armed in CPU order, as their sequence numbers
+            list.fill(self.cpus.len());
         }
         self.visit(list.len());
-        for &cpu in &list {
-            self.rearm_flag[cpu] = false;
+        for cpu in list.iter() {
             self.sync(cpu);
             let c = &self.cpus[cpu];
             let (want, decision) = match c.curr {
@@ -52,6 +49,6 @@ impl Engine {
             }
         }
         list.clear();
-        self.rearm_list = list;
+        self.rearm = list;
     }
 }
