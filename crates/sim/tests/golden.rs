@@ -14,6 +14,9 @@ use schedlab_sim::{simulate, SimOptions, PERIODIC_POLICIES};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::periodic_set;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -44,27 +47,6 @@ fn line(key: &str, w: &Workload) -> String {
             )
         }
     }
-}
-
-/// UUniFast utilisations summing to `total`, log-uniform periods in whole ms.
-fn periodic_set(n: usize, cpus: usize, total: f64, ms: u64, seed: u64) -> String {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut sum = total;
-    let mut y = format!("platform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {ms}ms\ntasks:\n");
-    for i in 0..n {
-        let u = if i + 1 == n {
-            sum
-        } else {
-            let next = sum * rng.random::<f64>().powf(1.0 / (n - i - 1) as f64);
-            let u = sum - next;
-            sum = next;
-            u
-        };
-        let period = (10f64 * 100f64.powf(rng.random::<f64>())).round() as u64;
-        let runtime = ((u.min(1.0) * period as f64 * 1000.0).round() as u64).max(1);
-        y += &format!("  - {{ name: t{i}, runtime: {runtime}us, period: {period}ms }}\n");
-    }
-    y
 }
 
 /// Fair tasks of every behaviour (hogs, run/sleep, work) at several nice values, with a

@@ -6,31 +6,17 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_model::{Overrides, Workload};
+use schedlab_model::{Overrides, Placement, Workload};
 use schedlab_sim::{simulate, SimOptions, SimResult};
 use std::path::Path;
 
-/// `n` periodic tasks, UUniFast utilisations summing to 0.7 x `cpus`, whole-ms periods
-/// log-uniform in 10..1000 ms; plus `fair` fair tasks (hogs and run/sleep tasks).
+mod common;
+
+/// `n` periodic tasks, UUniFast utilisations summing to 0.7 x `cpus` (the golden sets'
+/// generator), plus `fair` fair tasks (hogs and run/sleep tasks).
 fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Workload {
-    let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
-    let mut sum = 0.7 * cpus as f64;
-    let mut y = format!(
-        "platform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {ms}ms\nscheduler: {{ placement: {placement} }}\ntasks:\n"
-    );
-    for i in 0..n {
-        let u = if i + 1 == n {
-            sum
-        } else {
-            let next = sum * rng.random::<f64>().powf(1.0 / (n - i - 1) as f64);
-            let u = sum - next;
-            sum = next;
-            u
-        };
-        let period = (10f64 * 100f64.powf(rng.random::<f64>())).round() as u64;
-        let runtime = ((u.min(1.0) * period as f64 * 1000.0).round() as u64).max(1);
-        y += &format!("  - {{ name: t{i}, runtime: {runtime}us, period: {period}ms }}\n");
-    }
+    let mut y = common::periodic_set(n, cpus, 0.7 * cpus as f64, ms, n as u64);
+    let mut rng = ChaCha8Rng::seed_from_u64(fair as u64);
     for i in 0..fair {
         y += &if i % 2 == 0 {
             format!(
@@ -45,7 +31,11 @@ fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Wor
             )
         };
     }
-    Workload::parse_str(&y, Path::new("work.yaml"), &Overrides::default()).unwrap()
+    let ov = Overrides {
+        placement: Some(Placement::parse(placement).unwrap()),
+        ..Overrides::default()
+    };
+    Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap()
 }
 
 struct PerEvent {

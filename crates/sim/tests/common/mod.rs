@@ -2,6 +2,8 @@
 //! invariants every schedule in the suite must satisfy.
 #![allow(dead_code)]
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use schedlab_model::{Overrides, Placement, Policy, Workload};
 use schedlab_sim::{simulate, Segment, SimOptions, SimResult};
 use std::path::Path;
@@ -198,4 +200,25 @@ fn check_work_conserving(w: &Workload, r: &SimResult, by_task: &[Vec<&Segment>])
             "at t={p} ns {busy} CPUs busy but {pending} tasks have pending work"
         );
     }
+}
+
+/// UUniFast utilisations summing to `total`, log-uniform periods in whole ms.
+pub fn periodic_set(n: usize, cpus: usize, total: f64, ms: u64, seed: u64) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut sum = total;
+    let mut y = format!("platform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {ms}ms\ntasks:\n");
+    for i in 0..n {
+        let u = if i + 1 == n {
+            sum
+        } else {
+            let next = sum * rng.random::<f64>().powf(1.0 / (n - i - 1) as f64);
+            let u = sum - next;
+            sum = next;
+            u
+        };
+        let period = (10f64 * 100f64.powf(rng.random::<f64>())).round() as u64;
+        let runtime = ((u.min(1.0) * period as f64 * 1000.0).round() as u64).max(1);
+        y += &format!("  - {{ name: t{i}, runtime: {runtime}us, period: {period}ms }}\n");
+    }
+    y
 }
