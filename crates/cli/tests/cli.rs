@@ -1,43 +1,9 @@
 //! End-to-end tests of the `schedlab` binary: exit codes, messages, JSON shape.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let d = std::env::temp_dir().join(format!(
-            "schedlab-cli-test-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::{schedlab, Scratch};
+use std::path::Path;
+use std::process::Output;
 
 /// A small valid workload: 2 CPUs, three periodic tasks, 200ms.
 const SMALL: &str = "\
@@ -50,14 +16,6 @@ tasks:
   - { name: b, runtime: 5ms, period: 20ms, deadline: 15ms }
   - { name: c, count: 2, runtime: 8ms, period: 40ms }
 ";
-
-fn schedlab(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run schedlab")
-}
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

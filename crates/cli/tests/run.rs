@@ -7,6 +7,8 @@
 //! times) instead of asserting them tightly: on these VMs busy loops drift 30-50% in
 //! speed and wake-up latencies reach milliseconds.
 
+mod common;
+use common::Scratch;
 use schedlab_model::{Overrides, Workload};
 use schedlab_sim::{simulate, SimOptions};
 use serde_json::Value;
@@ -49,26 +51,6 @@ macro_rules! needs_root {
 
 fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-struct Scratch(PathBuf);
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("schedlab-run-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn run(args: &[&str]) -> (Output, Value) {
