@@ -127,8 +127,6 @@ pub struct Engine {
     vruntime_spread: i64,
     /// Fair-class picks.
     fair_decisions: u64,
-    /// Whether any task is in the fair class.
-    has_fair: bool,
     /// Per class: no task of it has a restricted affinity (so every CPU sees the same
     /// first task of a global queue).
     class_unrestricted: [bool; 3],
@@ -334,7 +332,6 @@ impl Engine {
             kernel: kernel::KernelState::new(w, &class_global)?,
             vruntime_spread: 0,
             fair_decisions: 0,
-            has_fair: task_class.contains(&ClassId::Fair),
             class_unrestricted,
             fair: fair_balance::FairRqs::new(ncpu),
             migration_cost: w.scheduler.migration_cost,
@@ -391,17 +388,17 @@ impl Engine {
                 }
             }
         }
-        e.lazy_accounting = !e.has_fair
-            && ClassId::ALL
-                .iter()
-                .all(|&c| !task_class.contains(&c) || !e.classes[c as usize].reads_progress());
+        e.lazy_accounting = !e.has_fair()
+            && ClassId::ALL.iter().all(|&c| {
+                !e.class_has_tasks[c as usize] || !e.classes[c as usize].reads_progress()
+            });
         e.global_fast = e.global_fast_for(task_class);
         e.push_state = e.push_states_for(task_class);
         e.decision_timers = ClassId::ALL
             .iter()
-            .any(|&c| task_class.contains(&c) && e.classes[c as usize].uses_decision_timer());
+            .any(|&c| e.class_has_tasks[c as usize] && e.classes[c as usize].uses_decision_timer());
         if tick_ns > 0 && tick_ns < e.duration {
-            if e.tick_needed(task_class) {
+            if e.tick_needed() {
                 e.push(tick_ns, EventKind::Tick);
             } else {
                 // Nothing happens at a tick: count the ticks, simulate none.
@@ -412,18 +409,23 @@ impl Engine {
         Ok(e)
     }
 
+    /// Whether any task is in the fair class.
+    fn has_fair(&self) -> bool {
+        self.class_has_tasks[ClassId::Fair as usize]
+    }
+
     /// Whether any tick could change something: a class with tasks that uses it, fair
     /// tasks (balancing, vruntime samples), CBS depletion checked at ticks, a tick cost, or
     /// timer wheels.
-    fn tick_needed(&self, task_class: &[ClassId]) -> bool {
+    fn tick_needed(&self) -> bool {
         let ctx = ctx!(self);
         let class_needs = ClassId::ALL
             .iter()
-            .any(|&c| task_class.contains(&c) && self.classes[c as usize].uses_tick(&ctx));
+            .any(|&c| self.class_has_tasks[c as usize] && self.classes[c as usize].uses_tick(&ctx));
         class_needs
-            || self.has_fair
+            || self.has_fair()
             || self.tick_cost > 0
-            || (self.cbs && !self.hrtick && task_class.contains(&ClassId::Dl))
+            || (self.cbs && !self.hrtick && self.class_has_tasks[ClassId::Dl as usize])
             || self.kernel.has_timer_wheels()
     }
 

@@ -52,7 +52,7 @@ impl Engine {
         // fair tasks (its pick may also settle tasks it keeps queued, e.g. EEVDF's delayed
         // dequeues).
         let offers = |s: &Self, class: ClassId| match class {
-            ClassId::Fair => s.has_fair,
+            ClassId::Fair => s.has_fair(),
             _ => s.classes[class as usize].nr_waiting() > 0,
         };
         if ClassId::ALL.iter().any(|&c| offers(self, c)) {
@@ -101,7 +101,7 @@ impl Engine {
             if class != ClassId::Fair && self.classes[class as usize].nr_waiting() == 0 {
                 continue;
             }
-            if class == ClassId::Fair && !self.has_fair {
+            if class == ClassId::Fair && !self.has_fair() {
                 continue;
             }
             if !self.class_global[class as usize] {

@@ -62,7 +62,7 @@ impl Engine {
     pub(super) fn global_fast_for(&self, task_class: &[ClassId]) -> Option<GlobalFast> {
         let used: Vec<ClassId> = ClassId::ALL
             .into_iter()
-            .filter(|c| task_class.contains(c))
+            .filter(|&c| self.class_has_tasks[c as usize])
             .collect();
         let &[class] = used.as_slice() else {
             return None;

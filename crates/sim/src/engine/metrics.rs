@@ -100,7 +100,7 @@ impl Engine {
                 cpu: self.partition[i],
             })
             .collect();
-        let fairness = self.has_fair.then(|| {
+        let fairness = self.has_fair().then(|| {
             let xs: Vec<f64> = tasks
                 .iter()
                 .filter_map(|t| t.fair.as_ref())

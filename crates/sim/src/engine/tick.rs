@@ -33,7 +33,7 @@ impl Engine {
                 self.mark_dirty(cpu);
             }
         }
-        if self.has_fair {
+        if self.has_fair() {
             self.fair_tick();
         }
         self.timer_softirq();
