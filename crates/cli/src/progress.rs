@@ -84,7 +84,7 @@ impl Progress {
             format!(", ~{} left", seconds(per * (n - done) as f64))
         };
         show(&format!(
-            "{} {msg}  [{}{left}]",
+            "{} {done}/{n} {msg}  [{}{left}]",
             bar(done, n),
             seconds(spent)
         ));
@@ -108,8 +108,9 @@ impl Progress {
                     let t = start.elapsed().min(total);
                     let frac = t.as_secs_f64() / total.as_secs_f64();
                     show(&format!(
-                        "{} {label}: {} of {}, {} left",
+                        "{} {:3.0}% {label}: {} of {}, {} left",
                         bar((frac * 20.0) as usize, 20),
+                        frac * 100.0,
                         seconds(t.as_secs_f64()),
                         seconds(total.as_secs_f64()),
                         seconds((total - t).as_secs_f64())
@@ -163,11 +164,7 @@ fn show(line: &str) {
 fn bar(done: usize, n: usize) -> String {
     let cells = n.clamp(1, 20);
     let full = (done.min(n) * cells).checked_div(n).unwrap_or(0);
-    format!(
-        "[{}{}] {done}/{n}",
-        "#".repeat(full),
-        ".".repeat(cells - full)
-    )
+    format!("[{}{}]", "#".repeat(full), ".".repeat(cells - full))
 }
 
 /// `4.2s`, `1m05s`.
@@ -186,11 +183,11 @@ mod tests {
 
     #[test]
     fn bar_fills_in_proportion() {
-        assert_eq!(bar(0, 4), "[....] 0/4");
-        assert_eq!(bar(2, 4), "[##..] 2/4");
-        assert_eq!(bar(40, 40), "[####################] 40/40");
-        assert_eq!(bar(10, 40), "[#####...............] 10/40");
-        assert_eq!(bar(0, 0), "[.] 0/0");
+        assert_eq!(bar(0, 4), "[....]");
+        assert_eq!(bar(2, 4), "[##..]");
+        assert_eq!(bar(40, 40), "[####################]");
+        assert_eq!(bar(10, 40), "[#####...............]");
+        assert_eq!(bar(0, 0), "[.]");
     }
 
     #[test]

@@ -200,13 +200,17 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     progress.step(&format!(
         "running {} under {} for real ({} on {} CPUs)...",
         w.name,
-        w.scheduler.policy.name(),
+        output::policies_in_use(&w, w.scheduler.policy.name()),
         format_ns(w.duration),
         w.platform.cpus
     ));
     let rr = {
         let _countdown = progress.countdown(
-            &format!("running {} under {}", w.name, w.scheduler.policy.name()),
+            &format!(
+                "running {} under {}",
+                w.name,
+                output::policies_in_use(&w, w.scheduler.policy.name())
+            ),
             std::time::Duration::from_nanos(w.duration),
         );
         runner::run(&w, &cfg)

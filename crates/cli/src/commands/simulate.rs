@@ -29,7 +29,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
     progress.step(&format!(
         "simulating {} under {} ({} on {} CPUs)...",
         w.name,
-        w.scheduler.policy.name(),
+        crate::output::policies_in_use(&w, w.scheduler.policy.name()),
         format_ns(w.duration),
         w.platform.cpus
     ));
