@@ -73,7 +73,7 @@ impl Engine {
                     return Some(t);
                 }
             }
-            if attempt == 0 && !self.fair_balance(cpu, true) {
+            if attempt == 0 && !self.fair_balance(cpu, true, &[]) {
                 break;
             }
         }
