@@ -7,6 +7,8 @@ use std::fmt::Display;
 pub const EXIT_INPUT: u8 = 2;
 /// Exit status when the results cannot be written.
 pub const EXIT_OUTPUT: u8 = 1;
+/// Exit status when `--check` finds the simulator in an impossible state (a bug).
+pub const EXIT_BUG: u8 = 3;
 
 /// The line added to the failures of real commands caused by the machine.
 pub const DOCTOR_HINT: &str =
@@ -37,6 +39,16 @@ impl Failure {
         Failure {
             code,
             message: format!("{message}\n{DOCTOR_HINT}"),
+        }
+    }
+
+    /// schedlab itself is wrong (exit 3): the message asks for a report.
+    pub fn bug(message: impl Display) -> Failure {
+        Failure {
+            code: EXIT_BUG,
+            message: format!(
+                "{message}\n(this is a bug in schedlab: please report it with the workload file)"
+            ),
         }
     }
 
