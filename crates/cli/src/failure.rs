@@ -52,6 +52,12 @@ impl Failure {
         }
     }
 
+    /// Whether the command's files are written although it failed: an interrupted real
+    /// run (exit 130/143) prints and writes its partial results on purpose.
+    pub fn keeps_outputs(&self) -> bool {
+        matches!(self.code, 130 | 143)
+    }
+
     /// Output could not be written (exit 1).
     pub fn output(message: impl Display) -> Failure {
         Failure {
