@@ -47,7 +47,7 @@ shield (seed 003), all.
 
 Every difference from the papers is explained in docs/reproduction.md.";
 
-/// schedlab: a laboratory for Linux CPU scheduling.
+/// A laboratory for Linux CPU scheduling.
 ///
 /// One workload file (CPUs, periodic real-time tasks, RT and fair tasks) is simulated on a
 /// deterministic multi-core model of the Linux scheduler and of research policies (EDF,
