@@ -23,6 +23,7 @@ pub const CHECKS: &[fn(&dyn Host) -> Check] = &[
     sched_ext,
     cpufreq,
     virtualisation,
+    machine_lock,
     tools,
 ];
 
@@ -542,6 +543,49 @@ pub fn virtualisation(h: &dyn Host) -> Check {
         ),
         Some("for trustworthy real-time numbers: bare metal, or dedicated pinned vCPUs".into()),
     )
+}
+
+/// Whether another schedlab real run holds the machine now (a real run would wait for
+/// it). The lock file keeps its last holder's line after the holder exits, so the holder
+/// counts only while that PID lives with the same start time.
+pub fn machine_lock(h: &dyn Host) -> Check {
+    let path = schedlab_linux::machine_lock::LOCK_PATH;
+    let text = h.read(path).unwrap_or_default();
+    // `schedlab pid 6317 (start time 959928) running `latency --shield 1``
+    let field = |after: &str| -> Option<u64> {
+        let rest = &text[text.find(after)? + after.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let alive = match (field("pid "), field("start time ")) {
+        (Some(pid), Some(start)) => h
+            .read(&format!("/proc/{pid}/stat"))
+            .and_then(|s| {
+                let rest = s.get(s.rfind(')')? + 2..)?;
+                rest.split_whitespace().nth(19)?.parse::<u64>().ok()
+            })
+            .is_some_and(|t| t == start),
+        _ => false,
+    };
+    if alive {
+        Check::new(
+            "machine_lock",
+            Status::Warn,
+            format!("held: {}; a real run started now waits for it", text.trim()),
+            Some(
+                "wait for that run, or stop it (kill PID); SCHEDLAB_LOCK_WAIT=N bounds the \
+                 wait (seconds)"
+                    .into(),
+            ),
+        )
+    } else {
+        Check::ok(
+            "machine_lock",
+            format!("free: no schedlab real run in progress ({path})"),
+        )
+    }
 }
 
 /// Programs the README's tour and the real commands use.

@@ -202,6 +202,27 @@ fn governors_and_vms() {
 }
 
 #[test]
+fn the_machine_lock_counts_only_while_its_holder_lives() {
+    let line = "schedlab pid 77 (start time 4242) running `latency --shield 1`\n";
+    let stat = |start: u64| {
+        let mut f: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+        f[19] = start.to_string();
+        format!("77 (schedlab) {}", f.join(" "))
+    };
+    let path = "/run/schedlab/machine.lock";
+    let free = machine().file(path, line);
+    assert_eq!(machine_lock(&free).status, Status::Ok, "holder gone");
+    let reused = machine().file(path, line).file("/proc/77/stat", &stat(1));
+    assert_eq!(machine_lock(&reused).status, Status::Ok, "PID reused");
+    let held = machine()
+        .file(path, line)
+        .file("/proc/77/stat", &stat(4242));
+    let c = machine_lock(&held);
+    assert_eq!(c.status, Status::Warn);
+    assert!(c.detail.contains("latency --shield 1"), "{}", c.detail);
+}
+
+#[test]
 fn missing_tools_are_named_with_their_package() {
     let mut m = machine();
     m.programs = vec!["jq".into(), "trace-cmd".into()];
