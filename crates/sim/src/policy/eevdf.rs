@@ -827,17 +827,11 @@ impl SchedClass for Eevdf {
                         "run queue {i}'s current task {c} is not running (or also queued)"
                     ));
                 }
-                queued.iter().chain([&c]).try_for_each(|&t| {
-                    (!std::mem::replace(&mut seen[t], true))
-                        .then_some(())
-                        .ok_or(format!("task {t} is on two run queues"))
-                })?;
-            } else {
-                queued.iter().try_for_each(|&t| {
-                    (!std::mem::replace(&mut seen[t], true))
-                        .then_some(())
-                        .ok_or(format!("task {t} is on two run queues"))
-                })?;
+            }
+            for &t in queued.iter().chain(r.curr.as_ref()) {
+                if std::mem::replace(&mut seen[t], true) {
+                    return Err(format!("task {t} is on two run queues"));
+                }
             }
             if queued.len() + usize::from(r.curr.is_some()) != r.nr {
                 return Err(format!(
