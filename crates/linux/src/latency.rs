@@ -20,6 +20,7 @@ pub mod load;
 pub mod shield;
 
 use crate::job::{now_ns, sleep_until};
+use crate::pm_qos::{PmQosReport, PmQosRequest};
 use crate::policy::{self, KernelPolicy};
 use crate::privileges::{Privileges, CAP_SYS_NICE};
 use crate::thread;
@@ -96,6 +97,12 @@ pub struct LatencyConfig {
     pub shield_irqs_only: bool,
     /// cyclictest's `-h N`: also record the cycle numbers of samples ≥ N µs (the first N).
     pub histogram: Option<usize>,
+    /// PM QoS CPU latency request held for the run (µs; cyclictest's default 0); None:
+    /// none (cyclictest's `--laptop`).
+    pub dma_latency: Option<u32>,
+    /// Failing to hold `dma_latency` is an error (asked for by value) rather than a
+    /// warning (the default).
+    pub dma_latency_required: bool,
 }
 
 /// One probe thread's figures.
@@ -158,6 +165,8 @@ pub struct LatencyResult {
     pub load: Option<LoadReport>,
     /// The shield, if any.
     pub shield: Option<ShieldReport>,
+    /// The PM QoS CPU latency request in force (idle states held off or not).
+    pub pm_qos: PmQosReport,
     /// Per online CPU: time stolen by the hypervisor during the run (/proc/stat steal).
     pub steal_ns: Option<Vec<u64>>,
     /// Whether memory was locked.
@@ -523,6 +532,20 @@ pub fn run(cfg: &LatencyConfig) -> Result<LatencyResult, LatencyError> {
         Some(w) => warnings.push(w),
     }
     let rttime = Rttime::set();
+    // Held until this function returns; the kernel withdraws it if the process dies.
+    let qos = match cfg.dma_latency.map(PmQosRequest::hold) {
+        None => None,
+        Some(Ok(q)) => Some(q),
+        Some(Err(e)) if cfg.dma_latency_required => return Err(LatencyError::Privilege(e)),
+        Some(Err(e)) => {
+            warnings.push(format!("{e}; measured without it"));
+            None
+        }
+    };
+    let pm_qos = PmQosReport {
+        dma_latency_us: qos.as_ref().map(|q| q.value_us),
+        limit_us: crate::pm_qos::current_limit_us(),
+    };
     let steal0 = steal();
 
     let mut shield = match cfg.shield {
@@ -677,6 +700,7 @@ pub fn run(cfg: &LatencyConfig) -> Result<LatencyResult, LatencyError> {
         _ => None,
     };
     let mlocked = own.locked;
+    drop(qos);
     drop(rttime);
     drop(own);
     let restored_self = policy::get_policy(0).is_ok();
@@ -707,6 +731,7 @@ pub fn run(cfg: &LatencyConfig) -> Result<LatencyResult, LatencyError> {
         threads,
         load: load_report,
         shield: shield_report,
+        pm_qos,
         steal_ns,
         mlocked,
         partial: stopped_by.is_some(),
@@ -754,6 +779,8 @@ mod tests {
             shield: None,
             shield_irqs_only: false,
             histogram: None,
+            dma_latency: None,
+            dma_latency_required: false,
         };
         let e = check(&cfg).unwrap_err().to_string();
         assert!(e.contains("--duration"), "{e}");

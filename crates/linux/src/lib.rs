@@ -16,6 +16,7 @@
 //!   shield;
 //! - [`machine_lock`]: one real run at a time (a system-wide lock), and the recovery of a
 //!   killed run's shield before anything else;
+//! - [`pm_qos`]: PM QoS CPU latency requests (`/dev/cpu_dma_latency`), idle states held off;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
 //! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
@@ -26,6 +27,7 @@ pub mod job;
 pub mod latency;
 pub mod machine_lock;
 pub mod measure;
+pub mod pm_qos;
 pub mod policy;
 pub mod privileges;
 pub mod releases;

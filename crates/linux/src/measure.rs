@@ -234,6 +234,8 @@ pub struct RunResult {
     pub dispatcher: Option<DispatcherStats>,
     /// The sched_ext scheduler's report, under `--backend scx`.
     pub scx: Option<crate::scx::ScxReport>,
+    /// The PM QoS CPU latency request held for the run (µs), if any.
+    pub dma_latency_us: Option<u32>,
     /// Warnings (e.g. memory not locked).
     pub warnings: Vec<String>,
 }
@@ -283,6 +285,7 @@ impl RunResult {
                 "scx".into(),
                 self.scx.as_ref().map_or(Value::Null, |s| s.to_json()),
             );
+            o.insert("dma_latency_us".into(), json!(self.dma_latency_us));
             o.insert("warnings".into(), json!(self.warnings));
         }
         v

@@ -79,6 +79,8 @@ pub struct RunConfig {
     pub tick: Duration,
     /// Whether the file set `scheduler.dl_margin` (then it is used when `margin` is None).
     pub file_margin: bool,
+    /// PM QoS CPU latency request held for the run (µs; `--dma-latency`); None: none.
+    pub dma_latency: Option<u32>,
 }
 
 impl Default for RunConfig {
@@ -89,6 +91,7 @@ impl Default for RunConfig {
             job_mode: JobMode::ThreadCpu,
             tick: Duration::from_millis(1),
             file_margin: false,
+            dma_latency: None,
         }
     }
 }
@@ -427,6 +430,11 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     }
 
     let mut warnings = Vec::new();
+    // PM QoS request, held until this function returns (the kernel drops it on exit).
+    let _qos = match cfg.dma_latency {
+        Some(us) => Some(crate::pm_qos::PmQosRequest::hold(us).map_err(RunError::Setup)?),
+        None => None,
+    };
     let wall = Instant::now();
     if let Some(wn) = thread::lock_memory() {
         warnings.push(wn);
@@ -733,6 +741,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         dl_bandwidth: any_dl.then(|| (asked, cap.available())),
         dispatcher: dstats.map(|d| d.0),
         scx: scx_report,
+        dma_latency_us: cfg.dma_latency,
         warnings,
     })
 }

@@ -20,6 +20,7 @@ pub const EXAMPLES: &str = "\
 Examples:
   sudo schedlab latency --duration 10s                  # one SCHED_FIFO 99 thread per CPU
   sudo schedlab latency --load 2 --shield 1 -h 200      # load and IRQs off CPU 1, histogram
+  sudo schedlab latency --cpus 1 --laptop               # idle states allowed (cyclictest --laptop)
   sudo schedlab latency --policy other --load 4 --json | jq '.threads[] | {cpu, max_ns}'
   schedlab latency --simulate examples/latency-shield.yaml -h 100   # simulated probes
 
@@ -74,6 +75,16 @@ pub struct LatencyArgs {
     /// without a number prints this help, as in every other command.
     #[arg(short = 'h', long = "histogram", value_name = "US", num_args = 0..=1)]
     pub histogram: Option<Option<usize>>,
+
+    /// Do not hold the PM QoS CPU latency request (cyclictest's `--laptop`): CPUs may
+    /// enter deep idle states between wake-ups, and each wake-up pays their exit.
+    #[arg(long, conflicts_with = "dma_latency")]
+    pub laptop: bool,
+
+    /// PM QoS CPU latency request held for the run through /dev/cpu_dma_latency, µs
+    /// (default 0, as cyclictest: idle states held off; needs root).
+    #[arg(long, value_name = "US")]
+    pub dma_latency: Option<u32>,
 
     /// Simulate the latency probes of a workload file instead of measuring this machine.
     #[arg(long, value_name = "FILE")]
@@ -255,6 +266,12 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig, Failure> {
         shield: args.shield,
         shield_irqs_only: false,
         histogram: args.histogram.flatten(),
+        dma_latency: if args.laptop {
+            None
+        } else {
+            Some(args.dma_latency.unwrap_or(0))
+        },
+        dma_latency_required: args.dma_latency.is_some(),
     })
 }
 
@@ -359,6 +376,7 @@ pub fn render_real(r: &LatencyResult, histogram: Option<usize>) -> String {
             v.join(", ")
         );
     }
+    let _ = writeln!(s, "pm_qos     {}", r.pm_qos.describe());
     let _ = writeln!(s, "restored   {}", if r.restored { "yes" } else { "NO" });
     for w in &r.warnings {
         let _ = writeln!(s, "warning    {w}");

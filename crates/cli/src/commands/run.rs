@@ -69,6 +69,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "1ms")]
     pub tick: Ns,
 
+    /// Hold a PM QoS CPU latency request of US µs for the run (/dev/cpu_dma_latency, as
+    /// cyclictest does; 0 keeps CPUs out of idle states; needs root). Default: none.
+    #[arg(long, value_name = "US")]
+    pub dma_latency: Option<u32>,
+
     #[command(flatten)]
     pub overrides: OverrideArgs,
 
@@ -161,6 +166,7 @@ pub fn config(args: &RunArgs, file_has_margin: bool) -> Result<RunConfig, Failur
         job_mode,
         tick: std::time::Duration::from_nanos(args.tick),
         file_margin: file_has_margin,
+        dma_latency: args.dma_latency,
     })
 }
 
@@ -305,6 +311,12 @@ pub fn render(w: &Workload, rr: &RunResult) -> String {
             stat("laxity_evaluations"),
             stat("swaps"),
             stat("zero_laxity_preemptions")
+        );
+    }
+    if let Some(us) = rr.dma_latency_us {
+        let _ = writeln!(
+            out,
+            "pm_qos     /dev/cpu_dma_latency held at {us} us for the run"
         );
     }
     let _ = writeln!(out, "restored   {}", if rr.restored { "yes" } else { "NO" });

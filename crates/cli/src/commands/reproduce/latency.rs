@@ -274,8 +274,14 @@ pub fn real_possible() -> Result<(), String> {
 }
 
 /// One real run of 2 s: a probe on the last online CPU, stress-ng (or busy threads) on
-/// every CPU, with IRQs moved off the probe's CPU and/or a full shield.
-pub fn measure(policy: ProbePolicy, irqs_off: bool, shield: bool) -> Result<LatencyResult, String> {
+/// every CPU, with IRQs moved off the probe's CPU and/or a full shield; `dma_latency`: the
+/// PM QoS request held (None: idle states allowed, as these steps were first measured).
+pub fn measure(
+    policy: ProbePolicy,
+    irqs_off: bool,
+    shield: bool,
+    dma_latency: Option<u32>,
+) -> Result<LatencyResult, String> {
     let cpu = *latency::online_cpus().last().unwrap_or(&0);
     let cfg = LatencyConfig {
         duration: Duration::from_secs(2),
@@ -286,6 +292,8 @@ pub fn measure(policy: ProbePolicy, irqs_off: bool, shield: bool) -> Result<Late
         shield: (irqs_off || shield).then_some(cpu),
         shield_irqs_only: !shield,
         histogram: None,
+        dma_latency,
+        dma_latency_required: dma_latency.is_some(),
     };
     latency::run(&cfg).map_err(|e| e.to_string())
 }
@@ -358,7 +366,7 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
                     "latency: {} (measuring 2 s on this host)",
                     s.title
                 ));
-                match measure(p, irqs, shield) {
+                match measure(p, irqs, shield, None) {
                     Ok(res) => (real_figures(&res), String::new()),
                     Err(e) => (Value::Null, format!("real: failed ({e})")),
                 }

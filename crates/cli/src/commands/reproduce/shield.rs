@@ -125,7 +125,7 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
                     "shield: {} (measuring 2 s on this host)",
                     sc.title
                 ));
-                match measure(ProbePolicy::Fifo(99), false, shield) {
+                match measure(ProbePolicy::Fifo(99), false, shield, None) {
                     Ok(res) => {
                         let mut v = real_figures(&res);
                         if let Some(s) = &res.shield {
