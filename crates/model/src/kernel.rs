@@ -8,15 +8,83 @@
 //! - `kernel_sections`: non-preemptible kernel sections entered by running fair tasks;
 //! - `isolated`: CPUs that tasks without `affinity`, device interrupts and (with
 //!   `timers.migrate`) timers avoid;
-//! - `wakeup_cost`: the fixed cost of a timer wake-up that a probe adds to every sample.
+//! - `wakeup_cost`: the fixed cost of a timer wake-up that a probe adds to every sample;
+//! - `idle_states` and `pm_qos_latency`: cpuidle's states and a PM QoS limit; a task waking
+//!   on an idle CPU pays the exit latency of the deepest state its idle time allows.
 //!
 //! Everything here is validated once; the simulator reads the result.
 
-use crate::spec::{Dur, IrqSpec, PlatformSpec, ProbeSpec, TaskSpec, TimerGroupSpec};
+use crate::spec::{Dur, IdleStateSpec, IrqSpec, PlatformSpec, ProbeSpec, TaskSpec, TimerGroupSpec};
 use crate::time::{format_ns, Ns, S, US};
 use crate::workload::{Platform, Release, Scheduler, Task, TaskClass};
 use crate::ExecModel;
 use serde::Serialize;
+
+/// One CPU idle state (cpuidle's `name`, `latency`, `residency`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdleState {
+    /// Name shown in results.
+    pub name: String,
+    /// Time to leave the state before the woken task runs.
+    pub exit_latency: Ns,
+    /// Least idle time for which the state is entered.
+    pub target_residency: Ns,
+}
+
+/// Most idle states accepted (cpuidle's CPUIDLE_STATE_MAX is 10).
+pub const MAX_IDLE_STATES: usize = 10;
+
+fn idle_state(spec: &IdleStateSpec, i: usize) -> Result<IdleState, String> {
+    let at = format!("platform.idle_states[{i}]");
+    let exit_latency = spec
+        .exit_latency
+        .ok_or_else(|| format!("{at}.exit_latency: missing (the time to leave the state)"))?
+        .0;
+    if exit_latency > S {
+        return Err(format!(
+            "{at}.exit_latency: {} is more than 1s",
+            format_ns(exit_latency)
+        ));
+    }
+    let target_residency = spec.target_residency.map_or(exit_latency, |d| d.0);
+    if target_residency > 10 * S {
+        return Err(format!(
+            "{at}.target_residency: {} is more than 10s",
+            format_ns(target_residency)
+        ));
+    }
+    Ok(IdleState {
+        name: spec.name.clone().unwrap_or_else(|| format!("state{i}")),
+        exit_latency,
+        target_residency,
+    })
+}
+
+/// Validate `platform.idle_states` and `platform.pm_qos_latency` into `p`.
+fn apply_idle(pf: &PlatformSpec, p: &mut Platform) -> Result<(), String> {
+    let specs = pf.idle_states.as_deref().unwrap_or(&[]);
+    if specs.len() > MAX_IDLE_STATES {
+        return Err(format!(
+            "platform.idle_states: {} states, at most {MAX_IDLE_STATES} (as cpuidle)",
+            specs.len()
+        ));
+    }
+    for (i, spec) in specs.iter().enumerate() {
+        let s = idle_state(spec, i)?;
+        if let Some(prev) = p.idle_states.last() {
+            if s.target_residency < prev.target_residency {
+                return Err(format!(
+                    "platform.idle_states[{i}].target_residency: {} is below the previous state's {} (list the states shallowest first)",
+                    format_ns(s.target_residency),
+                    format_ns(prev.target_residency)
+                ));
+            }
+        }
+        p.idle_states.push(s);
+    }
+    p.pm_qos_latency = pf.pm_qos_latency.map(|d| d.0);
+    Ok(())
+}
 
 /// A periodic device interrupt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -154,6 +222,7 @@ fn cpu_list(list: &[i64], cpus: usize, at: &str) -> Result<Vec<usize>, String> {
 /// Validate the kernel-work fields of `platform:` into `p` (cpus and hz already set).
 pub fn apply_platform(pf: &PlatformSpec, p: &mut Platform) -> Result<(), String> {
     p.wakeup_cost = pf.wakeup_cost.map_or(0, |d| d.0);
+    apply_idle(pf, p)?;
     let cpus = p.cpus;
     if let Some(iso) = &pf.isolated {
         p.isolated = if iso.is_empty() {

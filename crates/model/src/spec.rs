@@ -95,6 +95,25 @@ pub struct PlatformSpec {
     pub isolated: Option<Vec<i64>>,
     /// Non-preemptible kernel sections of the fair (general-purpose) load.
     pub kernel_sections: Option<KernelSectionsSpec>,
+    /// CPU idle states (cpuidle's table), shallowest first: a CPU idle at least a state's
+    /// target residency pays its exit latency when a task wakes on it (default: none).
+    pub idle_states: Option<Vec<IdleStateSpec>>,
+    /// PM QoS CPU latency limit (`/dev/cpu_dma_latency`): idle states whose exit latency
+    /// exceeds it are not entered (default: no limit).
+    pub pm_qos_latency: Option<Dur>,
+}
+
+/// One entry of `platform.idle_states:` (as /sys/devices/system/cpu/cpuN/cpuidle/stateM).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IdleStateSpec {
+    /// Name shown in results (default `state<i>`).
+    pub name: Option<String>,
+    /// Time to leave the state before the woken task runs (cpuidle's `latency`; required).
+    pub exit_latency: Option<Dur>,
+    /// Least idle time for which the state is entered (cpuidle's `residency`; default:
+    /// the exit latency).
+    pub target_residency: Option<Dur>,
 }
 
 /// One entry of `platform.irqs:`: a periodic device interrupt.

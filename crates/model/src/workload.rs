@@ -185,6 +185,28 @@ pub struct Platform {
     pub isolated: Vec<usize>,
     /// Non-preemptible kernel sections of fair load.
     pub kernel_sections: Option<crate::kernel::KernelSections>,
+    /// CPU idle states, shallowest first (empty: waking an idle CPU costs nothing extra).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub idle_states: Vec<crate::kernel::IdleState>,
+    /// PM QoS CPU latency limit: states with a larger exit latency are not entered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pm_qos_latency: Option<Ns>,
+}
+
+impl Platform {
+    /// The exit latency a task waking on a CPU idle for `idle_for` pays: that of the
+    /// deepest state whose target residency has elapsed and whose exit latency the PM QoS
+    /// limit allows (cpuidle with a governor that predicts the idle time exactly); 0 when
+    /// no state qualifies.
+    pub fn idle_exit_cost(&self, idle_for: Ns) -> Ns {
+        self.idle_states
+            .iter()
+            .filter(|s| s.target_residency <= idle_for)
+            .filter(|s| self.pm_qos_latency.is_none_or(|q| s.exit_latency <= q))
+            .map(|s| s.exit_latency)
+            .next_back()
+            .unwrap_or(0)
+    }
 }
 
 /// Policy and placement choices.
@@ -437,6 +459,8 @@ impl Workload {
             timers: None,
             isolated: Vec::new(),
             kernel_sections: None,
+            idle_states: Vec::new(),
+            pm_qos_latency: None,
         };
         if platform.hz > 100_000 {
             return Err(format!("platform.hz: {} is above 100000", platform.hz));

@@ -79,6 +79,7 @@ pub mod external;
 mod fair_balance;
 mod global;
 mod global_fast;
+mod idle;
 mod jobs;
 mod kernel;
 mod latency;
@@ -124,6 +125,8 @@ pub struct Engine {
     latency: Vec<latency::LatencyRec>,
     /// Interrupts, timer wheels, kernel sections; CPUs busy in kernel work.
     kernel: kernel::KernelState,
+    /// CPU idle states (None: the platform has none).
+    idle: Option<idle::IdleStates>,
     /// Largest vruntime spread sampled at ticks.
     vruntime_spread: i64,
     /// Fair-class picks.
@@ -337,6 +340,7 @@ impl Engine {
             balance_failed: vec![0; ncpu],
             latency,
             kernel: kernel::KernelState::new(w, &class_global)?,
+            idle: idle::IdleStates::new(&w.platform),
             vruntime_spread: 0,
             fair_decisions: 0,
             class_unrestricted,

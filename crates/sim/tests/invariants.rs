@@ -20,8 +20,8 @@ fn ms(x: u64) -> String {
 }
 
 /// A small random workload: 1-4 CPUs, periodic/sporadic deadline tasks, fifo/rr tasks,
-/// fair hogs, sleepers and phase tasks, random affinities, nice values, overheads and
-/// interrupts now and then.
+/// fair hogs, sleepers and phase tasks, random affinities, nice values, overheads,
+/// interrupts and idle states (with or without a PM QoS limit) now and then.
 fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
     let cpus = rng.random_range(1..=4usize);
     let hz = [0, 100, 250, 1000][rng.random_range(0..4)];
@@ -52,6 +52,28 @@ fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
             ms(rng.random_range(1..100))
         )
         .unwrap();
+    }
+    if rng.random_bool(0.15) {
+        // cpuidle states (shallowest first) and now and then a PM QoS limit.
+        let c1 = rng.random_range(1..5);
+        let deep = rng.random_range(20..300);
+        write!(
+            platform,
+            ", idle_states: [{{ name: C1, exit_latency: {}, target_residency: {} }}, {{ name: C6, exit_latency: {}, target_residency: {} }}]",
+            ms(c1),
+            ms(c1),
+            ms(deep),
+            ms(deep * rng.random_range(2..6))
+        )
+        .unwrap();
+        if rng.random_bool(0.5) {
+            write!(
+                platform,
+                ", pm_qos_latency: {}",
+                ms(rng.random_range(0..400))
+            )
+            .unwrap();
+        }
     }
     writeln!(y, "platform: {{ {platform} }}").unwrap();
     writeln!(y, "duration: {}ms", rng.random_range(20..200)).unwrap();

@@ -184,6 +184,7 @@ impl Engine {
             return;
         }
         self.sync(cpu);
+        let exit = self.idle_exit(cpu, next);
         self.cpus[cpu].curr = next;
         self.force_rearm(cpu);
         let Some(n) = next else { return };
@@ -191,13 +192,13 @@ impl Engine {
         self.tasks[n].on_cpu = Some(cpu);
         self.fair_track(n);
         let ts = &mut self.tasks[n];
-        let mut overhead = self.cs_cost;
+        let mut overhead = self.cs_cost + exit;
         if ts.job_last_cpu.is_some_and(|l| l != cpu) {
             ts.stats.migrations += 1;
             overhead += self.mig_cost;
         }
         ts.job_last_cpu = Some(cpu);
         self.cpus[cpu].overhead_left = overhead;
-        self.note_dispatch(n);
+        self.note_dispatch_after(n, exit);
     }
 }

@@ -315,13 +315,19 @@ impl Engine {
 
     /// Record the wake-up latency of `t`'s current job at its first dispatch.
     pub(super) fn note_dispatch(&mut self, t: TaskId) {
+        self.note_dispatch_after(t, 0);
+    }
+
+    /// [`Engine::note_dispatch`] on a CPU that first pays `exit` (an idle-state exit):
+    /// the task's work starts that much later, and so does its sample.
+    pub(super) fn note_dispatch_after(&mut self, t: TaskId, exit: Ns) {
         let ts = &mut self.tasks[t];
         if ts.job_started {
             return;
         }
         ts.job_started = true;
         if let Some(j) = ts.job {
-            self.latency[t].record(self.now.saturating_sub(j.release));
+            self.latency[t].record(self.now.saturating_sub(j.release) + exit);
         }
     }
 }
