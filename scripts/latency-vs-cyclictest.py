@@ -1,16 +1,29 @@
 #!/usr/bin/env python3
-"""schedlab latency against cyclictest (Debian's rt-tests) on this machine, in one run.
+"""schedlab latency against cyclictest (Debian's rt-tests) on this machine, alternately.
 
-Both tools measure the same thing: one SCHED_FIFO 99 thread per CPU sleeping to absolute
-1 ms instants (clock_nanosleep TIMER_ABSTIME, mlockall). They run alternately (A B A B...)
-so that drift of the host hits both, idle and under the same stress-ng load (started by
-this script, not by the tools). Averages and p99s are computed the same way for both,
-from the per-microsecond histograms (bucket midpoints), and printed with their ratios.
+Both tools measure the same thing: one SCHED_FIFO 99 thread pinned to one CPU, sleeping to
+absolute 1 ms instants (clock_nanosleep TIMER_ABSTIME, mlockall), and by default both
+hold a PM QoS CPU latency request of 0 (/dev/cpu_dma_latency) that keeps the CPUs out of
+idle states; `--laptop` (both tools' name) turns the request off. Each round runs
+schedlab then cyclictest, with the request and then without, so that drift of the host
+hits every cell alike. Averages and percentiles are computed the same way for both, from
+the per-microsecond histograms; the run-to-run spread (lowest to highest per-run figure)
+is printed beside them.
 
-usage: sudo scripts/latency-vs-cyclictest.py [--duration 10] [--rounds 2] [--schedlab PATH]
-needs: root, cyclictest (apt install rt-tests), stress-ng for the loaded rows.
+Why an earlier version saw ratios near 1 between "idle" and loaded rows and no trace of
+idle states: with a CPU hog beside the probe (or other people's builds on a shared
+machine) the probe's CPU never idles, so it never enters an idle state and the request
+changes nothing. Each run therefore records how idle the probe's CPU was (/proc/stat,
+outside the probe's own few percent); below 80 % idle the row is flagged.
+
+usage: sudo scripts/latency-vs-cyclictest.py [--duration 8] [--rounds 3] [--cpu N]
+           [--load] [--schedlab PATH] [--json]
+needs: root, cyclictest (apt install rt-tests); stress-ng for --load.
 """
+
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -18,6 +31,13 @@ import signal
 import subprocess
 import sys
 import time
+
+# schedlab's system-wide lock of real runs (crates/linux/src/machine_lock.rs). schedlab
+# takes it itself; cyclictest does not, so this script takes it around each cyclictest
+# run (and releases it before the next schedlab run, which would otherwise wait for it).
+LOCK_PATH = "/run/schedlab/machine.lock"
+
+SETTINGS = [("request 0", []), ("--laptop", ["--laptop"])]
 
 
 def pct(hist, q):
@@ -34,94 +54,241 @@ def pct(hist, q):
 
 
 def avg(hist):
+    """Mean of {us: count}, each bucket at its midpoint."""
     total = sum(hist.values())
-    return sum((us + 0.5) * c for us, c in hist.items()) / total if total else float("nan")
+    return (
+        sum((us + 0.5) * c for us, c in hist.items()) / total if total else float("nan")
+    )
 
 
-def merge(hs):
-    out = {}
-    for h in hs:
-        for us, c in h.items():
-            out[us] = out.get(us, 0) + c
-    return out
+def cpu_idle_ticks(cpu):
+    """(idle + iowait, total) jiffies of one CPU from /proc/stat."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith(f"cpu{cpu} "):
+                v = [int(x) for x in line.split()[1:]]
+                return v[3] + v[4], sum(v[:8])
+    return 0, 0
 
 
-def run_schedlab(binary, seconds, cpus):
+def run_schedlab(binary, seconds, cpu, extra):
     out = subprocess.run(
-        [binary, "latency", "--duration", f"{seconds}s", "--interval", "1ms",
-         "--cpus", ",".join(map(str, cpus)), "--json"],
-        capture_output=True, text=True, check=True)
+        [
+            binary,
+            "latency",
+            "--duration",
+            f"{seconds}s",
+            "--interval",
+            "1ms",
+            "--cpus",
+            str(cpu),
+            "--json",
+            *extra,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"schedlab latency failed: {out.stderr.strip()}")
     r = json.loads(out.stdout)
-    hist = merge({us: c for us, c in t["histogram_us"]} for t in r["threads"])
-    return hist, {"max_us": max(t["max_ns"] for t in r["threads"]) / 1000,
-                  "reported_avg_us": sum(t["mean_ns"] * t["samples"] for t in r["threads"])
-                  / max(1, sum(t["samples"] for t in r["threads"])) / 1000}
+    t = r["threads"][0]
+    return (
+        {us: c for us, c in t["histogram_us"]},
+        t["max_ns"] / 1000,
+        r["pm_qos"]["dma_latency_us"],
+    )
 
 
-def run_cyclictest(seconds, cpus, bins=20000):
+@contextlib.contextmanager
+def machine_lock(what):
+    """Hold schedlab's machine lock (waiting for another real run to finish)."""
+    os.makedirs(os.path.dirname(LOCK_PATH), exist_ok=True)
+    fd = os.open(
+        LOCK_PATH, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+    )
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(
+            fd,
+            f"scripts/latency-vs-cyclictest.py pid {os.getpid()} running {what}".encode(),
+            0,
+        )
+        yield
+    finally:
+        os.close(fd)
+
+
+def run_cyclictest(seconds, cpu, extra, bins=20000):
     out = subprocess.run(
-        ["cyclictest", "-m", "-p99", "-i1000", "-d0", f"-t{len(cpus)}",
-         f"-a{','.join(map(str, cpus))}", f"-D{seconds}", f"-h{bins}", "-q"],
-        capture_output=True, text=True, check=True)
-    hist, maxes, avgs = {}, [], []
+        [
+            "cyclictest",
+            "-m",
+            "-p99",
+            "-i1000",
+            "-t1",
+            f"-a{cpu}",
+            f"-D{seconds}",
+            f"-h{bins}",
+            "-q",
+            *extra,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"cyclictest failed: {out.stderr.strip()}")
+    hist, mx = {}, float("nan")
     for line in out.stdout.splitlines():
         if line and line[0].isdigit():
             f = line.split()
-            us = int(f[0])
-            c = sum(int(x) for x in f[1:1 + len(cpus)])
-            if c:
-                hist[us] = hist.get(us, 0) + c
+            if int(f[1]):
+                hist[int(f[0])] = int(f[1])
         elif line.startswith("# Max Latencies:"):
-            maxes = [int(x) for x in line.split(":")[1].split()]
-        elif line.startswith("# Avg Latencies:"):
-            avgs = [int(x) for x in line.split(":")[1].split()]
-    return hist, {"max_us": max(maxes) if maxes else float("nan"),
-                  "reported_avg_us": sum(avgs) / len(avgs) if avgs else float("nan")}
+            mx = float(line.split(":")[1].split()[0])
+    return hist, mx, None if extra else 0
+
+
+def one(tool, binary, seconds, cpu, extra):
+    """One run: figures and how idle the CPU was around the probe."""
+    i0, t0 = cpu_idle_ticks(cpu)
+    if tool == "schedlab":
+        hist, mx, held = run_schedlab(binary, seconds, cpu, extra)
+    else:
+        with machine_lock("cyclictest"):
+            hist, mx, held = run_cyclictest(seconds, cpu, extra)
+    i1, t1 = cpu_idle_ticks(cpu)
+    idle = 100.0 * (i1 - i0) / max(1, t1 - t0)
+    return {
+        "avg_us": round(avg(hist), 2),
+        "p99_us": pct(hist, 0.99),
+        "max_us": mx,
+        "samples": sum(hist.values()),
+        "cpu_idle_pct": round(idle, 1),
+        "dma_latency_us": held,
+    }
+
+
+def spread(runs, key):
+    v = [r[key] for r in runs]
+    return min(v), max(v)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--duration", type=int, default=10, help="seconds per run")
-    ap.add_argument("--rounds", type=int, default=2, help="alternations per mode")
+    ap.add_argument(
+        "--duration", type=int, default=8, help="seconds per run (default 8)"
+    )
+    ap.add_argument(
+        "--rounds", type=int, default=3, help="runs per tool and setting (default 3)"
+    )
+    ap.add_argument(
+        "--cpu", type=int, default=None, help="probe CPU (default: the last one)"
+    )
+    ap.add_argument(
+        "--load",
+        action="store_true",
+        help="also run under stress-ng --cpu N (the CPUs never idle: no difference)",
+    )
     ap.add_argument("--schedlab", default=None, help="path of the schedlab binary")
+    ap.add_argument("--json", action="store_true", help="print every run as JSON")
     a = ap.parse_args()
     if os.geteuid() != 0:
-        sys.exit("needs root (SCHED_FIFO 99, mlockall)")
+        sys.exit("needs root (SCHED_FIFO 99, mlockall, /dev/cpu_dma_latency)")
     if not shutil.which("cyclictest"):
         sys.exit("cyclictest not found: apt install rt-tests")
+    if a.duration < 1 or a.rounds < 1:
+        sys.exit("--duration and --rounds must be at least 1")
     here = os.path.dirname(os.path.abspath(__file__))
     binary = a.schedlab or next(
-        (p for p in (os.path.join(here, "..", "target", d, "schedlab") for d in ("release", "debug"))
-         if os.path.exists(p)), None)
+        (
+            p
+            for p in (
+                os.path.join(here, "..", "target", d, "schedlab")
+                for d in ("release", "debug")
+            )
+            if os.path.exists(p)
+        ),
+        None,
+    )
     if not binary:
         sys.exit("schedlab binary not found: cargo build --release, or pass --schedlab")
     cpus = sorted(os.sched_getaffinity(0))
-    modes = [("idle", None)]
-    if shutil.which("stress-ng"):
-        modes.append((f"stress-ng --cpu {len(cpus)}", ["stress-ng", "--cpu", str(len(cpus)), "--quiet"]))
-    print(f"# kernel {os.uname().release}, CPUs {cpus}, {a.rounds} x {a.duration} s per tool and mode")
-    print(f"{'mode':<22} {'tool':<10} {'avg us':>8} {'p99 us':>8} {'p99.9 us':>9} {'max us':>9}")
-    for name, cmd in modes:
-        load = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL) if cmd else None
+    cpu = cpus[-1] if a.cpu is None else a.cpu
+    if cpu not in cpus:
+        sys.exit(f"--cpu {cpu}: not available (CPUs {cpus})")
+    loads = [("idle", None)]
+    if a.load:
+        if not shutil.which("stress-ng"):
+            sys.exit("--load needs stress-ng (apt install stress-ng)")
+        loads.append(
+            (
+                f"stress-ng --cpu {len(cpus)}",
+                ["stress-ng", "--cpu", str(len(cpus)), "--quiet"],
+            )
+        )
+    results = []
+    for load_name, cmd in loads:
+        load = (
+            subprocess.Popen(
+                cmd,
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            if cmd
+            else None
+        )
         try:
             time.sleep(0.5 if load else 0)
-            res = {"schedlab": [], "cyclictest": []}
+            runs = {(s, t): [] for s, _ in SETTINGS for t in ("schedlab", "cyclictest")}
             for _ in range(a.rounds):
-                res["schedlab"].append(run_schedlab(binary, a.duration, cpus))
-                res["cyclictest"].append(run_cyclictest(a.duration, cpus))
+                for s, extra in SETTINGS:
+                    for tool in ("schedlab", "cyclictest"):
+                        runs[(s, tool)].append(
+                            one(tool, binary, a.duration, cpu, extra)
+                        )
         finally:
             if load:
                 os.killpg(load.pid, signal.SIGTERM)
                 load.wait()
-        figs = {}
-        for tool, runs in res.items():
-            h = merge(r[0] for r in runs)
-            figs[tool] = (avg(h), pct(h, 0.99), pct(h, 0.999), max(r[1]["max_us"] for r in runs))
-            print(f"{name:<22} {tool:<10} {figs[tool][0]:>8.1f} {figs[tool][1]:>8} {figs[tool][2]:>9} {figs[tool][3]:>9.0f}")
-        s, c = figs["schedlab"], figs["cyclictest"]
-        print(f"{name:<22} {'ratio':<10} {s[0] / c[0]:>8.2f} {s[1] / max(c[1], 1):>8.2f}"
-              f" {s[2] / max(c[2], 1):>9.2f}   (schedlab / cyclictest)")
+        for (s, tool), rs in runs.items():
+            results.append({"load": load_name, "setting": s, "tool": tool, "runs": rs})
+    if a.json:
+        json.dump(
+            {
+                "kernel": os.uname().release,
+                "cpu": cpu,
+                "duration_s": a.duration,
+                "rounds": a.rounds,
+                "results": results,
+            },
+            sys.stdout,
+            indent=1,
+        )
+        print()
+        return
+    print(
+        f"# kernel {os.uname().release}, probe on CPU {cpu}, {a.rounds} x {a.duration} s per "
+        f"tool and setting, alternating; figures per run, lowest-highest"
+    )
+    print(
+        f"{'load':<18} {'setting':<10} {'tool':<10} {'avg us':>13} {'p99 us':>11} "
+        f"{'max us':>13} {'CPU idle %':>11}"
+    )
+    for r in results:
+        rs = r["runs"]
+        lo, hi = spread(rs, "avg_us")
+        plo, phi = spread(rs, "p99_us")
+        mlo, mhi = spread(rs, "max_us")
+        ilo, _ = spread(rs, "cpu_idle_pct")
+        flag = "  (CPU busy: idle states not entered)" if ilo < 80 else ""
+        print(
+            f"{r['load']:<18} {r['setting']:<10} {r['tool']:<10} {lo:>6.1f}-{hi:<6.1f} "
+            f"{plo:>5}-{phi:<5} {mlo:>6.0f}-{mhi:<6.0f} {ilo:>10.0f}{flag}"
+        )
 
 
 if __name__ == "__main__":

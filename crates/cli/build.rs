@@ -2,7 +2,8 @@
 //! the test harness reports them as *ignored, with the reason* where they cannot (not as
 //! passed): `cfg(real_kernel)` is set when this process has CAP_SYS_NICE and
 //! CAP_DAC_OVERRIDE (root) and the machine has at least 2 CPUs.
-//! `SCHEDLAB_REAL_TESTS=1` / `=0` forces the choice.
+//! `SCHEDLAB_REAL_TESTS=1` / `=0` forces the choice. `cfg(cyclictest)` is set when
+//! `cyclictest` (rt-tests) is on PATH, for the comparison against it.
 
 fn capable() -> bool {
     let caps = std::fs::read_to_string("/proc/self/status")
@@ -19,6 +20,8 @@ fn capable() -> bool {
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(real_kernel)");
+    println!("cargo::rustc-check-cfg=cfg(cyclictest)");
+    println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=SCHEDLAB_REAL_TESTS");
     let on = match std::env::var("SCHEDLAB_REAL_TESTS").as_deref() {
@@ -28,5 +31,9 @@ fn main() {
     };
     if on {
         println!("cargo::rustc-cfg=real_kernel");
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|d| d.join("cyclictest").is_file()) {
+        println!("cargo::rustc-cfg=cyclictest");
     }
 }
