@@ -100,6 +100,13 @@ def run_schedlab(binary, seconds, cpu, extra):
     )
 
 
+def start_time():
+    """This process's start time (field 22 of /proc/self/stat), as schedlab records it."""
+    with open("/proc/self/stat") as f:
+        s = f.read()
+    return s[s.rfind(")") + 2 :].split()[19]
+
+
 @contextlib.contextmanager
 def machine_lock(what):
     """Hold schedlab's machine lock (waiting for another real run to finish)."""
@@ -112,7 +119,7 @@ def machine_lock(what):
         os.ftruncate(fd, 0)
         os.pwrite(
             fd,
-            f"scripts/latency-vs-cyclictest.py pid {os.getpid()} running {what}".encode(),
+            f"scripts/latency-vs-cyclictest.py pid {os.getpid()} (start time {start_time()}) running {what}".encode(),
             0,
         )
         yield

@@ -23,6 +23,7 @@ pub const CHECKS: &[fn(&dyn Host) -> Check] = &[
     sched_ext,
     cpufreq,
     virtualisation,
+    cpuidle,
     machine_lock,
     tools,
 ];
@@ -502,6 +503,70 @@ pub fn cpufreq(h: &dyn Host) -> Check {
             ),
         ),
     }
+}
+
+/// CPU idle states (cpuidle driver, governor, states of CPU 0 with their exit latencies)
+/// and whether a PM QoS CPU latency request holds them off now.
+pub fn cpuidle(h: &dyn Host) -> Check {
+    let base = "/sys/devices/system/cpu/cpuidle";
+    let get = |f: &str| h.read(&format!("{base}/{f}")).map(|s| s.trim().to_string());
+    let qos = schedlab_linux::pm_qos::DEVICE;
+    let limit = h
+        .read_bytes(qos)
+        .filter(|b| b.len() == 4)
+        .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]).max(0) as u32);
+    let qos_text = match limit {
+        Some(schedlab_linux::pm_qos::NO_CONSTRAINT_US) => "no PM QoS request active".to_string(),
+        Some(us) => format!(
+            "a PM QoS request is active: CPU latency limit {us} us (states slower to leave are held off)"
+        ),
+        None => format!("PM QoS limit unreadable ({qos} is root's)"),
+    };
+    let Some(driver) = get("current_driver").filter(|d| d != "none") else {
+        return Check::new(
+            "cpuidle",
+            Status::Info,
+            format!(
+                "no cpuidle driver: an idle CPU halts in the architecture's default way; {qos_text}"
+            ),
+            None,
+        );
+    };
+    let governor = get("current_governor")
+        .or_else(|| get("current_governor_ro"))
+        .unwrap_or_else(|| "unknown".into());
+    let mut states = Vec::new();
+    for i in 0..10 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cpuidle/state{i}");
+        let Some(name) = h.read(&format!("{dir}/name")) else {
+            break;
+        };
+        let num = |f: &str| h.read(&format!("{dir}/{f}")).map(|s| s.trim().to_string());
+        let disabled = num("disable").is_some_and(|d| d == "1");
+        states.push(format!(
+            "{} exit {} us / residency {} us{}",
+            name.trim(),
+            num("latency").unwrap_or_else(|| "?".into()),
+            num("residency").unwrap_or_else(|| "?".into()),
+            if disabled { " (disabled)" } else { "" }
+        ));
+    }
+    Check::new(
+        "cpuidle",
+        Status::Info,
+        format!(
+            "driver {driver}, governor {governor}; states of CPU 0: {}; {qos_text}",
+            if states.is_empty() {
+                "none listed".to_string()
+            } else {
+                states.join(", ")
+            }
+        ),
+        Some(
+            "`schedlab latency` holds the PM QoS request 0 as cyclictest does (--laptop: not);              `platform.idle_states` models these states in a workload"
+                .into(),
+        ),
+    )
 }
 
 /// Whether this is a VM, and how much time the hypervisor stole.

@@ -45,6 +45,11 @@ pub trait Host {
     fn has_program(&self, name: &str) -> bool;
     /// An environment variable.
     fn env(&self, name: &str) -> Option<String>;
+    /// The bytes of a file, for binary devices such as /dev/cpu_dma_latency (None when
+    /// missing or unreadable).
+    fn read_bytes(&self, path: &str) -> Option<Vec<u8>> {
+        self.read(path).map(String::into_bytes)
+    }
 }
 
 /// This machine.
@@ -53,6 +58,10 @@ pub struct LiveHost;
 impl Host for LiveHost {
     fn read(&self, path: &str) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn read_bytes(&self, path: &str) -> Option<Vec<u8>> {
+        std::fs::read(path).ok()
     }
 
     fn exists(&self, path: &str) -> bool {

@@ -233,3 +233,40 @@ fn missing_tools_are_named_with_their_package() {
         .extend(["rt-app".to_string(), "stress-ng".to_string()]);
     assert_eq!(tools(&m).status, Status::Ok);
 }
+
+#[test]
+fn cpuidle_lists_driver_governor_states_and_the_pm_qos_request() {
+    let c = cpuidle(&machine());
+    assert_eq!(c.status, Status::Info);
+    assert!(c.detail.starts_with("no cpuidle driver"), "{}", c.detail);
+    assert!(c.detail.contains("PM QoS limit unreadable"), "{}", c.detail);
+    let s = "/sys/devices/system/cpu/cpu0/cpuidle";
+    let idle = || {
+        machine()
+            .file(
+                "/sys/devices/system/cpu/cpuidle/current_driver",
+                "intel_idle\n",
+            )
+            .file("/sys/devices/system/cpu/cpuidle/current_governor", "menu\n")
+            .file(&format!("{s}/state0/name"), "POLL\n")
+            .file(&format!("{s}/state0/latency"), "0\n")
+            .file(&format!("{s}/state0/residency"), "0\n")
+            .file(&format!("{s}/state1/name"), "C6\n")
+            .file(&format!("{s}/state1/latency"), "133\n")
+            .file(&format!("{s}/state1/residency"), "600\n")
+            .file(&format!("{s}/state1/disable"), "1\n")
+    };
+    let c = cpuidle(&idle().file("/dev/cpu_dma_latency", "\0\0\0\0"));
+    assert!(
+        c.detail.contains("driver intel_idle, governor menu")
+            && c.detail.contains("POLL exit 0 us / residency 0 us")
+            && c.detail
+                .contains("C6 exit 133 us / residency 600 us (disabled)")
+            && c.detail
+                .contains("a PM QoS request is active: CPU latency limit 0 us"),
+        "{}",
+        c.detail
+    );
+    let c = cpuidle(&idle().file("/dev/cpu_dma_latency", "\u{14}\0\0\0"));
+    assert!(c.detail.contains("limit 20 us"), "{}", c.detail);
+}
