@@ -8,7 +8,10 @@
 //!   same sequence staying on its CPU (syscall and the re-read of a warm set cancel).
 //! - **wake-up latency**: a SCHED_FIFO thread sleeps to absolute 1 ms instants with
 //!   `clock_nanosleep(TIMER_ABSTIME)` and records how late it wakes (cyclictest's
-//!   measure): median, p99 and max.
+//!   measure): median, p99 and max — without a PM QoS request (idle states allowed),
+//!   then again holding `/dev/cpu_dma_latency` at 0 (idle states held off, as cyclictest
+//!   does); the difference of the medians is the cost of leaving an idle state, written
+//!   as the platform's `idle_states` entry.
 //!
 //! Real-time policies are used when the process may (CAP_SYS_NICE), so that other
 //! threads do not get in the way; otherwise SCHED_OTHER, and the result says so.
@@ -40,6 +43,12 @@ pub struct Calibration {
     pub wakeup_p99_ns: u64,
     /// Largest wake-up latency seen.
     pub wakeup_max_ns: u64,
+    /// Median wake-up latency with the PM QoS request 0 held (None: it could not be).
+    pub wakeup_held_median_ns: Option<u64>,
+    /// Cost of leaving an idle state: median without the request − median with it (≥ 0).
+    pub idle_exit_ns: Option<u64>,
+    /// Why the request could not be held, if it could not.
+    pub pm_qos_error: Option<String>,
     /// Whether SCHED_FIFO was used for the measuring threads.
     pub realtime: bool,
 }
@@ -179,7 +188,25 @@ fn wakeups(samples: usize, rt: bool) -> (u64, u64, u64) {
     h.join().unwrap_or((0, 0, 0))
 }
 
-/// Measure this machine (about 1.5 s).
+/// The deepest enabled cpuidle state of CPU 0 (name, target residency in ns), if listed.
+fn deepest_idle_state() -> Option<(String, u64)> {
+    let mut deepest = None;
+    for i in 0..10 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cpuidle/state{i}");
+        let Ok(name) = std::fs::read_to_string(format!("{dir}/name")) else {
+            break;
+        };
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap_or_default();
+        if read("disable").trim() == "1" {
+            continue;
+        }
+        let residency_us: u64 = read("residency").trim().parse().unwrap_or(0);
+        deepest = Some((name.trim().to_string(), residency_us * 1000));
+    }
+    deepest
+}
+
+/// Measure this machine (about 2 s).
 pub fn calibrate() -> Calibration {
     let rt = Privileges::current().is_ok_and(|p| p.sys_nice);
     let cpus = crate::runner::host_cpus();
@@ -189,6 +216,14 @@ pub fn calibrate() -> Calibration {
     let (cs, cs99) = ping_pong(cpus[0], 20_000, rt);
     let mig = (cpus.len() > 1).then(|| migration(cpus[0], cpus[1], 400));
     let (wm, w99, wmax) = wakeups(500, rt);
+    let (held, pm_qos_error) = match crate::pm_qos::PmQosRequest::hold(0) {
+        Ok(q) => {
+            let (m, _, _) = wakeups(500, rt);
+            drop(q);
+            (Some(m), None)
+        }
+        Err(e) => (None, Some(e)),
+    };
     thread::unlock_memory();
     if let Some(p) = saved_pol {
         let _ = policy::set_policy(0, &p);
@@ -208,6 +243,9 @@ pub fn calibrate() -> Calibration {
         wakeup_median_ns: wm,
         wakeup_p99_ns: w99,
         wakeup_max_ns: wmax,
+        wakeup_held_median_ns: held,
+        idle_exit_ns: held.map(|h| wm.saturating_sub(h)),
+        pm_qos_error,
         realtime: rt,
     }
 }
@@ -266,6 +304,37 @@ impl Calibration {
         if let Some(m) = self.migration_ns {
             s.push_str(&format!("  migration: {}\n", dur(m)));
         }
+        s.push_str(&self.idle_yaml(deepest_idle_state()));
+        s
+    }
+
+    /// The `idle_states` lines: one state whose exit latency is the measured difference,
+    /// named and with the residency of the deepest cpuidle state listed (or, without
+    /// cpuidle, a residency equal to the exit latency).
+    fn idle_yaml(&self, deepest: Option<(String, u64)>) -> String {
+        let (Some(exit), Some(held)) = (self.idle_exit_ns, self.wakeup_held_median_ns) else {
+            return format!(
+                "# idle exit cost not measured: {}\n",
+                self.pm_qos_error.as_deref().unwrap_or("no PM QoS request")
+            );
+        };
+        let mut s = format!(
+            "# idle exit: timer wake-up median {} without a PM QoS request, {} holding /dev/cpu_dma_latency at 0\n",
+            dur(self.wakeup_median_ns),
+            dur(held)
+        );
+        if exit == 0 {
+            s.push_str(
+                "# no idle exit cost measured (the CPU may not have idled: a busy machine)\n",
+            );
+            return s;
+        }
+        let (name, residency) = deepest.unwrap_or_else(|| ("idle".into(), exit));
+        s.push_str(&format!(
+            "  idle_states: [{{ name: {name:?}, exit_latency: {}, target_residency: {} }}]\n",
+            dur(exit),
+            dur(residency.max(1))
+        ));
         s
     }
 }
@@ -280,6 +349,45 @@ mod tests {
         assert_eq!(dur(12_000), "12us");
         assert_eq!(dur(123_456), "123.5us");
         assert_eq!(schedlab_model::parse_duration(&dur(15_758)), Ok(15_800));
+    }
+
+    #[test]
+    fn the_idle_exit_cost_is_written_as_an_idle_state_the_workload_format_reads() {
+        let mut c = Calibration {
+            kernel: "6.1".into(),
+            cpus: 2,
+            hz: Some(250),
+            context_switch_ns: 3000,
+            context_switch_p99_ns: 5000,
+            migration_ns: None,
+            wakeup_median_ns: 48_000,
+            wakeup_p99_ns: 90_000,
+            wakeup_max_ns: 900_000,
+            wakeup_held_median_ns: Some(19_000),
+            idle_exit_ns: Some(29_000),
+            pm_qos_error: None,
+            realtime: true,
+        };
+        let y = c.idle_yaml(Some(("haltpoll idle".into(), 1000)));
+        assert!(
+            y.contains(r#"idle_states: [{ name: "haltpoll idle", exit_latency: 29us, target_residency: 1000ns }]"#),
+            "{y}"
+        );
+        let w = schedlab_model::Workload::parse_str(
+            &format!("platform:\n  cpus: 1\n{y}duration: 1s\ntasks:\n  - {{ name: p, probe: {{ interval: 1ms }} }}\n"),
+            std::path::Path::new("p.yaml"),
+            &schedlab_model::Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(w.platform.idle_states[0].exit_latency, 29_000);
+        c.idle_exit_ns = Some(0);
+        assert!(!c.idle_yaml(None).contains("idle_states:"));
+        c.idle_exit_ns = None;
+        c.wakeup_held_median_ns = None;
+        c.pm_qos_error = Some("permission denied".into());
+        assert!(c
+            .idle_yaml(None)
+            .contains("not measured: permission denied"));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `schedlab calibrate [-o platform.yaml]`: measure this machine's context-switch,
-//! migration and wake-up costs and write a `platform:` block for workloads and for
+//! migration, wake-up and idle-exit costs and write a `platform:` block for workloads and for
 //! `schedlab compare --platform`.
 
 use crate::commands::emit;
@@ -14,7 +14,8 @@ Examples:
   schedlab compare examples/table1-2cpu.yaml --policies edf,llf,illf --platform platform.yaml
   sudo schedlab calibrate --json | jq .context_switch_ns
 
-Takes about 1.5 s. With CAP_SYS_NICE the measuring threads run at SCHED_FIFO.";
+Takes about 2 s; the timer wake-ups are measured without and then with a PM QoS request
+of 0 (root), and the difference is written as the platform's idle exit cost. With CAP_SYS_NICE the measuring threads run at SCHED_FIFO.";
 
 /// `schedlab calibrate`
 #[derive(Debug, Args)]
@@ -32,7 +33,7 @@ pub struct CalibrateArgs {
 /// Measure and print.
 pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
     let progress = Progress::new();
-    progress.step("calibrating: context switches, migrations, wake-ups (about 1.5 s)...");
+    progress.step("calibrating: context switches, migrations, wake-ups with and without PM QoS (about 2 s)...");
     let c = schedlab_linux::calibrate::calibrate();
     progress.done();
     let text = if args.json {

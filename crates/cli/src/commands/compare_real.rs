@@ -47,8 +47,9 @@ impl RealArgs {
 /// Policies compared for real when `--policies` is not given.
 pub const REAL_DEFAULT: &[Policy] = &[Policy::Edf, Policy::Llf, Policy::Illf];
 
-/// Replace the workload's hz, context_switch, migration and tick with those of the
-/// calibrated platform file `path` (`schedlab calibrate -o FILE`).
+/// Replace the workload's hz, context_switch, migration, tick and idle states (with any
+/// PM QoS limit) with those of the calibrated platform file `path` (`schedlab calibrate
+/// -o FILE`).
 pub fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
@@ -71,6 +72,12 @@ pub fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failur
     }
     if cp.tick.is_some() {
         p.tick = cp.tick;
+    }
+    if cp.idle_states.is_some() {
+        p.idle_states = cp.idle_states;
+    }
+    if cp.pm_qos_latency.is_some() {
+        p.pm_qos_latency = cp.pm_qos_latency;
     }
     Ok(())
 }
