@@ -58,6 +58,14 @@ fn seed_002_tuning_steps() {
     assert!(f(irq, "max_us") <= f(fifo, "max_us"));
     assert!(f(hybrid, "max_us") < f(fifo, "max_us") / 10.0);
     assert_eq!(hybrid["simulated"], iso["simulated"]);
+    // Idle states: alone on its CPU the probe wakes it from C6 (133 us exit) at every
+    // sample; the PM QoS request 0 holds the states off and gives step 8 back exactly.
+    let laptop = case(&v, "8' as 8 on a platform with idle states");
+    let held = case(&v, "9 + idle states held off");
+    for key in ["min_us", "avg_us", "p50_us", "p99_us", "max_us"] {
+        assert_eq!(f(laptop, key), f(iso, key) + 133.0, "{key}: {laptop}");
+    }
+    assert_eq!(held["simulated"], iso["simulated"]);
     // A lone RR probe is a FIFO probe.
     assert_eq!(fifo["simulated"], rr["simulated"]);
     // Where the model disagrees with the article (docs/reproduction.md): halving the

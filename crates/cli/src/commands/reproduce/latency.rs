@@ -33,15 +33,37 @@ struct Step {
     isolate: Option<&'static str>,
     /// Fair policy (`cfs`, or `eevdf` for the modern kernel's baseline).
     fair: &'static str,
+    /// CPU idle states on the platform.
+    idle: Idle,
     /// What the real-kernel counterpart is.
     real: Real,
 }
 
+/// The CPU idle states of a step's platform.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Idle {
+    /// Not modelled (steps 0-8: with its CPUs always busy or cyclictest's PM QoS request
+    /// held, a wake-up never finds a CPU in an idle state).
+    NotModelled,
+    /// [`IDLE_STATES`], none held off (cyclictest --laptop).
+    Allowed,
+    /// [`IDLE_STATES`] held off by a PM QoS request of 0 (cyclictest's default).
+    HeldOff,
+}
+
+/// A server x86's cpuidle table (intel_idle, Skylake-SP): exit latency and target
+/// residency of C1, C1E and C6.
+const IDLE_STATES: &str = "  idle_states:
+    - { name: C1, exit_latency: 2us, target_residency: 2us }
+    - { name: C1E, exit_latency: 10us, target_residency: 20us }
+    - { name: C6, exit_latency: 133us, target_residency: 600us }
+";
+
 /// The real-kernel counterpart of a step on this host.
 #[derive(Clone, Copy)]
 enum Real {
-    /// Probe policy, IRQs off the measured CPU, full shield.
-    Run(ProbePolicy, bool, bool),
+    /// Probe policy, IRQs off the measured CPU, full shield, PM QoS request held (µs).
+    Run(ProbePolicy, bool, bool, Option<u32>),
     /// The knob does not exist or cannot be set here.
     Knob(&'static str),
     /// Nothing to measure.
@@ -75,6 +97,14 @@ fn yaml(s: &Step, seconds: u64) -> String {
         s.title.split(':').next().unwrap_or("step"),
         irqs(s.irq_affinity)
     );
+    match s.idle {
+        Idle::NotModelled => {}
+        Idle::Allowed => y.push_str(IDLE_STATES),
+        Idle::HeldOff => {
+            y.push_str(IDLE_STATES);
+            y.push_str("  pm_qos_latency: 0us\n");
+        }
+    }
     let pin_load = match s.isolate {
         Some("isolcpus") => {
             y.push_str("  isolated: [3]\n");
@@ -117,6 +147,7 @@ fn steps() -> Vec<Step> {
         irq_affinity: false,
         isolate: None,
         fair: "cfs",
+        idle: Idle::NotModelled,
         real: Real::None,
     };
     let fifo = ProbePolicy::Fifo(99);
@@ -124,7 +155,7 @@ fn steps() -> Vec<Step> {
         Step {
             title: "0 baseline: CFS probe (cyclictest without -p), sched_latency 24 ms",
             paper: json!({ "avg_us": 82, "max_us": 1200 }),
-            real: Real::Run(ProbePolicy::Other(0), false, false),
+            real: Real::Run(ProbePolicy::Other(0), false, false, None),
             ..base
         },
         Step {
@@ -158,7 +189,7 @@ fn steps() -> Vec<Step> {
             latency_ms: 6,
             min_gran_us: 1000,
             migration_cost_us: 200,
-            real: Real::Run(fifo, false, false),
+            real: Real::Run(fifo, false, false, None),
             ..base
         },
         Step {
@@ -168,7 +199,7 @@ fn steps() -> Vec<Step> {
             latency_ms: 6,
             min_gran_us: 1000,
             migration_cost_us: 200,
-            real: Real::Run(ProbePolicy::Rr(99), false, false),
+            real: Real::Run(ProbePolicy::Rr(99), false, false, None),
             ..base
         },
         Step {
@@ -179,7 +210,7 @@ fn steps() -> Vec<Step> {
             min_gran_us: 1000,
             migration_cost_us: 200,
             irq_affinity: true,
-            real: Real::Run(fifo, true, false),
+            real: Real::Run(fifo, true, false, None),
             ..base
         },
         Step {
@@ -191,7 +222,7 @@ fn steps() -> Vec<Step> {
             migration_cost_us: 200,
             irq_affinity: true,
             isolate: Some("affinity"),
-            real: Real::Run(fifo, true, true),
+            real: Real::Run(fifo, true, true, None),
             ..base
         },
         Step {
@@ -204,6 +235,32 @@ fn steps() -> Vec<Step> {
             irq_affinity: true,
             isolate: Some("isolcpus"),
             real: Real::None,
+            ..base
+        },
+        Step {
+            title: "8' as 8 on a platform with idle states (C1, C1E, C6), none held off (cyclictest --laptop)",
+            paper: Value::Null,
+            probe: "fifo",
+            latency_ms: 6,
+            min_gran_us: 1000,
+            migration_cost_us: 200,
+            irq_affinity: true,
+            isolate: Some("isolcpus"),
+            idle: Idle::Allowed,
+            real: Real::Run(fifo, true, true, None),
+            ..base
+        },
+        Step {
+            title: "9 + idle states held off: PM QoS request 0 on /dev/cpu_dma_latency (cyclictest's default)",
+            paper: json!({ "claim": "cyclictest holds /dev/cpu_dma_latency at 0 unless --laptop" }),
+            probe: "fifo",
+            latency_ms: 6,
+            min_gran_us: 1000,
+            migration_cost_us: 200,
+            irq_affinity: true,
+            isolate: Some("isolcpus"),
+            idle: Idle::HeldOff,
+            real: Real::Run(fifo, true, true, Some(0)),
             ..base
         },
         Step {
@@ -361,12 +418,12 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
         }
         let (real_v, real_note) = match (&real_ok, s.real) {
             (Err(why), Real::Run(..)) => (Value::Null, format!("real: not measured ({why})")),
-            (Ok(()), Real::Run(p, irqs, shield)) => {
+            (Ok(()), Real::Run(p, irqs, shield, dma)) => {
                 progress.step(&format!(
                     "latency: {} (measuring 2 s on this host)",
                     s.title
                 ));
-                match measure(p, irqs, shield, None) {
+                match measure(p, irqs, shield, dma) {
                     Ok(res) => (real_figures(&res), String::new()),
                     Err(e) => (Value::Null, format!("real: failed ({e})")),
                 }
@@ -449,6 +506,8 @@ fn note_for(step: usize) -> String {
         6 => "interrupts leave CPU 3; the fair load's kernel sections still run there",
         7 => "with the fair load off CPU 3 only the wake-up cost and per-CPU interrupts (IPIs) remain there",
         8 => "isolcpus gives what the hybrid's affinity gives for a pinned probe",
+        9 => "alone on its CPU the probe finds it idle at every wake-up, for nearly the whole 1 ms: long enough for C6, whose 133 us exit comes before the probe runs; the real run is step 7's without the PM QoS request",
+        10 => "with the request no idle state is entered, and the exit cost is gone: the largest single knob once the CPU is isolated; the real run is step 7's holding the request",
         _ => "the modern kernel's fair class: lag-based placement without CFS's sleeper credit",
     }
     .to_string()
