@@ -16,8 +16,12 @@ machine) the probe's CPU never idles, so it never enters an idle state and the r
 changes nothing. Each run therefore records how idle the probe's CPU was (/proc/stat,
 outside the probe's own few percent); below 80 % idle the row is flagged.
 
+On a shared machine whose CPUs others keep busy, `--shield` moves every other thread
+that may move off the probe's CPU for the whole comparison (both tools alike) and puts
+each back afterwards, so that the CPU idles between wake-ups as on an idle machine.
+
 usage: sudo scripts/latency-vs-cyclictest.py [--duration 8] [--rounds 3] [--cpu N]
-           [--load] [--schedlab PATH] [--json]
+           [--shield] [--load] [--schedlab PATH] [--json]
 needs: root, cyclictest (apt install rt-tests); stress-ng for --load.
 """
 
@@ -69,6 +73,62 @@ def cpu_idle_ticks(cpu):
                 v = [int(x) for x in line.split()[1:]]
                 return v[3] + v[4], sum(v[:8])
     return 0, 0
+
+
+def task_start(pid, tid):
+    """Start time of a thread (field 22 of its stat), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            st = f.read()
+        return st[st.rfind(")") + 2 :].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def all_tasks():
+    """Every (pid, tid) on the machine."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            yield int(pid), int(tid)
+
+
+@contextlib.contextmanager
+def shield(cpu):
+    """Move every other thread that may move off `cpu` for the comparison, and put each
+    back afterwards (only if it is still the same thread: same start time). Threads born
+    meanwhile with the shielded mask (children of moved processes) get every CPU back."""
+    me = os.getpid()
+    online = set(os.sched_getaffinity(me))
+    moved, t0 = [], int(start_time())
+    for pid, tid in all_tasks():
+        if pid == me:
+            continue
+        try:
+            aff = os.sched_getaffinity(tid)
+            if cpu in aff and len(aff) > 1:
+                os.sched_setaffinity(tid, aff - {cpu})
+                moved.append((pid, tid, task_start(pid, tid), aff))
+        except OSError:
+            pass  # gone, or a per-CPU kernel thread that refuses
+    try:
+        yield len(moved)
+    finally:
+        for pid, tid, start, aff in moved:
+            if task_start(pid, tid) == start:
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(tid, aff)
+        done = {(pid, tid) for pid, tid, _, _ in moved}
+        for pid, tid in all_tasks():
+            st = task_start(pid, tid)
+            if (pid, tid) in done or pid == me or st is None or int(st) < t0:
+                continue
+            with contextlib.suppress(OSError):
+                if os.sched_getaffinity(tid) == online - {cpu}:
+                    os.sched_setaffinity(tid, online)
 
 
 def run_schedlab(binary, seconds, cpu, extra):
@@ -199,6 +259,12 @@ def main():
         action="store_true",
         help="also run under stress-ng --cpu N (the CPUs never idle: no difference)",
     )
+    ap.add_argument(
+        "--shield",
+        action="store_true",
+        help="move every other thread off the probe CPU for the comparison (a busy shared "
+        "machine: the probe CPU then idles between wake-ups as on an idle machine)",
+    )
     ap.add_argument("--schedlab", default=None, help="path of the schedlab binary")
     ap.add_argument("--json", action="store_true", help="print every run as JSON")
     a = ap.parse_args()
@@ -237,32 +303,44 @@ def main():
             )
         )
     results = []
-    for load_name, cmd in loads:
-        load = (
-            subprocess.Popen(
-                cmd,
-                start_new_session=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            if cmd
-            else None
+    guard = shield(cpu) if a.shield else contextlib.nullcontext(0)
+    with guard as moved:
+        if a.shield:
+            print(f"# shield: {moved} threads moved off CPU {cpu}", file=sys.stderr)
+        for load_name, cmd in loads:
+            measure(a, binary, cpu, load_name, cmd, results)
+    report(a, cpu, results)
+
+
+def measure(a, binary, cpu, load_name, cmd, results):
+    """Every setting and tool, alternately, under one load."""
+    load = (
+        subprocess.Popen(
+            cmd,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
-        try:
-            time.sleep(0.5 if load else 0)
-            runs = {(s, t): [] for s, _ in SETTINGS for t in ("schedlab", "cyclictest")}
-            for _ in range(a.rounds):
-                for s, extra in SETTINGS:
-                    for tool in ("schedlab", "cyclictest"):
-                        runs[(s, tool)].append(
-                            one(tool, binary, a.duration, cpu, extra)
-                        )
-        finally:
-            if load:
-                os.killpg(load.pid, signal.SIGTERM)
-                load.wait()
-        for (s, tool), rs in runs.items():
-            results.append({"load": load_name, "setting": s, "tool": tool, "runs": rs})
+        if cmd
+        else None
+    )
+    try:
+        time.sleep(0.5 if load else 0)
+        runs = {(s, t): [] for s, _ in SETTINGS for t in ("schedlab", "cyclictest")}
+        for _ in range(a.rounds):
+            for s, extra in SETTINGS:
+                for tool in ("schedlab", "cyclictest"):
+                    runs[(s, tool)].append(one(tool, binary, a.duration, cpu, extra))
+    finally:
+        if load:
+            os.killpg(load.pid, signal.SIGTERM)
+            load.wait()
+    for (s, tool), rs in runs.items():
+        results.append({"load": load_name, "setting": s, "tool": tool, "runs": rs})
+
+
+def report(a, cpu, results):
+    """The table, or every run as JSON."""
     if a.json:
         json.dump(
             {
@@ -270,6 +348,7 @@ def main():
                 "cpu": cpu,
                 "duration_s": a.duration,
                 "rounds": a.rounds,
+                "shield": a.shield,
                 "results": results,
             },
             sys.stdout,
@@ -279,7 +358,8 @@ def main():
         return
     print(
         f"# kernel {os.uname().release}, probe on CPU {cpu}, {a.rounds} x {a.duration} s per "
-        f"tool and setting, alternating; figures per run, lowest-highest"
+        f"tool and setting, alternating{', CPU shielded' if a.shield else ''}; "
+        "figures per run, lowest-highest"
     )
     print(
         f"{'load':<18} {'setting':<10} {'tool':<10} {'avg us':>13} {'p99 us':>11} "

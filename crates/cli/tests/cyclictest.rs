@@ -1,7 +1,8 @@
 //! `schedlab latency` against cyclictest (rt-tests) on this machine, through
 //! scripts/latency-vs-cyclictest.py: one SCHED_FIFO 99 thread on the last CPU, 1 ms
 //! interval, the two tools alternating, with the PM QoS request (both tools' default) and
-//! without it (`--laptop`). Asserts robust facts only: every run has its samples, schedlab
+//! without it (`--laptop`), the CPU shielded (`--shield`: other threads moved off it and
+//! back) so that it idles between wake-ups even on a busy machine. Asserts robust facts only: every run has its samples, schedlab
 //! says which setting was in force, and the two tools agree on avg and p99.
 
 use serde_json::Value;
@@ -34,6 +35,7 @@ fn schedlab_and_cyclictest_agree_with_and_without_the_pm_qos_request() {
             "1",
             "--rounds",
             "2",
+            "--shield",
             "--json",
             "--schedlab",
             BIN,

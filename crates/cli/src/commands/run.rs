@@ -70,7 +70,8 @@ pub struct RunArgs {
     pub tick: Ns,
 
     /// Hold a PM QoS CPU latency request of US µs for the run (/dev/cpu_dma_latency, as
-    /// cyclictest does; 0 keeps CPUs out of idle states; needs root). Default: none.
+    /// cyclictest does; 0 keeps CPUs out of idle states; needs root). Default: the
+    /// workload's `platform.pm_qos_latency`, else none.
     #[arg(long, value_name = "US")]
     pub dma_latency: Option<u32>,
 
@@ -201,7 +202,12 @@ pub fn run_failure(what: &str, e: &runner::RunError) -> Failure {
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let ov = args.overrides.to_overrides(args.policy);
     let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
-    let cfg = config(args, file_sets_margin(&args.file))?;
+    let mut cfg = config(args, file_sets_margin(&args.file))?;
+    // The workload's PM QoS limit is held for real unless --dma-latency overrides it.
+    cfg.dma_latency = cfg.dma_latency.or(w
+        .platform
+        .pm_qos_latency
+        .map(|ns| (ns / 1000).min(i32::MAX as u64) as u32));
     let progress = Progress::new();
     progress.step(&format!(
         "running {} under {} for real ({} on {} CPUs)...",
