@@ -229,6 +229,7 @@ def one(tool, binary, seconds, cpu, extra):
     i1, t1 = cpu_idle_ticks(cpu)
     idle = 100.0 * (i1 - i0) / max(1, t1 - t0)
     return {
+        "min_us": min(hist, default=float("nan")),
         "avg_us": round(avg(hist), 2),
         "p99_us": pct(hist, 0.99),
         "max_us": mx,
