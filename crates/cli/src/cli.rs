@@ -85,6 +85,12 @@ pub enum Command {
     /// peak RSS), optionally beside SimSo's times (docs/performance.md).
     #[command(after_help = crate::commands::bench::EXAMPLES)]
     Bench(crate::commands::bench::BenchArgs),
+    /// Write a random periodic task set (UUniFast, RandFixedSum, ...) as a workload file.
+    #[command(after_help = crate::commands::generate::EXAMPLES)]
+    Generate(crate::commands::generate::GenerateArgs),
+    /// Run the schedulability tests on a workload's periodic tasks: verdict and why.
+    #[command(after_help = crate::commands::analyze::EXAMPLES)]
+    Analyze(crate::commands::analyze::AnalyzeArgs),
 }
 
 /// `schedlab reproduce`

@@ -28,6 +28,8 @@ fn main() -> ExitCode {
         Command::Trace(args) => commands::trace::run(args),
         Command::Latency(args) => commands::latency::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Generate(args) => commands::generate::run(args),
+        Command::Analyze(args) => commands::analyze::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,9 +1,11 @@
 //! One module per subcommand, plus what they share: writing the output.
 
+pub mod analyze;
 pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_real;
+pub mod generate;
 pub mod latency;
 pub mod report;
 pub mod reproduce;
