@@ -6,10 +6,12 @@
 //! processor demand, interference), so they are exact where they claim to be.
 
 pub mod generate;
+pub mod report;
 pub mod taskset;
 pub mod tests;
 pub mod utilisation;
 
 pub use generate::{generate, Deadlines, GenSpec, GenTask, Method, Periods, TaskSet, METHODS};
+pub use report::{report, Report};
 pub use taskset::{from_workload, RtTask};
 pub use tests::{analyze, Outcome, Verdict, TESTS};

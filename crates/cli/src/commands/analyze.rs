@@ -4,9 +4,8 @@
 use crate::commands::emit;
 use crate::failure::Failure;
 use clap::Args;
-use schedlab_analysis::{analyze, from_workload, Verdict};
+use schedlab_analysis::{report, Report};
 use schedlab_model::{Overrides, Workload};
-use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -33,37 +32,6 @@ pub struct AnalyzeArgs {
 
     #[command(flatten)]
     pub output: crate::cli::OutputArgs,
-}
-
-/// `analyze --json`: the set's summary and every test.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    /// Workload name.
-    pub workload: String,
-    /// CPUs analysed for.
-    pub cpus: usize,
-    /// Number of periodic tasks.
-    pub tasks: usize,
-    /// Total utilisation.
-    pub utilization: f64,
-    /// Total density.
-    pub density: f64,
-    /// Every test, in a fixed order.
-    pub tests: Vec<Verdict>,
-}
-
-/// Load `file` and run every test (the same function backs the Python `analyze`).
-pub fn report(w: &Workload) -> Result<Report, String> {
-    let ts = from_workload(w)?;
-    let cpus = w.platform.cpus;
-    Ok(Report {
-        workload: w.name.clone(),
-        cpus,
-        tasks: ts.len(),
-        utilization: ts.iter().map(|t| t.utilisation()).sum(),
-        density: ts.iter().map(|t| t.density()).sum(),
-        tests: analyze(&ts, cpus),
-    })
 }
 
 fn render(r: &Report) -> String {
