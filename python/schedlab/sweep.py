@@ -65,7 +65,7 @@ def _frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
             "utilization": pd.array(data["utilization"], dtype="float64"),
             "policy": pd.array(data["policy"], dtype="string"),
             "sample": pd.array(data["sample"], dtype="int64"),
-            "set_seed": pd.array(data["set_seed"], dtype="uint64"),
+            "set_seed": pd.array(data["set_seed"], dtype="int64"),
             "schedulable": pd.array(data["schedulable"], dtype="bool"),
             "deadline_misses": pd.array(data["deadline_misses"], dtype="Int64"),
             "context_switches_per_cpu_per_s": pd.array(

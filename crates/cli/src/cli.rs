@@ -91,6 +91,10 @@ pub enum Command {
     /// Run the schedulability tests on a workload's periodic tasks: verdict and why.
     #[command(after_help = crate::commands::analyze::EXAMPLES)]
     Analyze(crate::commands::analyze::AnalyzeArgs),
+    /// Run a schedulability sweep from a YAML grid (the Python package's sweep: serial or
+    /// on Dask, resumable Parquet results, plots).
+    #[command(after_help = crate::commands::sweep::EXAMPLES)]
+    Sweep(crate::commands::sweep::SweepArgs),
 }
 
 /// `schedlab reproduce`

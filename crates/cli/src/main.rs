@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Generate(args) => commands::generate::run(args),
         Command::Analyze(args) => commands::analyze::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

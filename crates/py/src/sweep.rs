@@ -86,9 +86,9 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The task set's seed of a cell: a hash of the sweep seed, the utilisation's bits and the
-/// sample number.
+/// sample number, kept below 2^63 so that it is an exact int64 in pandas and Parquet.
 pub fn set_seed(seed: u64, utilization: f64, sample: u64) -> u64 {
-    mix(mix(mix(seed) ^ utilization.to_bits()) ^ sample)
+    mix(mix(mix(seed) ^ utilization.to_bits()) ^ sample) >> 1
 }
 
 /// Parse `POLICY` or `POLICY@PLACEMENT` (global by default) with the model's messages.

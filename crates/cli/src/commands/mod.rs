@@ -11,6 +11,7 @@ pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod simulate;
+pub mod sweep;
 pub mod trace;
 
 use crate::atomic::write_atomic;
