@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Union
 
 import pandas as pd
 
@@ -22,13 +22,13 @@ from . import _native
 from ._native import SchedlabError
 
 __all__ = [
+    "TESTS",
     "SchedlabError",
     "SimulationResult",
-    "simulate",
-    "generate",
     "analyze",
+    "generate",
+    "simulate",
     "sweep",
-    "TESTS",
 ]
 
 __version__ = _native.__version__
@@ -38,7 +38,7 @@ TESTS = list(_native.test_names())
 
 _OVERRIDES = ("cpus", "duration", "seed", "on_miss")
 
-Workload = Union[str, "os.PathLike[str]", Dict[str, Any]]
+Workload = Union[str, "os.PathLike[str]", dict[str, Any]]
 
 
 def _source(workload: Workload):
@@ -52,11 +52,13 @@ def _source(workload: Workload):
     )
 
 
-def _duration(value) -> Optional[str]:
+def _duration(value) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(f"duration must be a string with a unit (e.g. '1s') or int ns, not {value!r}")
+        raise TypeError(
+            f"duration must be a string with a unit (e.g. '1s') or int ns, not {value!r}"
+        )
     return str(value)
 
 
@@ -70,7 +72,7 @@ class SimulationResult:
     ``--jobs-csv``; None when simulated with ``jobs=False``).
     """
 
-    def __init__(self, data: Dict[str, Any], jobs_csv: Optional[str]):
+    def __init__(self, data: dict[str, Any], jobs_csv: str | None):
         self.data = data
         self._jobs_csv = jobs_csv
 
@@ -92,7 +94,7 @@ class SimulationResult:
             f"context_switches_per_cpu_per_s={d.get('context_switches_per_cpu_per_s')})"
         )
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The ``--json`` object as a dict."""
         return self.data
 
@@ -107,7 +109,7 @@ class SimulationResult:
         return pd.DataFrame(self.data["per_cpu"])
 
     @property
-    def jobs_df(self) -> Optional[pd.DataFrame]:
+    def jobs_df(self) -> pd.DataFrame | None:
         """One row per job (task, job, release_ns, start_ns, finish_ns, deadline_ns, cpu,
         response_ns, missed, aborted), or None without ``jobs=True``."""
         if self._jobs_csv is None:
@@ -117,8 +119,8 @@ class SimulationResult:
 
 def simulate(
     workload: Workload,
-    policy: Optional[str] = None,
-    placement: Optional[str] = None,
+    policy: str | None = None,
+    placement: str | None = None,
     *,
     jobs: bool = True,
     **overrides: Any,
@@ -175,12 +177,12 @@ def generate(
     deadlines: str = "implicit",
     deadline_ratio: float = 0.0,
     seed: int = 1,
-    duration: Union[str, int] = "1s",
-    policy: Optional[str] = None,
-    placement: Optional[str] = None,
+    duration: str | int = "1s",
+    policy: str | None = None,
+    placement: str | None = None,
     name: str = "generated",
     format: str = "dict",
-) -> Union[Dict[str, Any], str]:
+) -> dict[str, Any] | str:
     """A random periodic task set, as ``schedlab generate`` writes it.
 
     Args:
@@ -218,7 +220,7 @@ def generate(
     return json.loads(text) if format == "dict" else text
 
 
-def analyze(workload: Workload, cpus: Optional[int] = None) -> Dict[str, Any]:
+def analyze(workload: Workload, cpus: int | None = None) -> dict[str, Any]:
     """Every schedulability test on a workload's periodic tasks.
 
     Returns the ``schedlab analyze --json`` object: ``workload``, ``cpus``, ``tasks``,
@@ -230,4 +232,4 @@ def analyze(workload: Workload, cpus: Optional[int] = None) -> Dict[str, Any]:
     return json.loads(_native.analyze(source, is_text, label, cpus=cpus))
 
 
-from .sweep import sweep  # noqa: E402  (needs the functions above)
+from .sweep import sweep

@@ -1,18 +1,19 @@
 """Type hints of the schedlab package."""
 
 import os
-from typing import Any, Dict, Iterable, List, Optional, Union
+from collections.abc import Iterable
+from typing import Any, TypeAlias
 
 import pandas as pd
 
 from ._native import SchedlabError as SchedlabError
 
 __version__: str
-TESTS: List[str]
-Workload = Union[str, os.PathLike[str], Dict[str, Any]]
+TESTS: list[str]
+Workload: TypeAlias = str | os.PathLike[str] | dict[str, Any]
 
 class SimulationResult:
-    data: Dict[str, Any]
+    data: dict[str, Any]
     workload: str
     policy: str
     placement: str
@@ -31,27 +32,27 @@ class SimulationResult:
     migrations: int
     laxity_evaluations: int
     throttles: int
-    tasks: List[Dict[str, Any]]
-    per_cpu: List[Dict[str, Any]]
+    tasks: list[dict[str, Any]]
+    per_cpu: list[dict[str, Any]]
     def __getattr__(self, name: str) -> Any: ...
-    def to_dict(self) -> Dict[str, Any]: ...
+    def to_dict(self) -> dict[str, Any]: ...
     @property
     def tasks_df(self) -> pd.DataFrame: ...
     @property
     def cpus_df(self) -> pd.DataFrame: ...
     @property
-    def jobs_df(self) -> Optional[pd.DataFrame]: ...
+    def jobs_df(self) -> pd.DataFrame | None: ...
 
 def simulate(
     workload: Workload,
-    policy: Optional[str] = ...,
-    placement: Optional[str] = ...,
+    policy: str | None = ...,
+    placement: str | None = ...,
     *,
     jobs: bool = ...,
-    cpus: Optional[int] = ...,
-    duration: Union[str, int, None] = ...,
-    seed: Optional[int] = ...,
-    on_miss: Optional[str] = ...,
+    cpus: int | None = ...,
+    duration: str | int | None = ...,
+    seed: int | None = ...,
+    on_miss: str | None = ...,
 ) -> SimulationResult: ...
 def generate(
     tasks: int = ...,
@@ -65,13 +66,13 @@ def generate(
     deadlines: str = ...,
     deadline_ratio: float = ...,
     seed: int = ...,
-    duration: Union[str, int] = ...,
-    policy: Optional[str] = ...,
-    placement: Optional[str] = ...,
+    duration: str | int = ...,
+    policy: str | None = ...,
+    placement: str | None = ...,
     name: str = ...,
     format: str = ...,
-) -> Union[Dict[str, Any], str]: ...
-def analyze(workload: Workload, cpus: Optional[int] = ...) -> Dict[str, Any]: ...
+) -> dict[str, Any] | str: ...
+def analyze(workload: Workload, cpus: int | None = ...) -> dict[str, Any]: ...
 def sweep(
     cpus: int = ...,
     tasks: int = ...,
@@ -85,7 +86,8 @@ def sweep(
     method: str = ...,
     periods: str = ...,
     granularity: str = ...,
-    out: Optional[str] = ...,
-    batch_size: Optional[int] = ...,
-    progress: Optional[bool] = ...,
+    analysis: bool = ...,
+    out: str | None = ...,
+    batch_size: int | None = ...,
+    progress: bool | None = ...,
 ) -> pd.DataFrame: ...

@@ -15,8 +15,21 @@ import argparse
 import sys
 
 _KEYS = {
-    "cpus", "tasks", "utilizations", "policies", "samples", "seed", "duration", "method",
-    "periods", "granularity", "batch_size", "out", "client", "plot",
+    "cpus",
+    "tasks",
+    "utilizations",
+    "policies",
+    "samples",
+    "seed",
+    "duration",
+    "method",
+    "periods",
+    "granularity",
+    "analysis",
+    "batch_size",
+    "out",
+    "client",
+    "plot",
 }
 
 
@@ -26,11 +39,13 @@ def _utilizations(value, path):
     if isinstance(value, dict):
         unknown = set(value) - {"from", "to", "step"}
         if unknown or not {"from", "to", "step"} <= set(value):
-            raise SchedlabError(f"{path}: utilizations: give a list or {{from, to, step}}")
+            raise SchedlabError(
+                f"{path}: utilizations: give a list or {{from, to, step}}"
+            )
         a, b, s = float(value["from"]), float(value["to"]), float(value["step"])
         if s <= 0:
             raise SchedlabError(f"{path}: utilizations: step {s} must be positive")
-        n = int(round((b - a) / s))
+        n = round((b - a) / s)
         return [round(a + i * s, 10) for i in range(n + 1)]
     if isinstance(value, list):
         return [float(v) for v in value]
@@ -63,15 +78,25 @@ def load_grid(path):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="schedlab sweep", description="Run a schedulability sweep from a YAML grid.")
+    p = argparse.ArgumentParser(
+        prog="schedlab sweep",
+        description="Run a schedulability sweep from a YAML grid.",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sweep", help="run a sweep grid")
     s.add_argument("grid", help="YAML grid file")
     s.add_argument("--out", help="Parquet directory (resumes a sweep started on it)")
     s.add_argument("--client", help="serial, local, or a Dask scheduler address")
-    s.add_argument("--plot", help="write the figures (PNG and SVG) with this file prefix")
+    s.add_argument(
+        "--plot", help="write the figures (PNG and SVG) with this file prefix"
+    )
     s.add_argument("--csv", help="also write every row as CSV to this file")
-    s.add_argument("--progress", action="store_true", default=None, help="show progress even when not on a terminal")
+    s.add_argument(
+        "--progress",
+        action="store_true",
+        default=None,
+        help="show progress even when not on a terminal",
+    )
     args = p.parse_args(argv)
 
     from . import SchedlabError, sweep
@@ -92,7 +117,11 @@ def main(argv=None) -> int:
         return 2
     if args.csv:
         df.to_csv(args.csv, index=False)
-    ratio = df.groupby(["utilization", "policy"], sort=False)["schedulable"].mean().unstack()
+    ratio = (
+        df.groupby(["utilization", "policy"], sort=False)["schedulable"]
+        .mean()
+        .unstack()
+    )
     print(ratio.to_string(float_format=lambda x: f"{x:.3f}"))
     print(
         f"\n{len(df)} rows; batches: {df.attrs['batches_computed']} computed, "

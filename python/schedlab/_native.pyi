@@ -1,7 +1,5 @@
 """Type hints of the Rust core (schedlab._native); see schedlab/__init__.py."""
 
-from typing import List, Optional, Tuple
-
 __version__: str
 
 class SchedlabError(ValueError):
@@ -11,15 +9,15 @@ def simulate(
     source: str,
     is_text: bool,
     label: str,
-    policy: Optional[str] = ...,
-    placement: Optional[str] = ...,
-    cpus: Optional[int] = ...,
-    duration: Optional[str] = ...,
-    seed: Optional[int] = ...,
-    on_miss: Optional[str] = ...,
+    policy: str | None = ...,
+    placement: str | None = ...,
+    cpus: int | None = ...,
+    duration: str | None = ...,
+    seed: int | None = ...,
+    on_miss: str | None = ...,
     jobs: bool = ...,
-) -> Tuple[str, Optional[str]]: ...
-def analyze(source: str, is_text: bool, label: str, cpus: Optional[int] = ...) -> str: ...
+) -> tuple[str, str | None]: ...
+def analyze(source: str, is_text: bool, label: str, cpus: int | None = ...) -> str: ...
 def generate(
     tasks: int,
     utilization: float,
@@ -32,12 +30,12 @@ def generate(
     deadline_ratio: float,
     seed: int,
     duration: str,
-    policy: Optional[str],
-    placement: Optional[str],
+    policy: str | None,
+    placement: str | None,
     name: str,
     json: bool,
 ) -> str: ...
 def check_cells(cells_json: str) -> None: ...
 def run_cells(cells_json: str) -> str: ...
 def set_seed(seed: int, utilization: float, sample: int) -> int: ...
-def test_names() -> List[str]: ...
+def test_names() -> list[str]: ...

@@ -6,7 +6,7 @@ switches per CPU per second against utilisation. Each function takes the DataFra
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import pandas as pd
 
@@ -26,7 +26,9 @@ def _axes(ax):
     return fig, ax
 
 
-def schedulability_ratio(df: pd.DataFrame, ax=None, tests: Optional[Sequence[str]] = DEFAULT_TESTS):
+def schedulability_ratio(
+    df: pd.DataFrame, ax=None, tests: Sequence[str] | None = DEFAULT_TESTS
+):
     """Fraction of task sets with no deadline miss, per policy, against total
     utilisation; dashed lines: fraction accepted by each analysis test."""
     fig, ax = _axes(ax)
@@ -38,7 +40,9 @@ def schedulability_ratio(df: pd.DataFrame, ax=None, tests: Optional[Sequence[str
         if col not in df:
             continue
         first = df[df["policy"] == df["policy"].iloc[0]]
-        acc = first.groupby("utilization")[col].apply(lambda s: s.fillna(False).astype(bool).mean())
+        acc = first.groupby("utilization")[col].apply(
+            lambda s: s.fillna(False).astype(bool).mean()
+        )
         ax.plot(acc.index, acc.values, linestyle="--", label=f"{t} (analysis)")
     ax.set_xlabel("total utilisation")
     ax.set_ylabel("schedulable task sets")
@@ -48,7 +52,9 @@ def schedulability_ratio(df: pd.DataFrame, ax=None, tests: Optional[Sequence[str
     return fig
 
 
-def weighted_schedulability(df: pd.DataFrame, ax=None, tests: Optional[Sequence[str]] = DEFAULT_TESTS):
+def weighted_schedulability(
+    df: pd.DataFrame, ax=None, tests: Sequence[str] | None = DEFAULT_TESTS
+):
     """Weighted schedulability W = Σ_U U·S(U) / Σ_U U per policy and analysis test
     (Bastoni, Brandenburg & Anderson 2010): one number per curve, high utilisations
     weigh more."""
@@ -62,7 +68,9 @@ def weighted_schedulability(df: pd.DataFrame, ax=None, tests: Optional[Sequence[
     return fig
 
 
-def weighted(df: pd.DataFrame, tests: Optional[Sequence[str]] = DEFAULT_TESTS) -> pd.Series:
+def weighted(
+    df: pd.DataFrame, tests: Sequence[str] | None = DEFAULT_TESTS
+) -> pd.Series:
     """The weighted schedulability of each policy (and ``<test> (analysis)``)."""
     out = {}
     for policy, g in df.groupby("policy", sort=False):
@@ -72,7 +80,9 @@ def weighted(df: pd.DataFrame, tests: Optional[Sequence[str]] = DEFAULT_TESTS) -
     for t in tests or ():
         col = "analysis_" + t
         if col in df:
-            acc = first.groupby("utilization")[col].apply(lambda s: s.fillna(False).astype(bool).mean())
+            acc = first.groupby("utilization")[col].apply(
+                lambda s: s.fillna(False).astype(bool).mean()
+            )
             out[f"{t} (analysis)"] = _weigh(acc)
     return pd.Series(out)
 
@@ -95,7 +105,9 @@ def switches(df: pd.DataFrame, ax=None):
     return fig
 
 
-def save_figures(df: pd.DataFrame, prefix: str, tests: Optional[Sequence[str]] = DEFAULT_TESTS) -> List[str]:
+def save_figures(
+    df: pd.DataFrame, prefix: str, tests: Sequence[str] | None = DEFAULT_TESTS
+) -> list[str]:
     """Write ``PREFIX-schedulability``, ``PREFIX-weighted`` and ``PREFIX-switches`` as PNG
     and SVG; returns the paths."""
     import matplotlib.pyplot as plt

@@ -19,7 +19,8 @@ import math
 import os
 import sys
 import time
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -48,10 +49,10 @@ def _run_batch(cells_json: str) -> str:
     return native.run_cells(cells_json)
 
 
-def _frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows from the Rust core as a DataFrame with fixed dtypes."""
     tests = list(_native.test_names())
-    data: Dict[str, list] = {c: [] for c in COLUMNS}
+    data: dict[str, list] = {c: [] for c in COLUMNS}
     for t in tests:
         data["analysis_" + t] = []
     for r in rows:
@@ -69,7 +70,10 @@ def _frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
             "schedulable": pd.array(data["schedulable"], dtype="bool"),
             "deadline_misses": pd.array(data["deadline_misses"], dtype="Int64"),
             "context_switches_per_cpu_per_s": pd.array(
-                [math.nan if v is None else v for v in data["context_switches_per_cpu_per_s"]],
+                [
+                    math.nan if v is None else v
+                    for v in data["context_switches_per_cpu_per_s"]
+                ],
                 dtype="float64",
             ),
             "preemptions": pd.array(data["preemptions"], dtype="Int64"),
@@ -87,7 +91,7 @@ def _frame(rows: List[Dict[str, Any]]) -> pd.DataFrame:
 class _Progress:
     """Cells done, rate and time left on stderr (only on a terminal unless forced)."""
 
-    def __init__(self, total: int, done: int, enabled: Optional[bool]):
+    def __init__(self, total: int, done: int, enabled: bool | None):
         self.total, self.done = total, done
         self.start_done = done
         self.t0 = time.monotonic()
@@ -104,7 +108,9 @@ class _Progress:
         rate = (self.done - self.start_done) / elapsed
         left = (self.total - self.done) / rate if rate > 0 else float("inf")
         pct = 100.0 * self.done / max(self.total, 1)
-        left_s = "?" if math.isinf(left) else time.strftime("%H:%M:%S", time.gmtime(left))
+        left_s = (
+            "?" if math.isinf(left) else time.strftime("%H:%M:%S", time.gmtime(left))
+        )
         sys.stderr.write(
             f"\rsweep: {self.done}/{self.total} cells ({pct:.0f}%), "
             f"{rate:.0f} cells/s, {left_s} left\x1b[K"
@@ -131,7 +137,7 @@ def _write_parquet_atomic(df: pd.DataFrame, path: str) -> None:
         os.close(dfd)
 
 
-def _read_finished(path: str, rows: int) -> Optional[pd.DataFrame]:
+def _read_finished(path: str, rows: int) -> pd.DataFrame | None:
     """A finished batch's rows, or None when the file is missing, unreadable (e.g. cut
     short) or holds another number of rows."""
     if not os.path.exists(path):
@@ -181,7 +187,8 @@ def _cells(
     method: str,
     periods: str,
     granularity: str,
-) -> List[Dict[str, Any]]:
+    analysis: bool,
+) -> list[dict[str, Any]]:
     cells = []
     for u in utilizations:
         for s in range(samples):
@@ -197,6 +204,7 @@ def _cells(
                     "periods": periods,
                     "granularity": granularity,
                     "policies": list(policies),
+                    "analysis": analysis,
                 }
             )
     return cells
@@ -215,9 +223,10 @@ def sweep(
     method: str = "uunifast-discard",
     periods: str = "10ms..1000ms",
     granularity: str = "1ms",
-    out: Optional[str] = None,
-    batch_size: Optional[int] = None,
-    progress: Optional[bool] = None,
+    analysis: bool = True,
+    out: str | None = None,
+    batch_size: int | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Run a schedulability sweep and return one row per (utilization, policy, sample).
 
@@ -233,6 +242,8 @@ def sweep(
             ``dask.distributed.Client`` (any cluster) or a scheduler address string
             uses that cluster; ``"serial"`` runs in this process.
         method, periods, granularity: the generator (see :func:`schedlab.generate`).
+        analysis: also run the schedulability tests on each set (``analysis_*``
+            columns; empty without).
         out: directory for the Parquet results; a sweep started again on it resumes.
         batch_size: cells per task sent to a worker (default: about 4 tasks per worker).
         progress: show cells done, rate and time left (default: when stderr is a
@@ -259,8 +270,17 @@ def sweep(
     if len(set(policies)) != len(policies):
         raise SchedlabError(f"policies: {policies} names a policy twice")
     cells = _cells(
-        cpus, tasks, utilizations, policies, samples, seed, str(duration), method, periods,
+        cpus,
+        tasks,
+        utilizations,
+        policies,
+        samples,
+        seed,
+        str(duration),
+        method,
+        periods,
         granularity,
+        analysis,
     )
     _native.check_cells(json.dumps(cells))
 
@@ -275,7 +295,7 @@ def sweep(
     batches = [cells[i : i + batch_size] for i in range(0, len(cells), batch_size)]
     per_batch_rows = [len(b) * len(policies) for b in batches]
 
-    frames: Dict[int, pd.DataFrame] = {}
+    frames: dict[int, pd.DataFrame] = {}
     if out is not None:
         os.makedirs(out, exist_ok=True)
         grid = {

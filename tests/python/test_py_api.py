@@ -1,13 +1,14 @@
 """The Python package `schedlab` (PyO3): the same numbers as the command line's JSON, the
 same messages as its errors, DataFrames and generated sets that load."""
 
-import io
 import json
 
 import pandas as pd
 import pytest
 
-schedlab = pytest.importorskip("schedlab", reason="the schedlab Python package is not installed (pip install .)")
+schedlab = pytest.importorskip(
+    "schedlab", reason="the schedlab Python package is not installed (pip install .)"
+)
 
 
 def _strip(d):
@@ -25,8 +26,12 @@ def _strip(d):
     ],
 )
 def test_python_api_equals_cli_json(root, simulate_json, workload, policy, placement):
-    cli = simulate_json(workload, "--policy", policy, "--placement", placement, "--duration", "2s")
-    py = schedlab.simulate(root / workload, policy=policy, placement=placement, duration="2s")
+    cli = simulate_json(
+        workload, "--policy", policy, "--placement", placement, "--duration", "2s"
+    )
+    py = schedlab.simulate(
+        root / workload, policy=policy, placement=placement, duration="2s"
+    )
     assert _strip(py.to_dict()) == _strip(cli)
     assert py.deadline_misses == cli["deadline_misses"]
     assert py.tasks_df["misses"].tolist() == [t["misses"] for t in cli["tasks"]]
@@ -35,8 +40,19 @@ def test_python_api_equals_cli_json(root, simulate_json, workload, policy, place
 
 def test_jobs_frame_equals_jobs_csv(root, run, tmp_path):
     csv = tmp_path / "jobs.csv"
-    run("simulate", "examples/dhall.yaml", "--policy", "edf", "--placement", "global", "--jobs-csv", csv)
-    py = schedlab.simulate(root / "examples/dhall.yaml", policy="edf", placement="global")
+    run(
+        "simulate",
+        "examples/dhall.yaml",
+        "--policy",
+        "edf",
+        "--placement",
+        "global",
+        "--jobs-csv",
+        csv,
+    )
+    py = schedlab.simulate(
+        root / "examples/dhall.yaml", policy="edf", placement="global"
+    )
     pd.testing.assert_frame_equal(py.jobs_df, pd.read_csv(csv))
     assert int(py.jobs_df["missed"].sum()) == py.deadline_misses
     assert schedlab.simulate(root / "examples/dhall.yaml", jobs=False).jobs_df is None
@@ -47,10 +63,25 @@ def test_dict_workload_and_overrides(run, tmp_path):
     assert isinstance(w, dict) and len(w["tasks"]) == 10
     path = tmp_path / "w.json"
     path.write_text(json.dumps(w))
-    py = schedlab.simulate(w, policy="llf", cpus=2, seed=3, duration="500ms", on_miss="abort")
+    py = schedlab.simulate(
+        w, policy="llf", cpus=2, seed=3, duration="500ms", on_miss="abort"
+    )
     cli = json.loads(
-        run("simulate", path, "--policy", "llf", "--cpus", "2", "--seed", "3", "--duration", "500ms",
-            "--on-miss", "abort", "--json").stdout
+        run(
+            "simulate",
+            path,
+            "--policy",
+            "llf",
+            "--cpus",
+            "2",
+            "--seed",
+            "3",
+            "--duration",
+            "500ms",
+            "--on-miss",
+            "abort",
+            "--json",
+        ).stdout
     )
     assert _strip(py.to_dict()) == _strip(cli)
     assert py.cpus == 2 and py.duration_ns == 500_000_000
@@ -58,8 +89,19 @@ def test_dict_workload_and_overrides(run, tmp_path):
 
 def test_generate_and_analyze_equal_the_cli(run, tmp_path):
     yaml = schedlab.generate(12, 3.1, 4, method="randfixedsum", seed=9, format="yaml")
-    cli_yaml = run("generate", "--tasks", "12", "--utilization", "3.1", "--cpus", "4",
-                   "--method", "randfixedsum", "--seed", "9").stdout
+    cli_yaml = run(
+        "generate",
+        "--tasks",
+        "12",
+        "--utilization",
+        "3.1",
+        "--cpus",
+        "4",
+        "--method",
+        "randfixedsum",
+        "--seed",
+        "9",
+    ).stdout
     assert yaml == cli_yaml
     f = tmp_path / "set.yaml"
     f.write_text(yaml)
@@ -68,7 +110,9 @@ def test_generate_and_analyze_equal_the_cli(run, tmp_path):
     assert [t["test"] for t in cli["tests"]] == schedlab.TESTS
     one = schedlab.analyze(f, cpus=1)
     assert one["cpus"] == 1
-    assert {t["test"]: t["outcome"] for t in one["tests"]}["edf-util"] == "unschedulable"
+    assert {t["test"]: t["outcome"] for t in one["tests"]}[
+        "edf-util"
+    ] == "unschedulable"
 
 
 def test_errors_carry_the_cli_messages(root, run, tmp_path):

@@ -4,7 +4,6 @@ never takes a cut-short Parquet file for a finished one; bad grids fail before a
 figures are written."""
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -14,17 +13,19 @@ import time
 import pandas as pd
 import pytest
 
-schedlab = pytest.importorskip("schedlab", reason="the schedlab Python package is not installed (pip install .)")
-
-GRID = dict(
-    cpus=4,
-    tasks=8,
-    utilizations=[2.0, 3.0, 3.6],
-    policies=["edf", "llf", "edf@partitioned"],
-    samples=6,
-    seed=7,
-    duration="200ms",
+schedlab = pytest.importorskip(
+    "schedlab", reason="the schedlab Python package is not installed (pip install .)"
 )
+
+GRID = {
+    "cpus": 4,
+    "tasks": 8,
+    "utilizations": [2.0, 3.0, 3.6],
+    "policies": ["edf", "llf", "edf@partitioned"],
+    "samples": 6,
+    "seed": 7,
+    "duration": "200ms",
+}
 
 
 def _free_port():
@@ -40,14 +41,25 @@ def serial():
 
 def test_serial_sweep_has_one_row_per_cell_and_policy(serial):
     assert len(serial) == 3 * 3 * 6
-    for col in ["utilization", "policy", "sample", "schedulable", "deadline_misses",
-                "context_switches_per_cpu_per_s", "analysis_gfb", "analysis_ffd-edf"]:
+    for col in [
+        "utilization",
+        "policy",
+        "sample",
+        "schedulable",
+        "deadline_misses",
+        "context_switches_per_cpu_per_s",
+        "analysis_gfb",
+        "analysis_ffd-edf",
+    ]:
         assert col in serial
     assert list(serial["policy"].unique()) == GRID["policies"]
     # A set GFB or first-fit EDF accepts meets every deadline in its simulation.
     g = serial[(serial["policy"] == "edf") & serial["analysis_gfb"].fillna(False)]
     assert g["schedulable"].all()
-    p = serial[(serial["policy"] == "edf@partitioned") & serial["analysis_ffd-edf"].fillna(False)]
+    p = serial[
+        (serial["policy"] == "edf@partitioned")
+        & serial["analysis_ffd-edf"].fillna(False)
+    ]
     assert p["schedulable"].all()
     # The same cell draws the same set under every policy.
     seeds = serial.groupby(["utilization", "sample"])["set_seed"].nunique()
@@ -62,16 +74,46 @@ def test_dask_cluster_gives_the_serial_results(serial, tmp_path):
     port = _free_port()
     addr = f"tcp://127.0.0.1:{port}"
     env = dict(os.environ, DASK_DISTRIBUTED__WORKER__DAEMON="False")
-    procs = [subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-         "--port", str(port), "--dashboard-address", ":0"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dashboard-address",
+                ":0",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    ]
     try:
         for _ in range(2):
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
-                 "--nworkers", "1", "--no-dashboard", "--local-directory", str(tmp_path)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        addr,
+                        "--nthreads",
+                        "1",
+                        "--nworkers",
+                        "1",
+                        "--no-dashboard",
+                        "--local-directory",
+                        str(tmp_path),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+            )
         from dask.distributed import Client
 
         client = Client(addr, timeout="30s")
@@ -101,15 +143,25 @@ def test_dask_cluster_gives_the_serial_results(serial, tmp_path):
 def test_unreachable_dask_address_is_a_clear_error():
     pytest.importorskip("dask.distributed")
     addr = f"tcp://127.0.0.1:{_free_port()}"
-    with pytest.raises(schedlab.SchedlabError, match=f"cannot reach the Dask scheduler at {addr}"):
+    with pytest.raises(
+        schedlab.SchedlabError, match=f"cannot reach the Dask scheduler at {addr}"
+    ):
         schedlab.sweep(client=addr, **GRID)
 
 
 def test_bad_grids_fail_before_any_work(tmp_path):
     bad = dict(GRID)
     with pytest.raises(schedlab.SchedlabError, match="utilization -1 is negative"):
-        schedlab.sweep(client="serial", out=str(tmp_path / "a"), **{**bad, "utilizations": [2.0, -1.0]})
-    assert not list((tmp_path / "a").glob("batch-*")) if (tmp_path / "a").exists() else True
+        schedlab.sweep(
+            client="serial",
+            out=str(tmp_path / "a"),
+            **{**bad, "utilizations": [2.0, -1.0]},
+        )
+    assert (
+        not list((tmp_path / "a").glob("batch-*"))
+        if (tmp_path / "a").exists()
+        else True
+    )
     with pytest.raises(schedlab.SchedlabError, match="unknown policy `sjf`"):
         schedlab.sweep(client="serial", **{**bad, "policies": ["edf", "sjf"]})
     with pytest.raises(schedlab.SchedlabError, match="cannot be split over 8 tasks"):
@@ -148,7 +200,9 @@ def test_killed_sweep_resumes_without_recomputing_finished_batches(tmp_path, roo
     p.wait()
     finished = sorted(out.glob("batch-*.parquet"))
     total = 4 * 40 // 2
-    assert 0 < len(finished) < total, f"kill landed after {len(finished)} of {total} batches"
+    assert 0 < len(finished) < total, (
+        f"kill landed after {len(finished)} of {total} batches"
+    )
     before = {f.name: (f.stat().st_ino, f.stat().st_mtime_ns) for f in finished}
     # A batch cut short (as by a crash without the atomic rename) is not taken as done.
     victim = finished[-1]
@@ -170,13 +224,23 @@ def test_killed_sweep_resumes_without_recomputing_finished_batches(tmp_path, roo
     assert again.attrs["batches_computed"] == 0
     pd.testing.assert_frame_equal(again, fresh)
     # Another grid on the same directory is refused.
-    with pytest.raises(schedlab.SchedlabError, match="holds the results of another sweep"):
+    with pytest.raises(
+        schedlab.SchedlabError, match="holds the results of another sweep"
+    ):
         schedlab.sweep(client="serial", out=str(out), **{**_grid_kwargs(), "seed": 4})
 
 
 def _grid_kwargs():
-    return dict(cpus=4, tasks=8, utilizations=[2.0, 2.5, 3.0, 3.5], policies=["edf", "llf"],
-                samples=40, seed=3, duration="1s", batch_size=2)
+    return {
+        "cpus": 4,
+        "tasks": 8,
+        "utilizations": [2.0, 2.5, 3.0, 3.5],
+        "policies": ["edf", "llf"],
+        "samples": 40,
+        "seed": 3,
+        "duration": "1s",
+        "batch_size": 2,
+    }
 
 
 def test_cli_sweep_and_figures(tmp_path, run, root):
@@ -185,8 +249,7 @@ def test_cli_sweep_and_figures(tmp_path, run, root):
     grid.write_text(GRID_YAML.replace("samples: 40", "samples: 3"))
     prefix = tmp_path / "fig" / "s"
     csv = tmp_path / "rows.csv"
-    p = run("sweep", grid, "--plot", prefix, "--csv", csv,
-            "--out", tmp_path / "pq")
+    p = run("sweep", grid, "--plot", prefix, "--csv", csv, "--out", tmp_path / "pq")
     assert "edf" in p.stdout and "reused" in p.stdout
     rows = pd.read_csv(csv)
     assert len(rows) == 4 * 2 * 3

@@ -603,6 +603,10 @@ pub enum PerCpu {
 
 fn fits_one(ts: &[RtTask], idx: &[usize], how: PerCpu) -> bool {
     match how {
+        // Implicit deadlines: U ≤ 1 is exact (what the demand test concludes, sooner).
+        PerCpu::Edf if idx.iter().all(|&i| ts[i].d == ts[i].t) => {
+            idx.iter().map(|&i| ts[i].utilisation()).sum::<f64>() <= 1.0 + 1e-12
+        }
         PerCpu::Edf => {
             let sub: Vec<RtTask> = idx.iter().map(|&i| ts[i].clone()).collect();
             edf_pda(&sub, 1).outcome == Outcome::Schedulable

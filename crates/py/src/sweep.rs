@@ -38,6 +38,13 @@ pub struct Cell {
     pub granularity: String,
     /// Policies, each `POLICY` (global placement) or `POLICY@PLACEMENT`.
     pub policies: Vec<String>,
+    /// Run the schedulability tests too (their columns are empty without).
+    #[serde(default = "yes")]
+    pub analysis: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_method() -> String {
@@ -154,7 +161,10 @@ pub fn check(c: &Cell) -> Result<(), String> {
 pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
     let spec = spec_of(c)?;
     let set = generate(&spec)?;
-    let text = set.to_yaml();
+    // Parsed once (JSON: the faster reader), validated once per policy, as `simulate`
+    // with `--policy` and `--placement` does.
+    let parsed = schedlab_model::workload::parse_spec(&set.to_json(), Path::new("sweep-cell.json"))
+        .map_err(|e| e.to_string())?;
     let mut rows = Vec::with_capacity(c.policies.len());
     let mut analysis: Option<Vec<(String, Option<bool>)>> = None;
     for p in &c.policies {
@@ -164,9 +174,8 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
             placement: Some(placement),
             ..Overrides::default()
         };
-        let w = Workload::parse_str(&text, Path::new("sweep-cell.yaml"), &ov)
-            .map_err(|e| e.to_string())?;
-        if analysis.is_none() {
+        let w = Workload::from_spec(parsed.clone(), &ov)?;
+        if analysis.is_none() && c.analysis {
             let ts = from_workload(&w)?;
             let verdicts = analyze(&ts, c.cpus);
             debug_assert_eq!(verdicts.len(), TESTS.len());
