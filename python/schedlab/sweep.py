@@ -49,43 +49,26 @@ def _run_batch(cells_json: str) -> str:
     return native.run_cells(cells_json)
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """Rows from the Rust core as a DataFrame with fixed dtypes."""
-    tests = list(_native.test_names())
-    data: dict[str, list] = {c: [] for c in COLUMNS}
-    for t in tests:
-        data["analysis_" + t] = []
-    for r in rows:
-        for c in COLUMNS:
-            data[c].append(r[c])
-        verdicts = dict(r["analysis"])
-        for t in tests:
-            data["analysis_" + t].append(verdicts.get(t))
-    df = pd.DataFrame(
-        {
-            "utilization": pd.array(data["utilization"], dtype="float64"),
-            "policy": pd.array(data["policy"], dtype="string"),
-            "sample": pd.array(data["sample"], dtype="int64"),
-            "set_seed": pd.array(data["set_seed"], dtype="int64"),
-            "schedulable": pd.array(data["schedulable"], dtype="bool"),
-            "deadline_misses": pd.array(data["deadline_misses"], dtype="Int64"),
-            "context_switches_per_cpu_per_s": pd.array(
-                [
-                    math.nan if v is None else v
-                    for v in data["context_switches_per_cpu_per_s"]
-                ],
-                dtype="float64",
-            ),
-            "preemptions": pd.array(data["preemptions"], dtype="Int64"),
-            "migrations": pd.array(data["migrations"], dtype="Int64"),
-            "events": pd.array(data["events"], dtype="Int64"),
-            **{
-                "analysis_" + t: pd.array(data["analysis_" + t], dtype="boolean")
-                for t in tests
-            },
-        }
-    )
-    return df
+def _frame(cols: dict[str, list]) -> pd.DataFrame:
+    """Columns from the Rust core as a DataFrame with fixed dtypes."""
+    csw = cols["context_switches_per_cpu_per_s"]
+    data = {
+        "utilization": pd.array(cols["utilization"], dtype="float64"),
+        "policy": pd.array(cols["policy"], dtype="string"),
+        "sample": pd.array(cols["sample"], dtype="int64"),
+        "set_seed": pd.array(cols["set_seed"], dtype="int64"),
+        "schedulable": pd.array(cols["schedulable"], dtype="bool"),
+        "deadline_misses": pd.array(cols["deadline_misses"], dtype="Int64"),
+        "context_switches_per_cpu_per_s": pd.array(
+            [math.nan if v is None else v for v in csw], dtype="float64"
+        ),
+        "preemptions": pd.array(cols["preemptions"], dtype="Int64"),
+        "migrations": pd.array(cols["migrations"], dtype="Int64"),
+        "events": pd.array(cols["events"], dtype="Int64"),
+    }
+    for t in _native.test_names():
+        data["analysis_" + t] = pd.array(cols["analysis_" + t], dtype="boolean")
+    return pd.DataFrame(data)
 
 
 class _Progress:
@@ -238,9 +221,9 @@ def sweep(
         samples: task sets per utilisation.
         seed: the sweep's seed; the same seed gives the same numbers on any client.
         duration: simulated time per set, e.g. ``"1s"``.
-        client: ``None`` starts a local Dask cluster (one worker per core); a
-            ``dask.distributed.Client`` (any cluster) or a scheduler address string
-            uses that cluster; ``"serial"`` runs in this process.
+        client: ``None`` (or ``"local"``) starts a local Dask cluster (one worker per
+            core); a ``dask.distributed.Client`` (any cluster) or a scheduler address
+            string uses that cluster; ``"serial"`` runs in this process.
         method, periods, granularity: the generator (see :func:`schedlab.generate`).
         analysis: also run the schedulability tests on each set (``analysis_*``
             columns; empty without).
@@ -284,6 +267,8 @@ def sweep(
     )
     _native.check_cells(json.dumps(cells))
 
+    if isinstance(client, str) and client == "local":
+        client = None
     serial = isinstance(client, str) and client == "serial"
     dask_client = cluster = None
     workers = 1
@@ -331,8 +316,8 @@ def sweep(
     todo = [i for i in range(len(batches)) if i not in frames]
     bar = _Progress(len(cells), sum(len(batches[i]) for i in frames), progress)
 
-    def finish(i: int, rows_json: str) -> None:
-        df = _frame(json.loads(rows_json))
+    def finish(i: int, cols_json: str) -> None:
+        df = _frame(json.loads(cols_json))
         if out is not None:
             _write_parquet_atomic(df, _batch_path(out, i))
         frames[i] = df

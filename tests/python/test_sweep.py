@@ -177,7 +177,7 @@ utilizations: {from: 2.0, to: 3.5, step: 0.5}
 policies: [edf, llf]
 samples: 40
 seed: 3
-duration: 1s
+duration: 4s
 batch_size: 2
 client: serial
 """
@@ -238,7 +238,7 @@ def _grid_kwargs():
         "policies": ["edf", "llf"],
         "samples": 40,
         "seed": 3,
-        "duration": "1s",
+        "duration": "4s",
         "batch_size": 2,
     }
 

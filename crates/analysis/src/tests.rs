@@ -199,34 +199,61 @@ pub fn hyperbolic(ts: &[RtTask], cpus: usize) -> Verdict {
     )
 }
 
+/// Fixed-point iterations of one response time, or of the busy period, or QPA steps
+/// before a test gives up ("not proven"): hostile sets (1 ns periods beside deadlines of
+/// years) could otherwise keep it busy for hours.
+pub const MAX_STEPS: usize = 1_000_000;
+
+/// What [`response_time`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Response {
+    /// The worst-case response time, within the deadline.
+    Within(u64),
+    /// The response time exceeds the deadline.
+    Late,
+    /// No answer within [`MAX_STEPS`] iterations.
+    GaveUp,
+}
+
 /// Worst-case response time of `ts[i]` under fixed priorities on one CPU, where
-/// `higher` are the tasks that can delay it (higher or equal priority). `None` when the
-/// response exceeds the deadline.
-pub fn response_time(ts: &[RtTask], i: usize, higher: &[usize]) -> Option<u64> {
+/// `higher` are the tasks that can delay it (higher or equal priority).
+pub fn response_time(ts: &[RtTask], i: usize, higher: &[usize]) -> Response {
+    response_time_from(ts, i, higher, 0)
+}
+
+/// [`response_time`] iterating from `start` when that is larger than the usual first
+/// value: any lower bound of the response time (e.g. the response time before a task was
+/// added to `higher`) gives the same fixed point in fewer steps.
+pub fn response_time_from(ts: &[RtTask], i: usize, higher: &[usize], start: u64) -> Response {
     let c = ts[i].c as u128;
     let d = ts[i].d as u128;
-    let mut r = c + higher.iter().map(|&j| ts[j].c as u128).sum::<u128>();
-    loop {
+    let mut r = (c + higher.iter().map(|&j| ts[j].c as u128).sum::<u128>()).max(start as u128);
+    for _ in 0..MAX_STEPS {
         if r > d {
-            return None;
+            return Response::Late;
         }
         let next = c + higher
             .iter()
             .map(|&j| r.div_ceil(ts[j].t as u128) * ts[j].c as u128)
             .sum::<u128>();
         if next == r {
-            return Some(r as u64);
+            return Response::Within(r as u64);
         }
         r = next;
     }
+    Response::GaveUp
 }
 
 /// RTA on one CPU for the given key (period for RM, deadline for DM): every task whose
 /// key is smaller or equal delays a task (equal keys share a priority in the simulator
 /// and the kernel, so they are counted as interference: exact for distinct keys,
-/// pessimistic for ties). Returns the first task that fails with its bound, or the
-/// largest response-time / deadline ratio.
-fn rta_on(ts: &[RtTask], idx: &[usize], by_period: bool) -> Result<(usize, u64), usize> {
+/// pessimistic for ties). Returns the task with the largest response-time / deadline
+/// ratio, or the first task that fails (late, or the analysis gave up).
+fn rta_on(
+    ts: &[RtTask],
+    idx: &[usize],
+    by_period: bool,
+) -> Result<(usize, u64), (usize, Response)> {
     let key = |j: usize| if by_period { ts[j].t } else { ts[j].d };
     let mut order: Vec<usize> = idx.to_vec();
     order.sort_by_key(|&j| (key(j), j));
@@ -239,14 +266,14 @@ fn rta_on(ts: &[RtTask], idx: &[usize], by_period: bool) -> Result<(usize, u64),
             .filter(|&j| j != i && key(j) <= key(i))
             .collect();
         match response_time(ts, i, &higher) {
-            Some(r) => {
+            Response::Within(r) => {
                 let ratio = r as f64 / ts[i].d as f64;
                 if ratio > worst_ratio {
                     worst_ratio = ratio;
                     worst = (i, r);
                 }
             }
-            None => return Err(i),
+            other => return Err((i, other)),
         }
     }
     Ok(worst)
@@ -294,7 +321,17 @@ pub fn rta_test(ts: &[RtTask], cpus: usize) -> Verdict {
             };
             verdict("rta", T, exact, Outcome::Schedulable, why)
         }
-        Err(i) => {
+        Err((i, Response::GaveUp)) => verdict(
+            "rta",
+            T,
+            exact,
+            Outcome::NotProven,
+            format!(
+                "gave up on task {} after {MAX_STEPS} iterations of its response time",
+                ts[i].name
+            ),
+        ),
+        Err((i, _)) => {
             let o = if exact {
                 Outcome::Unschedulable
             } else {
@@ -379,10 +416,10 @@ pub fn dbf(ts: &[RtTask], t: u64) -> u128 {
 }
 
 /// Length of the synchronous busy period (all tasks released at 0), or `None` when it
-/// does not converge within `limit` iterations or `cap` ns.
+/// does not converge within [`MAX_STEPS`] iterations or `cap` ns.
 fn busy_period(ts: &[RtTask], cap: u128) -> Option<u128> {
     let mut w: u128 = ts.iter().map(|t| t.c as u128).sum();
-    for _ in 0..1_000_000 {
+    for _ in 0..MAX_STEPS {
         let next: u128 = ts
             .iter()
             .map(|t| w.div_ceil(t.t as u128) * t.c as u128)
@@ -447,7 +484,7 @@ pub fn edf_pda(ts: &[RtTask], cpus: usize) -> Verdict {
         );
     };
     let big = |t: u128| t.min(u64::MAX as u128) as u64;
-    loop {
+    for _ in 0..MAX_STEPS {
         let h = dbf(ts, big(t));
         if h > t {
             return verdict(
@@ -492,6 +529,13 @@ pub fn edf_pda(ts: &[RtTask], cpus: usize) -> Verdict {
             }
         };
     }
+    verdict(
+        "edf-pda",
+        T,
+        true,
+        Outcome::NotProven,
+        format!("gave up after {MAX_STEPS} steps of the demand check"),
+    )
 }
 
 /// Goossens, Funk & Baruah (2003), with densities for constrained deadlines: global EDF
@@ -601,17 +645,49 @@ pub enum PerCpu {
     Rm,
 }
 
-fn fits_one(ts: &[RtTask], idx: &[usize], how: PerCpu) -> bool {
+/// Whether the tasks `bin` (which passed before `new` was pushed last) still pass the
+/// uniprocessor test with `new`.
+fn fits_one(ts: &[RtTask], bin: &[usize], new: usize, how: PerCpu, resp: &mut [u64]) -> bool {
     match how {
         // Implicit deadlines: U ≤ 1 is exact (what the demand test concludes, sooner).
-        PerCpu::Edf if idx.iter().all(|&i| ts[i].d == ts[i].t) => {
-            idx.iter().map(|&i| ts[i].utilisation()).sum::<f64>() <= 1.0 + 1e-12
+        PerCpu::Edf if bin.iter().all(|&i| ts[i].d == ts[i].t) => {
+            bin.iter().map(|&i| ts[i].utilisation()).sum::<f64>() <= 1.0 + 1e-12
         }
         PerCpu::Edf => {
-            let sub: Vec<RtTask> = idx.iter().map(|&i| ts[i].clone()).collect();
+            let sub: Vec<RtTask> = bin.iter().map(|&i| ts[i].clone()).collect();
             edf_pda(&sub, 1).outcome == Outcome::Schedulable
         }
-        PerCpu::Rm => constrained(ts) && rta_on(ts, idx, true).is_ok(),
+        // Above U = 1 nothing fits. Otherwise only `new` and the tasks it can delay
+        // (period ≥ its own) need their response times again: `new` first, then the
+        // longest periods (the most interference: the likeliest to fail), each starting
+        // from its response time before `new` came (`resp`: a
+        // lower bound, so the same fixed point in fewer steps). `resp` is updated only
+        // when `new` fits.
+        PerCpu::Rm => {
+            if bin.iter().map(|&i| ts[i].utilisation()).sum::<f64>() > 1.0 + 1e-12 {
+                return false;
+            }
+            let key = ts[new].t;
+            let mut check: Vec<usize> = bin.iter().copied().filter(|&j| ts[j].t >= key).collect();
+            check.sort_by_key(|&j| (j != new, std::cmp::Reverse((ts[j].t, j))));
+            let mut found = Vec::with_capacity(check.len());
+            for &i in &check {
+                let higher: Vec<usize> = bin
+                    .iter()
+                    .copied()
+                    .filter(|&j| j != i && ts[j].t <= ts[i].t)
+                    .collect();
+                let start = if i == new { 0 } else { resp[i] };
+                match response_time_from(ts, i, &higher, start) {
+                    Response::Within(r) => found.push((i, r)),
+                    _ => return false,
+                }
+            }
+            for (i, r) in found {
+                resp[i] = r;
+            }
+            true
+        }
     }
 }
 
@@ -628,11 +704,12 @@ pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usi
             .then(a.cmp(&b))
     });
     let mut bins: Vec<Vec<usize>> = vec![Vec::new(); m];
+    let mut resp = vec![0u64; ts.len()];
     for i in order {
         let mut placed = false;
         for bin in bins.iter_mut() {
             bin.push(i);
-            if fits_one(ts, bin, how) {
+            if fits_one(ts, bin, i, how, &mut resp) {
                 placed = true;
                 break;
             }
@@ -742,5 +819,68 @@ mod unit {
             gfb(&[t(9, 10), t(9, 10), t(9, 10)], 2).outcome,
             Outcome::Unschedulable
         );
+    }
+
+    /// The incremental first-fit RM (response times re-checked only below the new task,
+    /// from their previous values) places every task where checking each whole CPU again
+    /// would.
+    #[test]
+    fn incremental_ffd_rm_matches_a_full_check() {
+        use crate::generate::{generate, Deadlines, GenSpec, Periods};
+        for seed in 0..200 {
+            let spec = GenSpec {
+                tasks: 12,
+                cpus: 3,
+                utilization: 1.5 + (seed % 10) as f64 * 0.15,
+                periods: Periods::LogUniform {
+                    min: 1_000_000,
+                    max: 50_000_000,
+                    granularity: 1_000_000,
+                },
+                deadlines: if seed % 2 == 0 {
+                    Deadlines::Implicit
+                } else {
+                    Deadlines::Constrained { min_ratio: 0.5 }
+                },
+                seed,
+                ..GenSpec::default()
+            };
+            let ts: Vec<RtTask> = generate(&spec)
+                .unwrap()
+                .tasks
+                .iter()
+                .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
+                .collect();
+            let fast = ffd_partition(&ts, 3, PerCpu::Rm);
+            // The same first-fit order, each CPU checked whole by rta_on.
+            let mut order: Vec<usize> = (0..ts.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&ts[a], &ts[b]);
+                ((y.c as u128) * (x.t as u128))
+                    .cmp(&((x.c as u128) * (y.t as u128)))
+                    .then(a.cmp(&b))
+            });
+            let mut bins: Vec<Vec<usize>> = vec![Vec::new(); 3];
+            let mut slow = Ok(());
+            for i in order {
+                let fit = bins.iter_mut().any(|b| {
+                    b.push(i);
+                    let ok = rta_on(&ts, b, true).is_ok();
+                    if !ok {
+                        b.pop();
+                    }
+                    ok
+                });
+                if !fit {
+                    slow = Err(i);
+                    break;
+                }
+            }
+            match (fast, slow) {
+                (Ok(f), Ok(())) => assert_eq!(f, bins, "seed {seed}"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "seed {seed}"),
+                (f, s) => panic!("seed {seed}: {f:?} vs {s:?}"),
+            }
+        }
     }
 }

@@ -188,7 +188,8 @@ fn check_cells(cells_json: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// Run a batch of sweep cells (JSON list); returns the rows as JSON. GIL released.
+/// Run a batch of sweep cells (JSON list); returns the rows as JSON columns
+/// (`{"utilization": [...], "policy": [...], ...}`). GIL released.
 #[pyfunction]
 fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
     let cells: Vec<sweep::Cell> =
@@ -198,7 +199,7 @@ fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
         for c in &cells {
             rows.extend(sweep::run_cell(c)?);
         }
-        serde_json::to_string(&rows).map_err(|e| e.to_string())
+        serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())
     })
     .map_err(err)
 }

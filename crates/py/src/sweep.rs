@@ -84,6 +84,67 @@ pub struct Row {
     pub analysis: Vec<(String, Option<bool>)>,
 }
 
+/// Rows as columns (what the Python side turns into a DataFrame without a loop per row):
+/// each field of [`Row`] as one list, and `analysis_<test>` for each test.
+pub fn columns(rows: &[Row]) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let mut m = Map::new();
+    m.insert(
+        "utilization".into(),
+        json!(rows.iter().map(|r| r.utilization).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "policy".into(),
+        json!(rows.iter().map(|r| &r.policy).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "sample".into(),
+        json!(rows.iter().map(|r| r.sample).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "set_seed".into(),
+        json!(rows.iter().map(|r| r.set_seed).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "schedulable".into(),
+        json!(rows.iter().map(|r| r.schedulable).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "deadline_misses".into(),
+        json!(rows.iter().map(|r| r.deadline_misses).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "context_switches_per_cpu_per_s".into(),
+        json!(rows
+            .iter()
+            .map(|r| r.context_switches_per_cpu_per_s)
+            .collect::<Vec<_>>()),
+    );
+    m.insert(
+        "preemptions".into(),
+        json!(rows.iter().map(|r| r.preemptions).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "migrations".into(),
+        json!(rows.iter().map(|r| r.migrations).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "events".into(),
+        json!(rows.iter().map(|r| r.events).collect::<Vec<_>>()),
+    );
+    for (k, test) in TESTS.iter().enumerate() {
+        let col: Vec<Value> = rows
+            .iter()
+            .map(|r| match r.analysis.get(k) {
+                Some((name, v)) if name == test => json!(v),
+                _ => Value::Null,
+            })
+            .collect();
+        m.insert(format!("analysis_{test}"), Value::Array(col));
+    }
+    Value::Object(m)
+}
+
 /// SplitMix64 finaliser: a well-mixed 64-bit hash.
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -76,9 +76,14 @@ pub fn run(args: &SweepArgs) -> Result<(), Failure> {
         Some(0) => Ok(()),
         // The Python side printed its message (`error: ...`, or Python's own for a missing
         // package: `No module named schedlab`, fixed by `pip install .`).
+        // 2: the grid's own error, already printed.
+        Some(2) => Err(Failure::input("the sweep did not run (see above)")),
         Some(c) => Err(Failure {
             code: c.clamp(1, 255) as u8,
-            message: format!("the sweep failed (python3 -m schedlab sweep exited {c})"),
+            message: format!(
+                "the sweep failed ({} -m schedlab sweep exited {c}); without the Python package, install it from the repository root: pip install .",
+                python.to_string_lossy()
+            ),
         }),
         None => Err(Failure::output("the sweep was interrupted by a signal")),
     }
