@@ -54,10 +54,14 @@ def _utilizations(value, path):
 
 def load_grid(path):
     """The grid file as sweep() keyword arguments (plus out, client, plot)."""
-    import yaml
-
     from . import SchedlabError
 
+    try:
+        import yaml
+    except ImportError as e:
+        raise SchedlabError(
+            "reading a grid file needs PyYAML: pip install pyyaml (or '.[all]')"
+        ) from e
     try:
         with open(path) as f:
             grid = yaml.safe_load(f) or {}

@@ -262,3 +262,15 @@ def test_cli_sweep_and_figures(tmp_path, run, root):
     bad.write_text("cpus: 4\nutilisations: [1]\n")
     e = run("sweep", bad, check=False)
     assert e.returncode == 2 and "unknown key `utilisations`" in e.stderr
+
+
+def test_shipped_grid_loads(root):
+    from schedlab.__main__ import load_grid
+
+    grid = load_grid(root / "examples/sweeps/grid-4cpu.yaml")
+    assert grid["utilizations"] == [2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 3.75, 4.0]
+    assert grid["policies"] == ["edf", "llf", "illf", "edzl", "edf@partitioned"]
+    cells = schedlab.sweep(
+        client="serial", **{**grid, "samples": 1, "utilizations": [2.0]}
+    )
+    assert len(cells) == 5
