@@ -18,6 +18,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Usage errors exit 2 (clap's default); --help and --version exit 0.
     let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
     let outcome = match &cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Compare(args) => commands::compare::run(args),
@@ -31,6 +32,9 @@ fn main() -> ExitCode {
         Command::Generate(args) => commands::generate::run(args),
         Command::Analyze(args) => commands::analyze::run(args),
         Command::Sweep(args) => commands::sweep::run(args),
+        Command::Doctor(args) => commands::doctor::run(args),
+        Command::Completions(args) => commands::completions::run_completions(args),
+        Command::Manpage(args) => commands::completions::run_manpage(args),
     };
     // Files are written only by a command that succeeded (or an interrupted real run,
     // whose partial results are deliberate): see atomic.rs.

@@ -82,9 +82,19 @@ fn a_three_second_run_reports_one_sample_per_interval_per_thread() {
             t["p99_ns"].as_u64().unwrap() as f64 / 1e3,
             max as f64 / 1e3
         );
-        // 3 s / 1 ms targets, each sampled or skipped as an overrun; 1% may be skipped.
+        // 3 s / 1 ms targets, each sampled or skipped as an overrun. Overruns are the
+        // run's own stalls: a wake-up L late skips floor(L / 1 ms) targets, so they are
+        // checked against the histogram, not against a fixed share (a VM stall of 39 ms
+        // once skipped 39 of them).
         assert!(n + over >= 3000 && n + over <= 3002, "{t}");
-        assert!(n >= 2970, "{t}");
+        let stalled: u64 = t["histogram_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[0].as_u64().unwrap() / 1000 * b[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(over, stalled, "{t}");
+        assert!(n >= 1500, "{t}");
         assert!(min > 0 && min as f64 <= mean && mean <= max as f64, "{t}");
         let total: u64 = t["histogram_us"]
             .as_array()
@@ -327,6 +337,49 @@ tasks:
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Wait (up to 3 s) until the shield holds: the hog `pid` is confined to CPU 0.
+fn wait_shielded(pid: u32) -> String {
+    let t = Instant::now();
+    let mut now = allowed_list(pid);
+    while now != "0" && t.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+        now = allowed_list(pid);
+    }
+    now
+}
+
+/// The shield tests' state: the lock on real runs, a hog, and what must be restored.
+struct ShieldCase {
+    _lock: std::sync::MutexGuard<'static, ()>,
+    hog: Hog,
+    masks: Vec<(String, String)>,
+    hog_cpus: String,
+}
+
+impl ShieldCase {
+    fn start() -> ShieldCase {
+        assert!(
+            cpus() >= 2 && Path::new("/proc/irq").exists(),
+            "needs 2 CPUs and /proc/irq"
+        );
+        let lock = REAL.lock().unwrap_or_else(|e| e.into_inner());
+        let hog = Hog::start();
+        let (masks, hog_cpus) = (system_masks(), allowed_list(hog.0.id()));
+        ShieldCase {
+            _lock: lock,
+            hog,
+            masks,
+            hog_cpus,
+        }
+    }
+
+    /// Every IRQ mask and the hog's affinity are back as they were.
+    fn assert_restored(&self) {
+        assert_eq!(system_masks(), self.masks);
+        assert_eq!(allowed_list(self.hog.0.id()), self.hog_cpus);
+    }
+}
+
 /// Overlapping shielded runs: the second waits for the first (or, told not to wait,
 /// refuses naming it) instead of journalling the first one's shielded state as the
 /// original; afterwards every IRQ and thread is back where it was.
@@ -337,25 +390,14 @@ tasks:
 )]
 fn overlapping_shield_runs_wait_for_each_other_and_restore_the_original() {
     needs_root!();
-    if cpus() < 2 || !Path::new("/proc/irq").exists() {
-        eprintln!("skipped: needs 2 CPUs and /proc/irq");
-        return;
-    }
-    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
-    let hog = Hog::start();
-    let masks = system_masks();
-    let hog_cpus = allowed_list(hog.0.id());
+    let case = ShieldCase::start();
     let first = Command::new(BIN)
         .args(["latency", "--duration", "3s", "--shield", "1", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the first run holds the shield.
-    let t = Instant::now();
-    while allowed_list(hog.0.id()) != "0" && t.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_eq!(wait_shielded(case.hog.0.id()), "0");
     let refused = Command::new(BIN)
         .args(["latency", "--duration", "1s", "--shield", "1"])
         .env("SCHEDLAB_LOCK_WAIT", "0")
@@ -383,8 +425,7 @@ fn overlapping_shield_runs_wait_for_each_other_and_restore_the_original() {
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["shield"]["restored"], true);
     }
-    assert_eq!(system_masks(), masks);
-    assert_eq!(allowed_list(hog.0.id()), hog_cpus);
+    case.assert_restored();
 }
 
 /// A shielded run killed with SIGKILL leaves the machine shielded; the next run of any
@@ -396,28 +437,18 @@ fn overlapping_shield_runs_wait_for_each_other_and_restore_the_original() {
 )]
 fn a_killed_shield_is_restored_by_the_next_plain_run() {
     needs_root!();
-    if cpus() < 2 || !Path::new("/proc/irq").exists() {
-        eprintln!("skipped: needs 2 CPUs and /proc/irq");
-        return;
-    }
-    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
-    let hog = Hog::start();
-    let masks = system_masks();
-    let hog_cpus = allowed_list(hog.0.id());
+    let case = ShieldCase::start();
     let mut run = Command::new(BIN)
         .args(["latency", "--duration", "20s", "--shield", "1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    while allowed_list(hog.0.id()) != "0" && t.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_eq!(wait_shielded(case.hog.0.id()), "0");
     run.kill().unwrap(); // SIGKILL: nothing of ours runs
     run.wait().unwrap();
     assert_eq!(
-        allowed_list(hog.0.id()),
+        allowed_list(case.hog.0.id()),
         "0",
         "still shielded after SIGKILL"
     );
@@ -430,8 +461,7 @@ fn a_killed_shield_is_restored_by_the_next_plain_run() {
         "{}",
         v["warnings"]
     );
-    assert_eq!(system_masks(), masks);
-    assert_eq!(allowed_list(hog.0.id()), hog_cpus);
+    case.assert_restored();
 }
 
 /// A journal whose PID now belongs to another process (same PID, other start time) is a
