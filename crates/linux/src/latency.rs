@@ -343,6 +343,12 @@ pub fn check(cfg: &LatencyConfig) -> Result<(), LatencyError> {
             ));
         }
     }
+    if cfg.dma_latency.is_some_and(|v| v > i32::MAX as u32) {
+        return input(format!(
+            "--dma-latency: {} us does not fit the kernel's 32-bit signed value",
+            cfg.dma_latency.unwrap_or(0)
+        ));
+    }
     if cfg.load > 1024 {
         return input(format!("--load: {} workers is more than 1024", cfg.load));
     }
@@ -800,5 +806,13 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("CPU 4096"), "{e}");
+        let e = check(&LatencyConfig {
+            duration: Duration::from_secs(1),
+            dma_latency: Some(u32::MAX),
+            ..cfg.clone()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--dma-latency") && e.contains("32-bit"), "{e}");
     }
 }
