@@ -41,7 +41,8 @@
 //! - `fair_balance.rs`: fair load balancing;
 //! - `timers.rs`: per-CPU hrtimers;
 //! - `kernel.rs`: interrupts, timer wheels, kernel sections;
-//! - `latency.rs`: wake-up latency records; `metrics.rs`: the results.
+//! - `latency.rs`: wake-up latency records; `idle.rs`: CPU idle states and their exit
+//!   latency; `metrics.rs`: the results.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::result::{
