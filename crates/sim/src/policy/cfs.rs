@@ -40,7 +40,8 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
         return delta;
     }
     let inv = WeightTable::inv_weight(weight) as u128;
-    ((delta as u128 * NICE_0_LOAD as u128 * inv) >> 32) as u64
+    // Saturated: a light task's virtual time runs up to ~70× faster than real time.
+    u64::try_from((delta as u128 * NICE_0_LOAD as u128 * inv) >> 32).unwrap_or(u64::MAX)
 }
 
 /// The Completely Fair Scheduler.

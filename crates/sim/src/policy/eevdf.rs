@@ -461,8 +461,9 @@ impl Eevdf {
     /// `update_entity_lag` for `t`, still counted on the queue.
     fn update_entity_lag(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         let vlag = self.avg_vruntime(ctx, rq) - self.vruntime[t];
-        let span = (2 * self.p.base_slice).max(self.tick_nsec);
-        let limit = calc_delta_fair(span, Self::weight(ctx, t)) as i64;
+        let span = self.p.base_slice.saturating_mul(2).max(self.tick_nsec);
+        // Saturated, never wrapped: a negative limit would make the clamp's bounds cross.
+        let limit = i64::try_from(calc_delta_fair(span, Self::weight(ctx, t))).unwrap_or(i64::MAX);
         self.vlag[t] = vlag.clamp(-limit, limit);
     }
 
