@@ -131,3 +131,30 @@ fn a_trace_spanning_more_than_the_time_limit_is_a_user_error() {
     let late = "               a-1     [000] 1000000001.002000: sched_switch:         a:1 [120] S ==> swapper/0:0 [120]\n";
     user_error(ft(&format!("{SW}{late}")), &["the trace spans", "limit"]);
 }
+
+#[test]
+fn control_characters_in_names_and_comments_do_not_break_the_workload() {
+    // Found by the rtapp_import and ftrace_import fuzz targets: a DEL in an rt-app thread
+    // name, control bytes in a comm, reached the YAML (names, comments) and made it
+    // invalid ("internal error ... control characters are not allowed").
+    let i = rt(
+        "{ \"tasks\": { \"thre\u{7f}d\\u0001\": { \"run\": 1000, \"sleep\": 1000 },
+                              \"x\u{2028}y\": { \"run\": 1000, \"sleep\": 1000 },
+                              \"thre?d?\": { \"run\": 1000, \"sleep\": 1000 } } }",
+    )
+    .unwrap();
+    let w = valid(&i);
+    let names: Vec<&str> = w.tasks.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["thre?d?", "x?y", "thre?d?-2"]);
+    let trace = SW.replace("a:1", "a\u{1}\u{85}b:1");
+    let i = ft(&format!("cpus=1\n{trace}")).unwrap();
+    assert_eq!(valid(&i).tasks[0].name, "a??b");
+    // The input's own file name lands in a comment too.
+    let i = rtapp::import(
+        "{ \"tasks\": { \"a\": { \"run\": 1000, \"sleep\": 1000 } } }",
+        "evil\u{7f}\u{2029}name.json",
+        &rtapp::Options::default(),
+    )
+    .unwrap();
+    valid(&i);
+}

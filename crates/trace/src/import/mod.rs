@@ -133,6 +133,20 @@ pub fn pretty(ns: Ns) -> String {
     format!("{ns}ns")
 }
 
+/// `s` with every character YAML does not allow in a document, and every line break,
+/// replaced by `with`: what is left can stand in a comment or a quoted scalar.
+pub(crate) fn yaml_text(s: &str, with: char) -> String {
+    s.chars()
+        .map(|c| match c {
+            // Line and paragraph separators are line breaks to YAML.
+            '\u{2028}' | '\u{2029}' => with,
+            '\t' | ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{10000}'.. => c,
+            '\u{e000}'..='\u{fffd}' if c != '\u{feff}' => c,
+            _ => with,
+        })
+        .collect()
+}
+
 /// A YAML double-quoted scalar (JSON string syntax is valid YAML).
 pub(crate) fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
@@ -234,24 +248,36 @@ pub(crate) fn finish(
             "{total} tasks on {cpus} CPUs: more than schedlab's limits of {MAX_TASKS} tasks and {MAX_TASK_CPUS} tasks × CPUs"
         )));
     }
-    let tasks = &distinct_expanded_names(tasks);
+    // Names as YAML can carry them (a comm or an rt-app key may hold any byte).
+    let tasks: Vec<OutTask> = tasks
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.name = yaml_text(&t.name, '?');
+            if t.name.trim().is_empty() {
+                t.name = "task".into();
+            }
+            t
+        })
+        .collect();
+    let tasks = &distinct_expanded_names(&tasks);
     let mut y = String::new();
     for h in header {
-        let _ = writeln!(y, "# {h}");
+        let _ = writeln!(y, "# {}", yaml_text(h, ' '));
     }
     if !notes.is_empty() {
         let _ = writeln!(y, "# Not recovered:");
         for n in &notes {
-            let _ = writeln!(y, "#   - {n}");
+            let _ = writeln!(y, "#   - {}", yaml_text(n, ' '));
         }
     }
-    let _ = writeln!(y, "name: {}", quote(name));
+    let _ = writeln!(y, "name: {}", quote(&yaml_text(name, '?')));
     let _ = writeln!(y, "platform: {{ cpus: {cpus} }}");
     let _ = writeln!(y, "duration: {}", pretty(duration.max(1_000)));
     let _ = writeln!(y, "tasks:");
     for t in tasks {
         if !t.comment.is_empty() {
-            let _ = writeln!(y, "  # {}", t.comment.replace('\n', " "));
+            let _ = writeln!(y, "  # {}", yaml_text(&t.comment, ' '));
         }
         let mut fields = vec![format!("name: {}", quote(&t.name))];
         fields.extend(t.fields.iter().map(|(k, v)| format!("{k}: {v}")));
