@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export RUSTC_BOOTSTRAP=1
 
-TARGETS=(workload_yaml workload_json simulate rtapp_import ftrace_import duration)
+TARGETS=(workload_yaml workload_json simulate simulate_generated rtapp_import ftrace_import duration)
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
 RSS_MB="${FUZZ_RSS_MB:-2048}"
 MAX_LEN="${FUZZ_MAX_LEN:-8192}"
