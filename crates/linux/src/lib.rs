@@ -14,6 +14,8 @@
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
 //!   shield;
+//! - [`machine_lock`]: one real run at a time (a system-wide lock), and the recovery of a
+//!   killed run's shield before anything else;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
 //! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
@@ -22,6 +24,7 @@ pub mod decide;
 pub mod dispatcher;
 pub mod job;
 pub mod latency;
+pub mod machine_lock;
 pub mod measure;
 pub mod policy;
 pub mod privileges;

@@ -40,8 +40,14 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
         return delta;
     }
     let inv = WeightTable::inv_weight(weight) as u128;
-    // Saturated: a light task's virtual time runs up to ~70× faster than real time.
+    // Saturates instead of wrapping for deltas near 2^64 ns.
     u64::try_from((delta as u128 * NICE_0_LOAD as u128 * inv) >> 32).unwrap_or(u64::MAX)
+}
+
+/// [`calc_delta_fair`] as a vruntime step: saturates at `i64::MAX` instead of turning
+/// negative (virtual times are signed, as the kernel compares them).
+pub fn vdelta(delta: u64, weight: u64) -> i64 {
+    i64::try_from(calc_delta_fair(delta, weight)).unwrap_or(i64::MAX)
 }
 
 /// The Completely Fair Scheduler.
@@ -103,7 +109,7 @@ impl Cfs {
     fn current_vruntime(&self, ctx: &Ctx, t: TaskId) -> i64 {
         let ts = ctx.task(t);
         let delta = ts.stats.cpu_time.saturating_sub(self.sum_at[t]);
-        self.vruntime[t] + calc_delta_fair(delta, ts.weight) as i64
+        self.vruntime[t].saturating_add(vdelta(delta, ts.weight))
     }
 
     /// `update_curr` for `t` and then `update_min_vruntime` of `rq`.
@@ -170,7 +176,7 @@ impl SchedClass for Cfs {
                 min - (self.p.latency / 2) as i64
             } else {
                 // START_DEBIT: a new task pays one vslice before it runs.
-                min + calc_delta_fair(self.slice(ctx, rq, t), ctx.task(t).weight) as i64
+                min.saturating_add(vdelta(self.slice(ctx, rq, t), ctx.task(t).weight))
             };
             self.vruntime[t] = if self.placed[t] {
                 self.vruntime[t].max(v)
@@ -262,11 +268,39 @@ impl SchedClass for Cfs {
             return false;
         }
         let vdiff = self.current_vruntime(ctx, curr) - self.vruntime[cand];
-        let gran = calc_delta_fair(self.p.wakeup_granularity, ctx.task(cand).weight) as i64;
+        let gran = vdelta(self.p.wakeup_granularity, ctx.task(cand).weight);
         vdiff > gran
     }
 
     fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         Some(self.current_vruntime(ctx, t))
+    }
+
+    fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        let mut seen = vec![false; self.queued.len()];
+        for (i, r) in self.rqs.iter().enumerate() {
+            let curr = r.curr.into_iter();
+            if let Some(c) = r.curr {
+                if ctx.task(c).on_cpu.is_none() || self.queued[c].is_some() {
+                    return Err(format!(
+                        "run queue {i}'s current task {c} is not running (or also queued)"
+                    ));
+                }
+            }
+            for t in r.tree.iter().map(|e| e.2).chain(curr) {
+                if std::mem::replace(&mut seen[t], true) {
+                    return Err(format!("task {t} is on two run queues"));
+                }
+            }
+            if r.tree.len() + usize::from(r.curr.is_some()) != r.nr {
+                return Err(format!(
+                    "run queue {i} counts {} tasks but holds {} and {:?} current",
+                    r.nr,
+                    r.tree.len(),
+                    r.curr
+                ));
+            }
+        }
+        Ok(())
     }
 }

@@ -69,7 +69,7 @@
 //!   through the class decision timer.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::policy::cfs::calc_delta_fair;
+use crate::policy::cfs::vdelta;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::time::MS;
 use schedlab_model::{EevdfParams, Ns, TaskClass};
@@ -355,7 +355,7 @@ impl Eevdf {
 
     /// `calc_delta_fair(slice, w)`: the virtual length of one request.
     fn vslice(&self, ctx: &Ctx, t: TaskId) -> i64 {
-        calc_delta_fair(self.p.base_slice, Self::weight(ctx, t)) as i64
+        vdelta(self.p.base_slice, Self::weight(ctx, t))
     }
 
     /// vruntime of `t` brought up to date with the CPU time it used since last seen
@@ -363,7 +363,7 @@ impl Eevdf {
     fn current_vruntime(&self, ctx: &Ctx, t: TaskId) -> i64 {
         let ts = ctx.task(t);
         let delta = ts.stats.cpu_time.saturating_sub(self.sum_at[t]);
-        self.vruntime[t] + calc_delta_fair(delta, ts.weight) as i64
+        self.vruntime[t].saturating_add(vdelta(delta, ts.weight))
     }
 
     /// `Σ w (v − v0)` and `Σ w` over the queue, the current task at its up-to-date
@@ -462,8 +462,9 @@ impl Eevdf {
     fn update_entity_lag(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         let vlag = self.avg_vruntime(ctx, rq) - self.vruntime[t];
         let span = self.p.base_slice.saturating_mul(2).max(self.tick_nsec);
-        // Saturated, never wrapped: a negative limit would make the clamp's bounds cross.
-        let limit = i64::try_from(calc_delta_fair(span, Self::weight(ctx, t))).unwrap_or(i64::MAX);
+        // Saturate: with a huge base slice the limit does not fit in i64, and a wrapped
+        // (negative) limit would make the clamp's bounds cross.
+        let limit = vdelta(span, Self::weight(ctx, t));
         self.vlag[t] = vlag.clamp(-limit, limit);
     }
 
@@ -814,6 +815,37 @@ impl SchedClass for Eevdf {
     fn next_decision(&self, ctx: &Ctx, rq: RqId, _cpu: CpuId, curr: TaskId) -> Option<Ns> {
         let r = &self.rqs[rq];
         (r.resched && r.curr == Some(curr)).then_some(ctx.now + 1)
+    }
+
+    fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        let mut seen = vec![false; self.queued.len()];
+        for (i, r) in self.rqs.iter().enumerate() {
+            let queued = self.timeline.in_order(r.root);
+            if let Some(c) = r.curr {
+                if ctx.task(c).on_cpu.is_none() || self.queued[c].is_some() {
+                    return Err(format!(
+                        "run queue {i}'s current task {c} is not running (or also queued)"
+                    ));
+                }
+            }
+            for &t in queued.iter().chain(r.curr.as_ref()) {
+                if std::mem::replace(&mut seen[t], true) {
+                    return Err(format!("task {t} is on two run queues"));
+                }
+            }
+            if queued.len() + usize::from(r.curr.is_some()) != r.nr {
+                return Err(format!(
+                    "run queue {i} counts {} tasks but holds {} and {:?} current",
+                    r.nr,
+                    queued.len(),
+                    r.curr
+                ));
+            }
+            if let Some(&t) = queued.iter().find(|&&t| self.queued[t].is_none()) {
+                return Err(format!("task {t} is in run queue {i}'s timeline unmarked"));
+            }
+        }
+        Ok(())
     }
 
     fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
