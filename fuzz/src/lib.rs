@@ -2,7 +2,7 @@
 //! no schedule may break.
 
 use schedlab_model::{Phase, Workload};
-use schedlab_sim::{simulate, SimOptions};
+use schedlab_sim::{simulate_checked as simulate, SimError, SimOptions};
 
 const US: u64 = 1_000;
 /// Simulated time of one input.
@@ -37,8 +37,9 @@ pub fn small_enough(w: &Workload) -> bool {
         })
 }
 
-/// Simulate `w` (its duration capped at [`MAX_SIM_NS`]) when it is small enough, and
-/// panic on a schedule that breaks what every schedule keeps: jobs completed ≤ released,
+/// Simulate `w` (its duration capped at [`MAX_SIM_NS`]) when it is small enough, with the
+/// engine's invariant checker on, and panic on a violation or on a schedule that breaks
+/// what every schedule keeps: jobs completed ≤ released,
 /// segments inside the run and on the task's allowed CPUs, no CPU running two tasks at
 /// once, CPU time ≤ CPUs × duration.
 pub fn simulate_checked(mut w: Workload) {
@@ -46,8 +47,12 @@ pub fn simulate_checked(mut w: Workload) {
         return;
     }
     w.duration = w.duration.min(MAX_SIM_NS);
-    let Ok(r) = simulate(&w, &SimOptions { trace: true }) else {
-        return;
+    // The engine's own invariant checker runs after every instant (class priority
+    // order, work conservation under global placement, queue consistency, accounting).
+    let r = match simulate(&w, &SimOptions { trace: true }) {
+        Ok(r) => r,
+        Err(SimError::Invariant(v)) => panic!("invariant violated {v}"),
+        Err(_) => return,
     };
     let cpus = w.platform.cpus as u64;
     assert!(r.jobs_completed <= r.jobs_released, "{r:?}");
