@@ -587,8 +587,9 @@ impl Workload {
         ] {
             if v > MAX_TUNABLE_NS {
                 return Err(format!(
-                    "{field}: {} is above 1000s, the limit for a scheduler tunable",
-                    format_ns(v)
+                    "{field}: {} is above {}, the limit for a scheduler tunable",
+                    format_ns(v),
+                    format_ns(MAX_TUNABLE_NS)
                 ));
             }
         }
