@@ -114,6 +114,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = workload(&mut u) else {
         return;
     };
+    // Triage: FUZZ_PRINT=1 shows the workload an artifact stands for.
+    if std::env::var_os("FUZZ_PRINT").is_some() {
+        eprintln!("{text}");
+    }
     // Valid by construction except where validation is stricter than the generator (a
     // combination such as a probe-less priority); those are skipped, not failures.
     if let Ok(w) = Workload::parse_str(&text, Path::new("gen.yaml"), &Overrides::default()) {
