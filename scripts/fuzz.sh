@@ -8,6 +8,10 @@
 #   scripts/fuzz.sh run TARGET|all SECS  fuzz each target for SECS seconds, one at a time,
 #                                        one job (the corpus grows in fuzz/corpus/)
 #   scripts/fuzz.sh replay [TARGET|all]  run every corpus and seed input once (no fuzzing)
+#   scripts/fuzz.sh smoke                CI's pass: from the seeds only, a fixed number of
+#                                        inputs per target (about 20 s each) with a fixed
+#                                        libFuzzer seed, so the same code gives the same
+#                                        verdict on every machine
 #
 # A crash, a timeout (-timeout, default 10 s per input) or an out-of-memory
 # (-rss_limit_mb, default 2048) stops the target with exit 1 and leaves the input in
@@ -22,6 +26,8 @@ TARGETS=(workload_yaml workload_json simulate simulate_generated rtapp_import ft
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
 RSS_MB="${FUZZ_RSS_MB:-2048}"
 MAX_LEN="${FUZZ_MAX_LEN:-8192}"
+# Corpus directory under fuzz/ (the smoke pass uses its own, fresh each time).
+CORPUS=corpus
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 
@@ -40,7 +46,7 @@ targets_of() {
 # Seeds: small valid inputs the fuzzer mutates. Generated, not committed (fuzz/corpus is
 # ignored by git), except the few hand-written files of fuzz/seeds/.
 seeds() {
-    local c=fuzz/corpus
+    local c=fuzz/$CORPUS
     for t in "${TARGETS[@]}"; do mkdir -p "$c/$t"; done
     for f in examples/*.yaml crates/cli/src/builtin/*.yaml; do
         cp "$f" "$c/workload_yaml/"
@@ -86,7 +92,7 @@ libfuzzer() {
     local log
     log=$(mktemp "/tmp/fuzz-$t.XXXXXX")
     local rc=0
-    (cd fuzz && cargo fuzz run -O "$t" "corpus/$t" -- \
+    (cd fuzz && cargo fuzz run -O "$t" "$CORPUS/$t" -- \
         -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" -max_len="$MAX_LEN" \
         -artifact_prefix="artifacts/$t/" "$@") >"$log" 2>&1 || rc=$?
     # libFuzzer's closing lines: executions, speed, corpus size, or the crash.
@@ -97,6 +103,20 @@ libfuzzer() {
         return 1
     fi
     rm -f "$log"
+}
+
+# Inputs per target for `smoke`: about 20 s each on a 2-CPU machine shared with a
+# build (the simulate targets run a simulation with the invariant checker per input).
+smoke_runs() {
+    case "$1" in
+        workload_yaml) echo 40000 ;;
+        workload_json) echo 150000 ;;
+        simulate) echo 40000 ;;
+        simulate_generated) echo 5000 ;;
+        rtapp_import) echo 120000 ;;
+        ftrace_import) echo 12000 ;;
+        duration) echo 1200000 ;;
+    esac
 }
 
 case "${1:-}" in
@@ -129,5 +149,20 @@ case "${1:-}" in
         done
         exit "$failed"
         ;;
-    *) die "usage: scripts/fuzz.sh list | seeds | run TARGET|all SECONDS | replay [TARGET|all]" ;;
+    smoke)
+        # A corpus of seeds only (not what earlier local runs grew), so the verdict
+        # depends on the code alone.
+        CORPUS=smoke-corpus
+        rm -rf "fuzz/$CORPUS"
+        seeds >/dev/null
+        build
+        failed=0
+        for t in "${TARGETS[@]}"; do
+            start=$(date +%s)
+            libfuzzer "$t" -runs="$(smoke_runs "$t")" -seed=1 -print_final_stats=1 || failed=1
+            echo "fuzz.sh: smoke $t: $(smoke_runs "$t") inputs in $(($(date +%s) - start))s"
+        done
+        exit "$failed"
+        ;;
+    *) die "usage: scripts/fuzz.sh list | seeds | run TARGET|all SECONDS | replay [TARGET|all] | smoke" ;;
 esac
