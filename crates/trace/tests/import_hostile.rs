@@ -44,13 +44,6 @@ fn rtapp_instance_counts_are_bounded() {
         ),
         &["tasks.b.instance", "120000 instances", "more than 100000"],
     );
-    // Within the task limit but beyond tasks × CPUs.
-    user_error(
-        rt(
-            r#"{ "tasks": { "a": { "instance": 50000, "cpus": [1000], "run": 1000, "sleep": 1000 } } }"#,
-        ),
-        &["50000 tasks on 1001 CPUs", "tasks × CPUs"],
-    );
 }
 
 #[test]
