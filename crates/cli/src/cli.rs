@@ -99,6 +99,16 @@ pub enum Command {
     /// peak RSS), optionally beside SimSo's times (docs/performance.md).
     #[command(after_help = crate::commands::bench::EXAMPLES)]
     Bench(crate::commands::bench::BenchArgs),
+    /// Write a random periodic task set (UUniFast, RandFixedSum, ...) as a workload file.
+    #[command(after_help = crate::commands::generate::EXAMPLES)]
+    Generate(crate::commands::generate::GenerateArgs),
+    /// Run the schedulability tests on a workload's periodic tasks: verdict and why.
+    #[command(after_help = crate::commands::analyze::EXAMPLES)]
+    Analyze(crate::commands::analyze::AnalyzeArgs),
+    /// Run a schedulability sweep from a YAML grid (the Python package's sweep: serial or
+    /// on Dask, resumable Parquet results, plots).
+    #[command(after_help = crate::commands::sweep::EXAMPLES)]
+    Sweep(crate::commands::sweep::SweepArgs),
     /// Check what this machine offers for real runs (capabilities, SCHED_DEADLINE
     /// bandwidth, RT throttling, tracefs, perf, IRQs, sched_ext, frequency, VM) and how
     /// to get the rest.

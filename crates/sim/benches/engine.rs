@@ -24,14 +24,7 @@ tasks:
 /// UUniFast (Bini & Buttazzo) utilisations summing to `total`, log-uniform periods.
 fn random_set(n: usize, cpus: usize, total: f64, seconds: u64, placement: &str) -> String {
     let mut rng = ChaCha8Rng::seed_from_u64(42);
-    let mut sum = total;
-    let mut utils = Vec::with_capacity(n);
-    for i in 1..n {
-        let next = sum * rng.random::<f64>().powf(1.0 / (n - i) as f64);
-        utils.push(sum - next);
-        sum = next;
-    }
-    utils.push(sum);
+    let utils = schedlab_analysis::utilisation::uunifast(&mut rng, n, total);
     let mut y = format!(
         "platform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {seconds}s\nscheduler: {{ placement: {placement} }}\ntasks:\n"
     );

@@ -149,6 +149,17 @@ fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
                 )
                 .unwrap();
             }
+            _ if rng.random_bool(0.3) => {
+                // Bursts back to back: each ends and the next begins at the same instant,
+                // without a sleep (the task never leaves the CPU between them).
+                write!(
+                    t,
+                    ", phases: [{{ run: {} }}, {{ run: {} }}]",
+                    ms(rng.random_range(1..5_000)),
+                    ms(rng.random_range(1..5_000))
+                )
+                .unwrap();
+            }
             _ => {
                 let class = ["batch", "idle", "normal"][rng.random_range(0..3)];
                 write!(

@@ -335,19 +335,7 @@ fn select(args: &BenchArgs) -> Result<Vec<Variant>, Failure> {
 // ---------------------------------------------------------------------------------------
 // Task-set generation
 
-/// UUniFast (Bini & Buttazzo 2005): `n` utilisations, uniformly distributed over the
-/// simplex of those summing to `total`.
-fn uunifast(rng: &mut ChaCha8Rng, n: usize, total: f64) -> Vec<f64> {
-    let mut sum = total;
-    let mut u = Vec::with_capacity(n);
-    for i in 1..n {
-        let next = sum * rng.random::<f64>().powf(1.0 / (n - i) as f64);
-        u.push(sum - next);
-        sum = next;
-    }
-    u.push(sum);
-    u
-}
+use schedlab_analysis::utilisation::{uunifast, uunifast_discard};
 
 /// Draws of UUniFast tried before [`bounded_utilisations`] turns to its sampler.
 const DISCARD_TRIES: usize = 1000;
@@ -359,12 +347,13 @@ const DISCARD_TRIES: usize = 1000;
 /// Gibbs sampler: start from a point of the region and redraw pairs (u_i, u_j) uniformly
 /// on their segment u_i + u_j = constant within [0, 1]².
 fn bounded_utilisations(rng: &mut ChaCha8Rng, n: usize, total: f64) -> Vec<f64> {
-    let mut u = Vec::new();
-    for _ in 0..DISCARD_TRIES {
-        u = uunifast(rng, n, total);
-        if u.iter().all(|&x| x <= 1.0) {
-            return u;
-        }
+    if let Some(u) = uunifast_discard(rng, n, total, 1.0, DISCARD_TRIES - 1) {
+        return u;
+    }
+    // The last draw (the DISCARD_TRIES-th) starts the sampler below when it does not fit.
+    let mut u = uunifast(rng, n, total);
+    if u.iter().all(|&x| x <= 1.0) {
+        return u;
     }
     if n < 2 || total >= n as f64 {
         return vec![(total / n.max(1) as f64).min(1.0); n];

@@ -1,16 +1,19 @@
 //! One module per subcommand, plus what they share: writing the output.
 
+pub mod analyze;
 pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_real;
 pub mod completions;
 pub mod doctor;
+pub mod generate;
 pub mod latency;
 pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod simulate;
+pub mod sweep;
 pub mod trace;
 
 use crate::atomic::write_atomic;

@@ -237,6 +237,14 @@ impl SchedClass for Cfs {
 
     fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.update_curr(ctx, rq, t);
+        let r = &mut self.rqs[rq];
+        if r.curr != Some(t) && self.queued[t].is_none() {
+            // Stopped and woken again at the same instant, before it left the CPU (its
+            // next burst began at once): as in the kernel, it never left the queue.
+            r.curr = Some(t);
+            r.nr += 1;
+            r.load += ctx.task(t).weight;
+        }
     }
 
     fn task_tick(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, t: TaskId) -> bool {

@@ -305,6 +305,9 @@ pub struct Eevdf {
     queued: Vec<Option<u64>>,
     /// DELAY_DEQUEUE: asleep but still queued (on this run queue) until eligible.
     delayed: Vec<Option<RqId>>,
+    /// The RUN_TO_PARITY stash (`vlag` while running) of a task when it last stopped,
+    /// given back if it is woken before it leaves the CPU.
+    stopped_protect: Vec<i64>,
     delay_dequeue: bool,
     seq: u64,
 }
@@ -326,6 +329,7 @@ impl Eevdf {
             placed: Vec::new(),
             queued: Vec::new(),
             delayed: Vec::new(),
+            stopped_protect: Vec::new(),
             delay_dequeue: true,
             seq: 0,
         }
@@ -665,6 +669,7 @@ impl SchedClass for Eevdf {
         self.placed = vec![false; nr_tasks];
         self.queued = vec![None; nr_tasks];
         self.delayed = vec![None; nr_tasks];
+        self.stopped_protect = vec![0; nr_tasks];
         self.seq = 0;
     }
 
@@ -765,6 +770,7 @@ impl SchedClass for Eevdf {
             self.insert(ctx, rq, t);
             return;
         }
+        self.stopped_protect[t] = self.vlag[t];
         self.update_entity_lag(ctx, rq, t);
         self.remove(ctx, rq, t);
         let r = &mut self.rqs[rq];
@@ -777,8 +783,26 @@ impl SchedClass for Eevdf {
         self.update_min_vruntime(rq);
     }
 
-    fn job_changed(&mut self, ctx: &Ctx, rq: RqId, _t: TaskId) {
+    fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.update_curr(ctx, rq);
+        if self.rqs[rq].curr == Some(t) {
+            return;
+        }
+        // Stopped and woken again at the same instant, before it left the CPU (its next
+        // burst began at once): as in the kernel, it never left the queue.
+        if self.delayed[t] == Some(rq) {
+            self.remove(ctx, rq, t); // a delayed entity back as the current one
+            self.delayed[t] = None;
+        } else if self.queued[t].is_none() {
+            let r = &mut self.rqs[rq];
+            r.nr += 1;
+            r.load += Self::weight(ctx, t);
+            self.vlag[t] = self.stopped_protect[t]; // the RUN_TO_PARITY stash it had
+        } else {
+            return;
+        }
+        self.rqs[rq].curr = Some(t);
+        self.sum_at[t] = ctx.task(t).stats.cpu_time;
     }
 
     fn task_tick(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, t: TaskId) -> bool {

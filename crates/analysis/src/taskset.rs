@@ -1,0 +1,76 @@
+//! The tasks a schedulability test sees: sporadic `(C, D, T)` in integer nanoseconds,
+//! taken from a workload's periodic real-time tasks.
+
+use schedlab_model::{TaskClass, Workload};
+use serde::Serialize;
+
+/// A sporadic task: worst-case execution time `c`, relative deadline `d`, minimum
+/// inter-arrival time (period) `t`, all in ns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RtTask {
+    /// Task name.
+    pub name: String,
+    /// Worst-case execution time.
+    pub c: u64,
+    /// Period (minimum inter-arrival time).
+    pub t: u64,
+    /// Relative deadline.
+    pub d: u64,
+}
+
+impl RtTask {
+    /// A task from its name, runtime, period and deadline.
+    pub fn new(name: &str, c: u64, t: u64, d: u64) -> RtTask {
+        RtTask {
+            name: name.into(),
+            c,
+            t,
+            d,
+        }
+    }
+
+    /// C / T.
+    pub fn utilisation(&self) -> f64 {
+        self.c as f64 / self.t as f64
+    }
+
+    /// C / min(D, T).
+    pub fn density(&self) -> f64 {
+        self.c as f64 / self.d.min(self.t) as f64
+    }
+}
+
+/// The periodic deadline-class tasks of `w` as sporadic tasks. Fails (with the task's name)
+/// on what the tests do not model: tasks without a period, fixed-priority or fair tasks,
+/// affinities. Offsets, release jitter and execution times below the runtime are accepted:
+/// the tests assume the worst case (synchronous release, minimum inter-arrival time,
+/// every job running for its full runtime), which covers them.
+pub fn from_workload(w: &Workload) -> Result<Vec<RtTask>, String> {
+    let mut out = Vec::with_capacity(w.tasks.len());
+    for t in &w.tasks {
+        let Some(period) = t.period else {
+            return Err(format!(
+                "task {} has no period: the schedulability tests take periodic tasks only",
+                t.name
+            ));
+        };
+        if t.class != TaskClass::Deadline {
+            return Err(format!(
+                "task {} is a {} task: the tests take deadline-class periodic tasks only",
+                t.name,
+                t.class.name()
+            ));
+        }
+        if t.affinity.is_some() {
+            return Err(format!(
+                "task {} has an affinity: the tests assume every task may run on every CPU",
+                t.name
+            ));
+        }
+        out.push(RtTask::new(&t.name, t.runtime, period, t.deadline));
+    }
+    if out.is_empty() {
+        return Err("the workload has no periodic task to analyse".into());
+    }
+    Ok(out)
+}

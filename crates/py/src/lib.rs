@@ -1,0 +1,232 @@
+//! `schedlab._native`: the Rust core for the Python package `schedlab`.
+//!
+//! Each function takes plain values and returns JSON text (or CSV for jobs), produced by
+//! the same code as the command line: a simulation's JSON is `serde_json` of the engine's
+//! result, exactly what `schedlab simulate --json` prints; `analyze` returns the report
+//! of `schedlab analyze --json`. The Python layer (python/schedlab) turns them into
+//! objects and DataFrames. Errors are raised as `schedlab.SchedlabError` with the CLI's
+//! message. Simulations run with the GIL released.
+
+pub mod sweep;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use schedlab_analysis::{generate as gen_set, Deadlines, GenSpec, Method, Periods};
+use schedlab_model::{parse_duration, OnMiss, Overrides, Placement, Policy, Workload};
+use schedlab_sim::{simulate as sim, SimOptions};
+use std::path::Path;
+
+create_exception!(
+    _native,
+    SchedlabError,
+    PyValueError,
+    "A bad workload, argument or simulation: the message is the command line's."
+);
+
+fn err(msg: impl std::fmt::Display) -> PyErr {
+    SchedlabError::new_err(msg.to_string())
+}
+
+/// Overrides as the command line parses them (same messages).
+fn overrides(
+    policy: Option<&str>,
+    placement: Option<&str>,
+    cpus: Option<u64>,
+    duration: Option<&str>,
+    seed: Option<u64>,
+    on_miss: Option<&str>,
+) -> PyResult<Overrides> {
+    Ok(Overrides {
+        policy: policy.map(Policy::parse).transpose().map_err(err)?,
+        placement: placement.map(Placement::parse).transpose().map_err(err)?,
+        cpus,
+        duration: duration
+            .map(parse_duration)
+            .transpose()
+            .map_err(|e| err(format!("duration: {e}")))?,
+        seed,
+        on_miss: on_miss.map(OnMiss::parse).transpose().map_err(err)?,
+    })
+}
+
+/// Load a workload from a file path, or from text (YAML or JSON) labelled `label`.
+fn load(source: &str, is_text: bool, label: &str, ov: &Overrides) -> PyResult<Workload> {
+    if is_text {
+        Workload::parse_str(source, Path::new(label), ov).map_err(err)
+    } else {
+        Workload::load(Path::new(source), ov).map_err(err)
+    }
+}
+
+/// Simulate; returns (the `--json` object's text, the `--jobs-csv` text or None).
+#[pyfunction]
+#[pyo3(signature = (source, is_text, label, policy=None, placement=None, cpus=None, duration=None, seed=None, on_miss=None, jobs=true))]
+#[allow(clippy::too_many_arguments)]
+fn simulate(
+    py: Python<'_>,
+    source: &str,
+    is_text: bool,
+    label: &str,
+    policy: Option<&str>,
+    placement: Option<&str>,
+    cpus: Option<u64>,
+    duration: Option<&str>,
+    seed: Option<u64>,
+    on_miss: Option<&str>,
+    jobs: bool,
+) -> PyResult<(String, Option<String>)> {
+    let ov = overrides(policy, placement, cpus, duration, seed, on_miss)?;
+    let w = load(source, is_text, label, &ov)?;
+    let where_ = if is_text { label } else { source }.to_string();
+    py.allow_threads(move || {
+        let r = sim(&w, &SimOptions { trace: jobs }).map_err(|e| format!("{where_}: {e}"))?;
+        let json = serde_json::to_string(&r).map_err(|e| format!("cannot encode JSON: {e}"))?;
+        let csv = if jobs {
+            schedlab_trace::Schedule::from_sim(&w, &r).map(|s| schedlab_trace::jobs::render(&s))
+        } else {
+            None
+        };
+        Ok::<_, String>((json, csv))
+    })
+    .map_err(err)
+}
+
+/// Every schedulability test; returns the `schedlab analyze --json` object's text.
+#[pyfunction]
+#[pyo3(signature = (source, is_text, label, cpus=None))]
+fn analyze(source: &str, is_text: bool, label: &str, cpus: Option<u64>) -> PyResult<String> {
+    let ov = Overrides {
+        cpus,
+        ..Overrides::default()
+    };
+    let w = load(source, is_text, label, &ov)?;
+    let where_ = if is_text { label } else { source };
+    let r = schedlab_analysis::report(&w).map_err(|e| err(format!("{where_}: {e}")))?;
+    serde_json::to_string(&r).map_err(err)
+}
+
+/// One random task set as a workload file (YAML, or JSON when `json`).
+#[pyfunction]
+#[pyo3(signature = (tasks, utilization, cpus, method, max_task_utilization, periods, granularity, deadlines, deadline_ratio, seed, duration, policy, placement, name, json))]
+#[allow(clippy::too_many_arguments)]
+fn generate(
+    tasks: usize,
+    utilization: f64,
+    cpus: usize,
+    method: &str,
+    max_task_utilization: f64,
+    periods: &str,
+    granularity: &str,
+    deadlines: &str,
+    deadline_ratio: f64,
+    seed: u64,
+    duration: &str,
+    policy: Option<String>,
+    placement: Option<String>,
+    name: &str,
+    json: bool,
+) -> PyResult<String> {
+    let dur = |t: &str, what: &str| parse_duration(t).map_err(|e| err(format!("{what}: {e}")));
+    let granularity = dur(granularity, "granularity")?;
+    let periods = match periods.split_once("..") {
+        Some((a, b)) => Periods::LogUniform {
+            min: dur(a, "periods")?,
+            max: dur(b, "periods")?,
+            granularity,
+        },
+        None => Periods::Choice(
+            periods
+                .split(',')
+                .map(|p| dur(p, "periods"))
+                .collect::<PyResult<_>>()?,
+        ),
+    };
+    let deadlines = match deadlines {
+        "implicit" => Deadlines::Implicit,
+        "constrained" => Deadlines::Constrained {
+            min_ratio: deadline_ratio,
+        },
+        other => {
+            return Err(err(format!(
+                "deadlines: unknown kind `{other}` (implicit or constrained)"
+            )))
+        }
+    };
+    if let Some(p) = &policy {
+        Policy::parse(p).map_err(err)?;
+    }
+    if let Some(p) = &placement {
+        Placement::parse(p).map_err(err)?;
+    }
+    let spec = GenSpec {
+        name: name.into(),
+        tasks,
+        cpus,
+        utilization,
+        max_task_utilization,
+        method: Method::parse(method).map_err(err)?,
+        periods,
+        deadlines,
+        seed,
+        duration: dur(duration, "duration")?,
+        policy,
+        placement,
+    };
+    let set = gen_set(&spec).map_err(err)?;
+    Ok(if json { set.to_json() } else { set.to_yaml() })
+}
+
+/// Check a sweep's cells (JSON list) without running them.
+#[pyfunction]
+fn check_cells(cells_json: &str) -> PyResult<()> {
+    let cells: Vec<sweep::Cell> =
+        serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
+    for c in &cells {
+        sweep::check(c).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Run a batch of sweep cells (JSON list); returns the rows as JSON columns
+/// (`{"utilization": [...], "policy": [...], ...}`). GIL released.
+#[pyfunction]
+fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
+    let cells: Vec<sweep::Cell> =
+        serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
+    py.allow_threads(move || {
+        let mut rows = Vec::with_capacity(cells.len() * 4);
+        for c in &cells {
+            rows.extend(sweep::run_cell(c)?);
+        }
+        serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())
+    })
+    .map_err(err)
+}
+
+/// The task-set seed of a sweep cell.
+#[pyfunction]
+fn set_seed(seed: u64, utilization: f64, sample: u64) -> u64 {
+    sweep::set_seed(seed, utilization, sample)
+}
+
+/// Names of the schedulability tests, in report order.
+#[pyfunction]
+fn test_names() -> Vec<&'static str> {
+    schedlab_analysis::TESTS.to_vec()
+}
+
+/// The Python module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SchedlabError", m.py().get_type::<SchedlabError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(set_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(test_names, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
