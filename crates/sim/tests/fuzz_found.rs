@@ -16,9 +16,9 @@ fn checked(yaml: &str) -> Result<(), String> {
 /// task whose phases are a single `run` (it goes on with its next burst without
 /// sleeping) ends a burst at the very instant an EDF job is released on its CPU; the
 /// fair class's run queue then holds the task while its count says 0 (cfs and eevdf,
-/// every placement). Minimised to one CPU and two tasks.
+/// every placement). Minimised to one CPU and two tasks. Fixed on main (a fair task
+/// whose next burst begins at the instant the last ends stays on its queue).
 #[test]
-#[ignore = "open engine bug (fair run-queue count after a burst boundary meets an RT release), reported with this reproducer; remove the ignore with the fix"]
 fn a_fair_burst_ending_at_an_rt_release_keeps_the_queue_count() {
     let yaml = "platform: { cpus: 1 }\nduration: 20ms\ntasks:\n  \
                 - { name: big, runtime: 7ms, period: 10ms }\n  \
