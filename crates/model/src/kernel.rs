@@ -216,6 +216,7 @@ fn cpu_list(list: &[i64], cpus: usize, at: &str) -> Result<Vec<usize>, String> {
     }
     v.sort_unstable();
     v.dedup();
+    v.shrink_to_fit();
     Ok(v)
 }
 

@@ -11,7 +11,9 @@
 
 pub mod classes;
 pub mod error;
+pub mod guard;
 pub mod kernel;
+pub mod limits;
 pub mod registry;
 pub mod release;
 pub mod spec;

@@ -1,12 +1,13 @@
 //! The workload file exactly as written (serde types). Unknown fields are errors.
 //! [`crate::Workload::from_spec`] turns this into a validated workload.
 
-use crate::time::{parse_duration, Ns};
+use crate::time::{check_time, parse_duration, Ns};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
 
-/// A duration field: a string with a unit (`10ms`) or an integer number of nanoseconds.
+/// A duration field: a string with a unit (`10ms`) or an integer number of nanoseconds,
+/// at most [`crate::limits::MAX_TIME_NS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dur(pub Ns);
 
@@ -19,19 +20,17 @@ impl<'de> Deserialize<'de> for Dur {
                 f.write_str("a duration such as `10ms`, `250us`, `1.5s` or an integer in ns")
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
-                Ok(Dur(v))
+                check_time(v)
+                    .map(Dur)
+                    .map_err(|e| E::custom(format!("duration {v} ns {e}")))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
-                u64::try_from(v)
-                    .map(Dur)
-                    .map_err(|_| E::custom(format!("negative duration {v}")))
+                let v =
+                    u64::try_from(v).map_err(|_| E::custom(format!("negative duration {v}")))?;
+                self.visit_u64(v)
             }
             fn visit_u128<E: de::Error>(self, v: u128) -> Result<Dur, E> {
-                u64::try_from(v).map(Dur).map_err(|_| {
-                    E::custom(format!(
-                        "duration {v} ns does not fit in 64-bit nanoseconds"
-                    ))
-                })
+                self.visit_u64(u64::try_from(v).unwrap_or(u64::MAX))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
                 Err(E::custom(format!(

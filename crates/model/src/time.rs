@@ -14,7 +14,7 @@ pub const S: Ns = 1_000_000_000;
 /// `0.5ms`) into nanoseconds. A bare number is taken as nanoseconds.
 ///
 /// Returns a message (without location) on nonsense, negative values, fractions of a
-/// nanosecond or values that overflow `u64` ns.
+/// nanosecond or values above [`crate::limits::MAX_TIME_NS`] (about 31.7 years).
 pub fn parse_duration(text: &str) -> Result<Ns, String> {
     let t = text.trim();
     if t.is_empty() {
@@ -53,7 +53,7 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
     if int.is_empty() && frac.is_empty() || frac.contains('.') {
         return Err(format!("`{text}` is not a duration (expected e.g. 10ms)"));
     }
-    let overflow = || format!("duration `{text}` does not fit in 64-bit nanoseconds");
+    let overflow = || format!("duration `{text}` {}", over_limit());
     let int_v: u128 = if int.is_empty() {
         0
     } else {
@@ -73,7 +73,25 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
         }
         total += num_ns / denom;
     }
-    u64::try_from(total).map_err(|_| overflow())
+    let total = u64::try_from(total).map_err(|_| overflow())?;
+    check_time(total).map_err(|e| format!("duration `{text}` {e}"))
+}
+
+/// `Ok` when `ns` is at most [`crate::limits::MAX_TIME_NS`]; else the end of a sentence
+/// naming the limit (`is above the limit of ...`).
+pub fn check_time(ns: Ns) -> Result<Ns, String> {
+    if ns > crate::limits::MAX_TIME_NS {
+        Err(over_limit())
+    } else {
+        Ok(ns)
+    }
+}
+
+fn over_limit() -> String {
+    use crate::limits::{MAX_TIME_NS, MAX_TIME_TEXT};
+    format!(
+        "is above the limit of {MAX_TIME_TEXT} ({MAX_TIME_NS} ns, about 31.7 years) for any time"
+    )
 }
 
 /// Format nanoseconds with the largest unit that keeps the value exact (`100ms`, `1500us`).
@@ -115,10 +133,17 @@ mod tests {
             .contains("whole number"));
         assert!(parse_duration("99999999999999999999s")
             .unwrap_err()
-            .contains("does not fit"));
+            .contains("above the limit"));
         assert!(parse_duration("18446744074s")
             .unwrap_err()
-            .contains("does not fit"));
+            .contains("above the limit"));
+        let over = parse_duration("18446744073s").unwrap_err();
+        assert!(over.contains("above the limit of 1000000000s"), "{over}");
+        assert_eq!(
+            parse_duration("1000000000s"),
+            Ok(crate::limits::MAX_TIME_NS)
+        );
+        assert!(parse_duration("1000000000000000001").is_err());
     }
 
     #[test]

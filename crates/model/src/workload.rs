@@ -1,6 +1,8 @@
 //! Validated workload: what the simulator and the runner consume.
 
 use crate::error::ModelError;
+use crate::guard::{check_nesting, walk, WalkGoal};
+use crate::limits::{MAX_FILE_BYTES, MAX_TASKS, MAX_TASK_CPUS, MAX_TUNABLE_NS};
 pub use crate::registry::{Policy, PolicyClass};
 use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
 use crate::time::{format_ns, Ns, MS, S, US};
@@ -407,18 +409,33 @@ pub struct Overrides {
     pub on_miss: Option<OnMiss>,
 }
 
-/// Largest CPU count accepted (keeps bitmaps and per-CPU arrays sane).
-pub const MAX_CPUS: u64 = 1024;
-/// Largest `count:` accepted for one entry.
-pub const MAX_COUNT: u64 = 1_000_000;
+pub use crate::limits::MAX_CPUS;
+/// Largest `count:` accepted for one entry (the task ceiling, [`crate::limits::MAX_TASKS`]).
+pub const MAX_COUNT: u64 = crate::limits::MAX_TASKS;
 
 impl Workload {
     /// Read, parse (YAML or JSON) and validate a workload file, applying overrides.
+    /// A file larger than [`crate::limits::MAX_FILE_BYTES`] is refused before it is read.
     pub fn load(path: &Path, ov: &Overrides) -> Result<Workload, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        use std::io::Read;
+        let io = |source| ModelError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        // Read one byte past the limit: a pipe or a growing file has no reliable size.
+        let mut text = String::new();
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(io)?;
+        if text.len() as u64 > MAX_FILE_BYTES {
+            return Err(ModelError::Invalid {
+                path: path.to_path_buf(),
+                message: format!(
+                    "the file is larger than {MAX_FILE_BYTES} bytes (32 MiB), the limit for a workload"
+                ),
+            });
+        }
         Workload::parse_str(&text, path, ov)
     }
 
@@ -475,14 +492,16 @@ impl Workload {
         crate::kernel::apply_platform(&pf, &mut platform)?;
 
         let duration = ov.duration.or(spec.duration.map(|d| d.0)).unwrap_or(S);
+        let duration_field = if ov.duration.is_some() {
+            "--duration"
+        } else {
+            "duration"
+        };
         if duration == 0 {
-            let field = if ov.duration.is_some() {
-                "--duration"
-            } else {
-                "duration"
-            };
-            return Err(format!("{field}: must be longer than 0"));
+            return Err(format!("{duration_field}: must be longer than 0"));
         }
+        crate::time::check_time(duration)
+            .map_err(|e| format!("{duration_field}: {} {e}", format_ns(duration)))?;
         // Names in the file are checked even when an override replaces them: a typo in the
         // file is still a typo. Ranges are checked on the value actually used.
         let file_on_miss = match &spec.on_miss {
@@ -582,6 +601,22 @@ impl Workload {
             ));
         }
         let migration_cost = sc.migration_cost.map_or(500 * US, |d| d.0);
+        for (field, v) in [
+            ("scheduler.rr_timeslice", rr_timeslice),
+            ("scheduler.cfs.latency", cfs.latency),
+            ("scheduler.cfs.min_granularity", cfs.min_granularity),
+            ("scheduler.cfs.wakeup_granularity", cfs.wakeup_granularity),
+            ("scheduler.eevdf.base_slice", eevdf.base_slice),
+            ("scheduler.migration_cost", migration_cost),
+        ] {
+            if v > MAX_TUNABLE_NS {
+                return Err(format!(
+                    "{field}: {} is above {}, the limit for a scheduler tunable",
+                    format_ns(v),
+                    format_ns(MAX_TUNABLE_NS)
+                ));
+            }
+        }
         let scheduler = Scheduler {
             policy,
             fair,
@@ -604,7 +639,8 @@ impl Workload {
                 "tasks: the task list is empty (a workload needs at least one task)".into(),
             );
         }
-        let mut tasks = Vec::new();
+        let total = task_total(&spec.tasks, platform.cpus)?;
+        let mut tasks = Vec::with_capacity(total);
         for (i, ts) in spec.tasks.iter().enumerate() {
             expand_task(ts, i, platform.cpus, &scheduler, &mut tasks)?;
         }
@@ -633,6 +669,35 @@ impl Workload {
     pub fn utilisation(&self) -> f64 {
         self.tasks.iter().map(Task::utilisation).sum()
     }
+}
+
+/// The number of tasks once `count:` is expanded, checked against [`MAX_TASKS`] and
+/// [`MAX_TASK_CPUS`] before any task is built.
+fn task_total(specs: &[TaskSpec], cpus: usize) -> Result<usize, String> {
+    let mut total: u64 = 0;
+    for (i, ts) in specs.iter().enumerate() {
+        let count = ts.count.unwrap_or(1);
+        if count == 0 || count > MAX_COUNT {
+            let name = ts.name.clone().unwrap_or_else(|| format!("t{}", i + 1));
+            return Err(format!(
+                "tasks[{i}] ({name}).count: must be between 1 and {MAX_COUNT}, got {count}"
+            ));
+        }
+        total = total.saturating_add(count);
+    }
+    if total > MAX_TASKS {
+        return Err(format!(
+            "tasks: {total} tasks after `count:` expansion is more than {MAX_TASKS}, the limit"
+        ));
+    }
+    let product = total.saturating_mul(cpus as u64);
+    if product > MAX_TASK_CPUS {
+        return Err(format!(
+            "tasks: {total} tasks × {cpus} CPUs = {product} is more than {MAX_TASK_CPUS}, the \
+             limit on tasks × CPUs (use fewer tasks or fewer CPUs)"
+        ));
+    }
+    Ok(total as usize)
 }
 
 fn llf_options(spec: Option<&crate::spec::LlfSpec>) -> Result<LlfOptions, String> {
@@ -832,6 +897,8 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Re
             }
             v.sort_unstable();
             v.dedup();
+            // A long list with repeats (`[0, 0, 0, ...]`) keeps only what it names.
+            v.shrink_to_fit();
             Some(v)
         }
     };
@@ -959,6 +1026,55 @@ pub fn parse_spec(text: &str, path: &Path) -> Result<WorkloadSpec, ModelError> {
         location,
         message: with_field(name_tasks(text, &field), &clean_message(&inner, &field)),
     };
+    // A limit broken in the walk below is reported without the task's name (finding it
+    // would walk the oversized document again).
+    let limit = |location: String, field: String, inner: String| ModelError::Syntax {
+        path: path.to_path_buf(),
+        location,
+        message: with_field(tidy_path(&field), &clean_message(&inner, &field)),
+    };
+    // Before any parser: the raw size, then the nesting depth (see crate::guard).
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(ModelError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "the text is larger than {MAX_FILE_BYTES} bytes (32 MiB), the limit for a workload"
+            ),
+        });
+    }
+    check_nesting(text).map_err(|e| ModelError::Syntax {
+        path: path.to_path_buf(),
+        location: format!(":{}:{}", e.line, e.column),
+        message: e.message,
+    })?;
+    // Then one pass over the document that builds nothing: the expanded size, list
+    // lengths and YAML tags, before the typed parse allocates anything.
+    if is_json {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let mut track = serde_path_to_error::Track::new();
+        walk(
+            serde_path_to_error::Deserializer::new(&mut de, &mut track),
+            WalkGoal::default(),
+        )
+        .map_err(|e| {
+            let loc = format!(":{}:{}", e.line(), e.column());
+            limit(loc, track.path().to_string(), e.to_string())
+        })?;
+    } else {
+        let de = serde_norway::Deserializer::from_str(text);
+        let mut track = serde_path_to_error::Track::new();
+        walk(
+            serde_path_to_error::Deserializer::new(de, &mut track),
+            WalkGoal::default(),
+        )
+        .map_err(|e| {
+            let loc = e
+                .location()
+                .map(|l| format!(":{}:{}", l.line(), l.column()))
+                .unwrap_or_default();
+            limit(loc, track.path().to_string(), e.to_string())
+        })?;
+    }
     if is_json {
         let mut de = serde_json::Deserializer::from_str(text);
         let spec = serde_path_to_error::deserialize::<_, WorkloadSpec>(&mut de).map_err(|e| {
@@ -1014,17 +1130,17 @@ fn name_tasks(text: &str, field: &str) -> String {
     let Ok(index) = index.parse::<usize>() else {
         return field;
     };
-    // A second, lenient read: YAML is a superset of JSON, so this works for both formats.
-    let name = serde_norway::from_str::<serde_norway::Value>(text)
-        .ok()
-        .and_then(|doc| {
-            let task = doc.get("tasks")?.get(index)?;
-            match task.get("name")? {
-                serde_norway::Value::String(s) => Some(s.clone()),
-                serde_norway::Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            }
-        });
+    // A second, lenient read that builds nothing but the name, within the same limits as
+    // the first (YAML is a superset of JSON, so this works for both formats). A file that
+    // broke a limit gives no name, only the path.
+    let name = walk(
+        serde_norway::Deserializer::from_str(text),
+        WalkGoal {
+            task_name: Some(index),
+        },
+    )
+    .ok()
+    .flatten();
     match name {
         Some(name) => format!("tasks[{index}] ({name}){tail}"),
         None => field,

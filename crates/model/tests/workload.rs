@@ -3,6 +3,7 @@
 //! place (task / field, line:column where the format gives one) and the problem.
 
 use proptest::prelude::*;
+use schedlab_model::limits::MAX_TIME_NS;
 use schedlab_model::spec::{Dur, PlatformSpec, TaskSpec, WorkloadSpec};
 use schedlab_model::time::{MS, S, US};
 use schedlab_model::{
@@ -629,7 +630,7 @@ fn fraction_of_a_nanosecond_is_rejected() {
 }
 
 #[test]
-fn duration_overflowing_u64_ns_is_rejected() {
+fn duration_overflowing_u64_ns_is_rejected_naming_the_limit() {
     // 18446744074 s is just above u64::MAX ns (≈ 18446744073.7 s).
     let msg = err(&one_task("name: a, runtime: 1ms, period: 18446744074s"));
     assert_line_col(&msg, YAML, 2, 38);
@@ -637,7 +638,7 @@ fn duration_overflowing_u64_ns_is_rejected() {
         &msg,
         &[
             "tasks[0] (a).period",
-            "`18446744074s` does not fit in 64-bit nanoseconds",
+            "`18446744074s` is above the limit of 1000000000s",
         ],
     );
     let msg = err(&one_task(
@@ -645,10 +646,10 @@ fn duration_overflowing_u64_ns_is_rejected() {
     ));
     assert_has(
         &msg,
-        &["tasks[0]", ".period", "does not fit in 64-bit nanoseconds"],
+        &["tasks[0]", ".period", "above the limit of 1000000000s"],
     );
     let msg = err("duration: 99999999999999999999999999999999999999999s\ntasks: []\n");
-    assert_has(&msg, &["duration", "does not fit"]);
+    assert_has(&msg, &["duration", "above the limit"]);
 }
 
 #[test]
@@ -812,7 +813,7 @@ fn bad_count_and_bad_name_are_rejected() {
     let msg = err(&one_task("name: big, count: 0, runtime: 1ms, period: 10ms"));
     assert_eq!(
         msg,
-        "w.yaml: tasks[0] (big).count: must be between 1 and 1000000, got 0"
+        "w.yaml: tasks[0] (big).count: must be between 1 and 100000, got 0"
     );
     let msg = err(&one_task("name: '', runtime: 1ms, period: 10ms"));
     assert_has(&msg, &["tasks[0].name", "empty name"]);
@@ -1021,11 +1022,17 @@ fn format_ns_uses_the_largest_exact_unit() {
 proptest! {
     #[test]
     fn format_then_parse_round_trips(ns in any::<u64>()) {
-        prop_assert_eq!(parse_duration(&format_ns(ns)), Ok(ns));
+        // Every time up to the limit round-trips; every time above it is refused, naming it.
+        if ns <= MAX_TIME_NS {
+            prop_assert_eq!(parse_duration(&format_ns(ns)), Ok(ns));
+        } else {
+            let e = parse_duration(&format_ns(ns)).unwrap_err();
+            prop_assert!(e.contains("above the limit of 1000000000s"), "{}", e);
+        }
     }
 
     #[test]
-    fn every_unit_round_trips_when_it_fits(v in 0u64..=u64::MAX / 1_000_000_000) {
+    fn every_unit_round_trips_when_it_fits(v in 0u64..=MAX_TIME_NS / 1_000_000_000) {
         prop_assert_eq!(parse_duration(&format!("{v}s")), Ok(v * S));
         prop_assert_eq!(parse_duration(&format!("{v}ms")), Ok(v * MS));
         prop_assert_eq!(parse_duration(&format!("{v}us")), Ok(v * US));

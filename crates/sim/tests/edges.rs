@@ -2,26 +2,35 @@
 //! now reach, since ticks nothing needs are counted instead of simulated) must neither
 //! overflow nor invent misses for jobs whose deadline lies past the end of time.
 
-use schedlab_model::{Overrides, Workload};
+use schedlab_model::{Overrides, Phase, Workload};
 use schedlab_sim::{simulate, SimOptions};
 use std::path::Path;
 
-fn run(yaml: &str, policy: &str, placement: &str) -> schedlab_sim::SimResult {
+/// Parse `yaml`, let `edit` push values past the format's limits (validation refuses
+/// any time above 10^18 ns, `schedlab_model::limits`; the engine must still not wrap
+/// if a caller builds such a workload itself), then simulate.
+fn run_edited(
+    yaml: &str,
+    policy: &str,
+    placement: &str,
+    edit: impl FnOnce(&mut Workload),
+) -> schedlab_sim::SimResult {
     let ov = Overrides {
         policy: Some(schedlab_model::Policy::parse(policy).unwrap()),
         placement: Some(schedlab_model::Placement::parse(placement).unwrap()),
         ..Overrides::default()
     };
-    let w = Workload::parse_str(yaml, Path::new("edges.yaml"), &ov).unwrap();
+    let mut w = Workload::parse_str(yaml, Path::new("edges.yaml"), &ov).unwrap();
+    edit(&mut w);
     simulate(&w, &SimOptions::default()).unwrap()
 }
 
 #[test]
 fn a_run_to_the_end_of_time_does_not_overflow() {
-    let yaml = "platform: { cpus: 2, hz: 1000 }\nduration: 18446744073709551615ns\n\
+    let yaml = "platform: { cpus: 2, hz: 1000 }\nduration: 1s\n\
                 tasks:\n  - { name: a, runtime: 1ms, period: 1000000s }\n";
     for placement in ["global", "partitioned"] {
-        let r = run(yaml, "edf", placement);
+        let r = run_edited(yaml, "edf", placement, |w| w.duration = u64::MAX);
         // Releases at 0, 1e15, ... up to the last one before u64::MAX ns.
         assert_eq!(r.jobs_released, 18_447, "{placement}");
         assert_eq!(r.jobs_completed, 18_447, "{placement}");
@@ -40,16 +49,22 @@ fn a_run_to_the_end_of_time_does_not_overflow() {
 /// decisions, not an edge case.
 #[test]
 fn fair_classes_survive_slices_and_runs_near_the_limit() {
-    let big = "2305843009213693951ns"; // 2^61 - 1
+    let big: u64 = (1 << 61) - 1;
     for fair in ["cfs", "eevdf"] {
         let yaml = format!(
-            "platform: {{ cpus: 2, hz: 0 }}\nduration: {big}\n\
-             scheduler: {{ fair: {fair}, eevdf: {{ base_slice: {big} }}, \
-             cfs: {{ latency: {big}, min_granularity: {big}, wakeup_granularity: {big} }} }}\n\
+            "platform: {{ cpus: 2, hz: 0 }}\nduration: 1s\n\
+             scheduler: {{ fair: {fair} }}\n\
              tasks:\n  - {{ name: light, nice: 19 }}\n  - {{ name: heavy, nice: -20 }}\n  \
-             - {{ name: idle, class: idle }}\n  - {{ name: s, run: 1ms, sleep: {big} }}\n"
+             - {{ name: idle, class: idle }}\n  - {{ name: s, run: 1ms, sleep: 1ms }}\n"
         );
-        let r = run(&yaml, "edf", "linux");
+        let r = run_edited(&yaml, "edf", "linux", |w| {
+            w.duration = big;
+            w.scheduler.eevdf.base_slice = big;
+            w.scheduler.cfs.latency = big;
+            w.scheduler.cfs.min_granularity = big;
+            w.scheduler.cfs.wakeup_granularity = big;
+            w.tasks[3].phases = vec![Phase::Run(1_000_000), Phase::Sleep(big)];
+        });
         let total: u128 = r.tasks.iter().map(|t| t.cpu_time_ns as u128).sum();
         assert!(total <= 2 * ((1u128 << 61) - 1), "{fair}: {total}");
         assert_eq!(r.deadline_misses, 0, "{fair}");

@@ -407,3 +407,25 @@ fn mixed_workload_is_deterministic() {
     let job = a.tasks.iter().find(|t| t.name == "job").unwrap();
     assert!(job.fair.as_ref().unwrap().finished_ns.is_some());
 }
+
+/// The largest base slice the format accepts, with the lightest and heaviest weights:
+/// the lag clamp's bounds were once computed with a wrapping cast, crossed, and
+/// `clamp` panicked (`eevdf: { base_slice: 18446744073s }`, now refused at validation;
+/// 1000s is the tunables' limit).
+#[test]
+fn the_largest_base_slice_with_extreme_weights_does_not_panic() {
+    let w = workload(
+        &yaml(
+            2,
+            ", eevdf: { base_slice: 1000s }",
+            "  - { name: light, nice: 19 }\n  - { name: heavy, nice: -20 }\n  - { name: hog, nice: 19 }\n",
+            "200ms",
+        ),
+        "eevdf",
+        "linux",
+    );
+    let r = run(&w);
+    let cpu: u64 = r.tasks.iter().map(|t| t.cpu_time_ns).sum();
+    assert_eq!(cpu, 2 * w.duration, "three hogs keep both CPUs busy");
+    assert_eq!(calc_delta_fair(u64::MAX / 2, 15), u64::MAX);
+}

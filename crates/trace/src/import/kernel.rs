@@ -22,6 +22,7 @@
 
 use super::{ceil_us, finish, pretty, round_us, unique_names, ImportError, Imported, OutTask};
 use regex::Regex;
+use schedlab_model::limits::{MAX_CPUS, MAX_TIME_NS};
 use schedlab_model::{Ns, SchedAttr};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
@@ -82,6 +83,8 @@ struct Line {
 #[derive(Debug, Default)]
 struct Meta {
     cpus: Option<usize>,
+    /// `cpus=N` as the header says it, before it is checked against [`MAX_CPUS`].
+    cpus_header: Option<u64>,
     trace_cmd: bool,
     raw: bool,
     ignored: BTreeMap<String, usize>,
@@ -188,8 +191,9 @@ fn header_line(t: &str, meta: &mut Meta) -> bool {
         return true;
     }
     if let Some(n) = t.strip_prefix("cpus=") {
-        if let Ok(n) = n.trim().parse::<usize>() {
-            meta.cpus = Some(n);
+        // Kept as written (bounded in `parse`, which knows the line number).
+        if let Ok(n) = n.trim().parse::<u64>() {
+            meta.cpus_header = Some(n);
             meta.trace_cmd = true;
             return true;
         }
@@ -207,6 +211,15 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
         let no = i + 1;
         let t = raw.trim();
         if header_line(t, &mut meta) {
+            if let Some(n) = meta.cpus_header.take() {
+                if n == 0 || n > MAX_CPUS {
+                    return Err(ImportError::at(
+                        no,
+                        format!("cpus={n}: schedlab models 1 to {MAX_CPUS} CPUs"),
+                    ));
+                }
+                meta.cpus = Some(n as usize);
+            }
             continue;
         }
         let Some(m) = p.line.captures(raw) else {
@@ -221,6 +234,16 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
         let event = &m["event"];
         let body = m["body"].trim();
         let cpu: usize = num(&m["cpu"], "CPU number", no)?;
+        if cpu as u64 >= MAX_CPUS {
+            return Err(ImportError::at(
+                no,
+                format!(
+                    "CPU [{}] is beyond the {MAX_CPUS} CPUs schedlab models (CPUs 0..{})",
+                    &m["cpu"],
+                    MAX_CPUS - 1
+                ),
+            ));
+        }
         let secs: u64 = num(&m["s"], "timestamp", no)?;
         let frac = &m["f"];
         let frac_ns: u64 = num::<u64>(frac, "timestamp", no)? * 10u64.pow(9 - frac.len() as u32);
@@ -706,6 +729,17 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
             "no sched_switch event in the trace: record with `trace-cmd record -e sched:sched_switch -e sched:sched_wakeup ...` (or enable events/sched/sched_switch in tracefs)",
         ));
     }
+    let (first, last) = (
+        lines.first().map_or(0, |l| l.ts),
+        lines.last().map_or(0, |l| l.ts),
+    );
+    if last - first > MAX_TIME_NS - 1_000 {
+        return Err(ImportError::new(format!(
+            "the trace spans {}, more than {}, schedlab's limit for any time",
+            pretty(last - first),
+            pretty(MAX_TIME_NS)
+        )));
+    }
     let r = replay(&lines, meta.cpus);
     let duration = (r.end - r.start).max(1_000_000);
 
@@ -818,7 +852,7 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
                 let mut sleeps: Vec<Ns> = task
                     .acts
                     .windows(2)
-                    .filter_map(|w| Some(w[1].wake? - w[0].slept?))
+                    .filter_map(|w| Some(w[1].wake?.saturating_sub(w[0].slept?)))
                     .collect();
                 let busy_share = task.cpu_time as f64 / lifetime as f64;
                 let pattern = if runs.len() >= 2 && !sleeps.is_empty() && busy_share < 0.95 {

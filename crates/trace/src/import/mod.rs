@@ -12,6 +12,7 @@
 pub mod kernel;
 pub mod rtapp;
 
+use schedlab_model::limits::{MAX_TASKS, MAX_TASK_CPUS, MAX_TIME_NS};
 use schedlab_model::{Ns, Overrides, Workload};
 use std::fmt::{self, Write};
 use std::path::Path;
@@ -71,6 +72,8 @@ pub(crate) struct OutTask {
     pub name: String,
     pub comment: String,
     pub fields: Vec<(&'static str, String)>,
+    /// The first duration above the limit for any time, if any (refused in [`finish`]).
+    pub too_long: Option<(&'static str, Ns)>,
 }
 
 impl OutTask {
@@ -79,6 +82,7 @@ impl OutTask {
             name: name.to_string(),
             comment,
             fields: Vec::new(),
+            too_long: None,
         }
     }
 
@@ -88,7 +92,27 @@ impl OutTask {
     }
 
     pub fn dur(&mut self, key: &'static str, ns: Ns) -> &mut Self {
+        if ns > MAX_TIME_NS && self.too_long.is_none() {
+            self.too_long = Some((key, ns));
+        }
         self.field(key, pretty(ns))
+    }
+
+    /// How many tasks this line expands to (its `count`, else 1).
+    fn count(&self) -> u64 {
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == "count")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(1)
+    }
+
+    /// The task names this line expands to (`name1..nameN` with a count).
+    fn expanded_names(&self) -> Vec<String> {
+        match self.count() {
+            1 if !self.fields.iter().any(|(k, _)| *k == "count") => vec![self.name.clone()],
+            n => (1..=n).map(|k| format!("{}{k}", self.name)).collect(),
+        }
     }
 }
 
@@ -107,6 +131,20 @@ pub fn pretty(ns: Ns) -> String {
         }
     }
     format!("{ns}ns")
+}
+
+/// `s` with every character YAML does not allow in a document, and every line break,
+/// replaced by `with`: what is left can stand in a comment or a quoted scalar.
+pub(crate) fn yaml_text(s: &str, with: char) -> String {
+    s.chars()
+        .map(|c| match c {
+            // Line and paragraph separators are line breaks to YAML.
+            '\u{2028}' | '\u{2029}' => with,
+            '\t' | ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{10000}'.. => c,
+            '\u{e000}'..='\u{fffd}' if c != '\u{feff}' => c,
+            _ => with,
+        })
+        .collect()
 }
 
 /// A YAML double-quoted scalar (JSON string syntax is valid YAML).
@@ -155,6 +193,25 @@ pub(crate) fn unique_names(names: Vec<(String, String)>) -> Vec<String> {
         .collect()
 }
 
+/// Rename lines whose expanded names (`count: n` makes `name1..namen`) would clash with
+/// an earlier line's: thread `a` × 2 and thread `a1` become `a1, a2` and `a1-2`.
+fn distinct_expanded_names(tasks: &[OutTask]) -> Vec<OutTask> {
+    let mut used = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        let mut t = t.clone();
+        let base = t.name.clone();
+        let mut k = 2;
+        while t.expanded_names().iter().any(|n| used.contains(n)) {
+            t.name = format!("{base}-{k}");
+            k += 1;
+        }
+        used.extend(t.expanded_names());
+        out.push(t);
+    }
+    out
+}
+
 /// Render the workload, then check it by parsing it back; the YAML is returned only
 /// when the model accepts it.
 pub(crate) fn finish(
@@ -170,23 +227,57 @@ pub(crate) fn finish(
             "no task could be imported (nothing ran, or every task was filtered out)",
         ));
     }
+    // What the input can make impossible is said here, in its own words; what is left
+    // for the model to refuse below is a bug of the importer.
+    for t in tasks {
+        if let Some((key, ns)) = t.too_long {
+            return Err(ImportError::new(format!(
+                "{}: its {key} would be {}, above {} (about 31.7 years), schedlab's limit for any time",
+                t.name,
+                pretty(ns),
+                pretty(MAX_TIME_NS)
+            )));
+        }
+    }
+    let total: u64 = tasks
+        .iter()
+        .map(OutTask::count)
+        .fold(0, u64::saturating_add);
+    if total > MAX_TASKS || total.saturating_mul(cpus as u64) > MAX_TASK_CPUS {
+        return Err(ImportError::new(format!(
+            "{total} tasks on {cpus} CPUs: more than schedlab's limits of {MAX_TASKS} tasks and {MAX_TASK_CPUS} tasks × CPUs"
+        )));
+    }
+    // Names as YAML can carry them (a comm or an rt-app key may hold any byte).
+    let tasks: Vec<OutTask> = tasks
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.name = yaml_text(&t.name, '?');
+            if t.name.trim().is_empty() {
+                t.name = "task".into();
+            }
+            t
+        })
+        .collect();
+    let tasks = &distinct_expanded_names(&tasks);
     let mut y = String::new();
     for h in header {
-        let _ = writeln!(y, "# {h}");
+        let _ = writeln!(y, "# {}", yaml_text(h, ' '));
     }
     if !notes.is_empty() {
         let _ = writeln!(y, "# Not recovered:");
         for n in &notes {
-            let _ = writeln!(y, "#   - {n}");
+            let _ = writeln!(y, "#   - {}", yaml_text(n, ' '));
         }
     }
-    let _ = writeln!(y, "name: {}", quote(name));
+    let _ = writeln!(y, "name: {}", quote(&yaml_text(name, '?')));
     let _ = writeln!(y, "platform: {{ cpus: {cpus} }}");
     let _ = writeln!(y, "duration: {}", pretty(duration.max(1_000)));
     let _ = writeln!(y, "tasks:");
     for t in tasks {
         if !t.comment.is_empty() {
-            let _ = writeln!(y, "  # {}", t.comment.replace('\n', " "));
+            let _ = writeln!(y, "  # {}", yaml_text(&t.comment, ' '));
         }
         let mut fields = vec![format!("name: {}", quote(&t.name))];
         fields.extend(t.fields.iter().map(|(k, v)| format!("{k}: {v}")));

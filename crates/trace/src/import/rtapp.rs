@@ -29,6 +29,7 @@
 //! calibration settings) are ignored.
 
 use super::{finish, pretty, quote, unique_names, ImportError, Imported, OutTask};
+use schedlab_model::limits::{MAX_TASKS, MAX_TIME_NS};
 use schedlab_model::Ns;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
@@ -275,10 +276,17 @@ impl Ctx<'_> {
     }
 }
 
+/// Largest rt-app time in µs: schedlab's limit for any time.
+const MAX_US: f64 = (MAX_TIME_NS / 1_000) as f64;
+
 fn us(v: &J, at: &str) -> Result<Ns, ImportError> {
     match v {
-        J::Num(x) if *x >= 0.0 && x.fract() == 0.0 && *x < 1.8e13 => Ok(*x as Ns * 1_000),
-        J::Num(x) if *x >= 0.0 && *x < 1.8e13 => Ok((*x * 1_000.0).round() as Ns),
+        J::Num(x) if *x > MAX_US => Err(ImportError::new(format!(
+            "{at}: {x} µs is above {} µs (about 31.7 years), the limit for any time",
+            MAX_TIME_NS / 1_000
+        ))),
+        J::Num(x) if *x >= 0.0 && x.fract() == 0.0 => Ok(*x as Ns * 1_000),
+        J::Num(x) if *x >= 0.0 => Ok((*x * 1_000.0).round() as Ns),
         _ => Err(ImportError::new(format!(
             "{at}: `{}` expects a duration in microseconds (a number ≥ 0), got {}",
             key_of(at),
@@ -411,18 +419,18 @@ fn iterate(parts: &[(&[Step], i64)]) -> (Ns, Ns, bool) {
             for s in steps {
                 match s {
                     Step::Run(d) => {
-                        t += d;
-                        cpu += d;
+                        t = t.saturating_add(*d);
+                        cpu = cpu.saturating_add(*d);
                     }
                     Step::Sleep(d) => {
-                        t += d;
+                        t = t.saturating_add(*d);
                         waits |= *d > 0;
                     }
                     Step::Timer { reference, period } => {
                         waits = true;
                         let next = match timers.iter_mut().find(|(r, _)| r == reference) {
                             Some((_, at)) => {
-                                *at += period;
+                                *at = at.saturating_add(*period);
                                 *at
                             }
                             None => {
@@ -473,6 +481,12 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
                     match gk.as_str() {
                         "duration" => {
                             let d = int(gv, &at)?;
+                            if d as u64 > MAX_TIME_NS / 1_000_000_000 && d > 0 {
+                                return Err(ImportError::new(format!(
+                                    "{at}: {d} s is above {} s (about 31.7 years), the limit for any time",
+                                    MAX_TIME_NS / 1_000_000_000
+                                )));
+                            }
                             duration = (d > 0).then(|| d as Ns * 1_000_000_000);
                         }
                         "default_policy" => {
@@ -527,6 +541,7 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
     );
     let mut out = Vec::new();
     let mut max_cpu = 0usize;
+    let mut instances: u64 = 0;
     for ((tname, tv), name) in tasks.iter().zip(&names) {
         let at = format!("tasks.{tname}");
         let t = obj(tv, &at)?;
@@ -559,6 +574,11 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
                             "{p}: `cpus` expects a list of CPUs"
                         )));
                     };
+                    if list.is_empty() {
+                        return Err(ImportError::new(format!(
+                            "{p}: empty CPU list (name at least one CPU, or leave `cpus` out for all)"
+                        )));
+                    }
                     let mut c = Vec::new();
                     for x in list {
                         let n = int(x, &p)?;
@@ -583,9 +603,15 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
                 _ => {}
             }
         }
-        if instance < 1 {
+        if instance < 1 || instance as u64 > MAX_TASKS {
             return Err(ImportError::new(format!(
-                "{at}.instance: must be at least 1, got {instance}"
+                "{at}.instance: must be between 1 and {MAX_TASKS} (schedlab's limit on tasks), got {instance}"
+            )));
+        }
+        instances = instances.saturating_add(instance as u64);
+        if instances > MAX_TASKS {
+            return Err(ImportError::new(format!(
+                "{at}.instance: the threads add up to {instances} instances, more than {MAX_TASKS} (schedlab's limit on tasks)"
             )));
         }
         // The events: phases, or the thread object itself.
@@ -811,7 +837,8 @@ pub fn import(text: &str, source: &str, opts: &Options) -> Result<Imported, Impo
                     o.dur("run", cpu).dur("sleep", len - cpu);
                 } else if let Some(n) = total_loops {
                     if cpu > 0 {
-                        o.dur("work", cpu.saturating_mul(n as Ns));
+                        // Beyond any run's length it is the same as CPU-bound to the end.
+                        o.dur("work", cpu.saturating_mul(n as Ns).min(MAX_TIME_NS));
                     }
                 }
             }
