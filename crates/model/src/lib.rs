@@ -11,6 +11,8 @@
 
 pub mod classes;
 pub mod error;
+pub mod fair;
+pub mod fields;
 pub mod kernel;
 pub mod registry;
 pub mod release;
