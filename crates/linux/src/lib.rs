@@ -7,19 +7,25 @@
 //! - [`policy`]: sched_setattr / affinity, SCHED_DEADLINE admission capacity;
 //! - [`thread`]: locked memory, pre-faulted stacks, signal routing;
 //! - [`job`]: jobs that burn thread CPU time;
+//! - [`behaviour`]: fair tasks' run/sleep phases and `work:`, as the simulator runs them;
+//! - [`fields`]: what a real run does with each field of the workload format;
 //! - [`runner`]: releases, records, watchdog, RLIMIT_RTTIME, SIGINT/SIGTERM;
 //! - [`releases`]: each task's jobs (release, execution time, deadline), drawn as the
 //!   simulator draws them;
 //! - [`decide`] and [`dispatcher`]: the user-space EDF/LLF/ILLF dispatcher;
+//! - [`host`]: the host kernel's fair class and tunables (read, or documented defaults);
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
 //!   shield;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
 //! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
+pub mod behaviour;
 pub mod calibrate;
 pub mod decide;
 pub mod dispatcher;
+pub mod fields;
+pub mod host;
 pub mod job;
 pub mod latency;
 pub mod measure;

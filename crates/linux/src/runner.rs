@@ -17,8 +17,11 @@
 //! - the kernel's RT/DL limits (sched_rt_runtime_us, the fair_server) are left as they
 //!   are: fair tasks keep at least 5% of every CPU.
 
+use crate::behaviour;
 use crate::decide::Decider;
 use crate::dispatcher::{self, DispatchShared, Slot};
+use crate::fields;
+use crate::host::HostSched;
 use crate::job::{self, BurnCtx, BurnEnd, JobMode};
 use crate::measure::{self, JobRecord, RunResult, SwitchCounter, WorkerReport};
 use crate::policy::{self, AdmissionError, DlCapacity, KernelPolicy, Tid};
@@ -232,7 +235,19 @@ fn plan(
     for (i, t) in w.tasks.iter().enumerate() {
         let cpus: Vec<usize> = match &t.affinity {
             Some(a) => a.iter().map(|&c| run_cpus[c]).collect(),
-            None => run_cpus.clone(),
+            // Tasks without affinity avoid the isolated CPUs (`platform.isolated`), as
+            // in the simulator; all of them if every CPU is isolated.
+            None => {
+                let free: Vec<usize> = (0..n)
+                    .filter(|c| !w.platform.isolated.contains(c))
+                    .map(|c| run_cpus[c])
+                    .collect();
+                if free.is_empty() {
+                    run_cpus.clone()
+                } else {
+                    free
+                }
+            }
         };
         let mut budget = None;
         let mut dispatched = false;
@@ -384,6 +399,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     privileges::check()?;
     let backend = effective_backend(w, cfg)?;
     let margin = effective_margin(w, cfg);
+    let field_warnings = fields::check(w, backend, &HostSched::read())?;
     let host = host_cpus();
     let plans = plan(w, backend, margin, &host)?;
     let scx_loader = match backend {
@@ -423,7 +439,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         .into());
     }
 
-    let mut warnings = Vec::new();
+    let mut warnings = field_warnings;
     let wall = Instant::now();
     if let Some(wn) = thread::lock_memory() {
         warnings.push(wn);
@@ -687,7 +703,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         Backend::Dispatcher => "global",
     };
     let lax = dstats.as_ref().map_or(0, |d| d.1);
-    let result = measure::assemble(
+    let mut result = measure::assemble(
         &w.name,
         w.scheduler.policy.name(),
         placement,
@@ -701,6 +717,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         lax,
         shared.throttles.load(Ordering::SeqCst),
     );
+    measure::add_fair_figures(w, &mut result, &reports);
     let kernel = policy::kernel_release();
     Ok(RunResult {
         result,
@@ -799,6 +816,17 @@ fn worker(
     let cpu0 = job::thread_cpu_ns();
     let abort = on_miss == OnMiss::Abort;
     let stop = &shared.stop;
+    if t.class.is_fair() && t.period.is_none() {
+        // Run/sleep phases, `work:` or CPU-bound: the simulator's fair behaviours.
+        let win = behaviour::Window {
+            t0,
+            end,
+            stop,
+            mode,
+        };
+        rep.finished = behaviour::run(t, &win, &mut rep);
+        return finish_report(rep, shared, (v0, i0), cpu0);
+    }
     // The first job not started yet.
     let mut pending = jobs.next_job();
     while let Some(job) = pending {
@@ -867,9 +895,21 @@ fn worker(
             pending = jobs.next_job();
         }
     }
-    // Jobs released after a stop do not belong to the measured span.
+    finish_report(rep, shared, (v0, i0), cpu0)
+}
+
+/// Close a worker's report: drop jobs released after a stop (they do not belong to the
+/// measured span), add the thread's switches and CPU time since `switches0` / `cpu0`.
+fn finish_report(
+    mut rep: WorkerReport,
+    shared: &Shared,
+    (v0, i0): (u64, u64),
+    cpu0: u64,
+) -> WorkerReport {
+    let stop_at = shared.stop_at.load(Ordering::SeqCst);
     if stop_at != u64::MAX {
         rep.jobs.retain(|j| j.release < stop_at);
+        rep.finished = rep.finished.filter(|&f| f < stop_at);
     }
     let (v1, i1) = thread::thread_switches();
     rep.thread_switches = (v1 - v0) + (i1 - i0);
