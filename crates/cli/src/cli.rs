@@ -91,7 +91,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
     /// Experiment: `illf` (seed 000), `cfs-weights` (seed 004), `bfs` (seed 001),
-    /// `latency` (seed 002), `shield` (seed 003), or `all`.
+    /// `latency` (seed 002), `shield` (seed 003), `interactive` (simulated fair classes
+    /// vs this kernel), or `all`.
     #[arg(value_name = "EXPERIMENT")]
     pub experiment: String,
 
@@ -99,8 +100,8 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR", default_value = "out/reproduce")]
     pub out_dir: PathBuf,
 
-    /// Skip the measurements on this machine that `latency` and `shield` make as root
-    /// (their `real` values are then null).
+    /// Skip the measurements on this machine that `latency`, `shield` and `interactive`
+    /// make as root (their `real` values are then null).
     #[arg(long)]
     pub no_real: bool,
 
