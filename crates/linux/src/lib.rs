@@ -17,11 +17,13 @@
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
 //!   shield;
+//! - [`cgroup`]: an optional CPU group that shields a run's fair tasks from other sessions;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
 //! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
 pub mod behaviour;
 pub mod calibrate;
+pub mod cgroup;
 pub mod decide;
 pub mod dispatcher;
 pub mod fields;

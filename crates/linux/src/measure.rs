@@ -235,6 +235,8 @@ pub struct RunResult {
     pub dl_bandwidth: Option<(f64, f64)>,
     /// Dispatcher figures, under the dispatcher.
     pub dispatcher: Option<DispatcherStats>,
+    /// `cpu.shares` of the fair workers' own CPU group, when they had one.
+    pub fair_group: Option<u64>,
     /// The sched_ext scheduler's report, under `--backend scx`.
     pub scx: Option<crate::scx::ScxReport>,
     /// Warnings (e.g. memory not locked).
@@ -282,6 +284,7 @@ impl RunResult {
                 },
             );
             o.insert("dispatcher".into(), json!(self.dispatcher));
+            o.insert("fair_group".into(), json!(self.fair_group));
             o.insert(
                 "scx".into(),
                 self.scx.as_ref().map_or(Value::Null, |s| s.to_json()),

@@ -18,6 +18,7 @@
 //!   are: fair tasks keep at least 5% of every CPU.
 
 use crate::behaviour;
+use crate::cgroup;
 use crate::decide::Decider;
 use crate::dispatcher::{self, DispatchShared, Slot};
 use crate::fields;
@@ -82,6 +83,9 @@ pub struct RunConfig {
     pub tick: Duration,
     /// Whether the file set `scheduler.dl_margin` (then it is used when `margin` is None).
     pub file_margin: bool,
+    /// Put the fair workers in a CPU cgroup weighted far above other sessions
+    /// ([`crate::cgroup`]), so other work on the machine barely disturbs them.
+    pub fair_group: bool,
 }
 
 impl Default for RunConfig {
@@ -92,6 +96,7 @@ impl Default for RunConfig {
             job_mode: JobMode::ThreadCpu,
             tick: Duration::from_millis(1),
             file_margin: false,
+            fair_group: false,
         }
     }
 }
@@ -531,6 +536,35 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
             }
         }
     }
+    // The fair workers' own CPU group, if asked for (kept until the workers are gone).
+    let mut fair_group = None;
+    if cfg.fair_group && setup_err.is_none() {
+        let fair: Vec<usize> = (0..n)
+            .filter(|&i| {
+                matches!(
+                    plans[i].policy,
+                    KernelPolicy::Other(_) | KernelPolicy::Batch(_) | KernelPolicy::Idle
+                )
+            })
+            .collect();
+        if !fair.is_empty() {
+            let tids = shared.tids.lock().unwrap().clone();
+            match cgroup::FairGroup::create(cgroup::MAX_SHARES) {
+                Ok(g) => {
+                    match fair.iter().try_for_each(|&i| g.add(tids[i])) {
+                        Ok(()) => fair_group = Some(g),
+                        Err(e) => warnings.push(format!(
+                            "fair group: cannot move the fair workers into {}: {e}; they compete with other sessions",
+                            g.path().display()
+                        )),
+                    }
+                }
+                Err(e) => warnings.push(format!(
+                    "fair group: {e}; the fair workers compete with other sessions"
+                )),
+            }
+        }
+    }
     // --backend scx: load the BPF scheduler and give it every periodic thread's
     // parameters before the threads become SCHED_EXT (dropping the session unloads it).
     let mut scx_session = None;
@@ -671,6 +705,8 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     shared.done.store(true, Ordering::SeqCst);
     dshared.notify();
     let dstats = mgr.and_then(|h| h.join().ok());
+    let fair_group_shares = fair_group.as_ref().map(|g| g.shares);
+    drop(fair_group);
     // The workers are back in SCHED_OTHER: unload the BPF scheduler.
     let scx_report = scx_session.map(scx::Session::finish);
     if let Some(r) = &scx_report {
@@ -746,6 +782,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         job_mode: cfg.job_mode.name(),
         dl_bandwidth: any_dl.then(|| (asked, cap.available())),
         dispatcher: dstats.map(|d| d.0),
+        fair_group: fair_group_shares,
         scx: scx_report,
         warnings,
     })

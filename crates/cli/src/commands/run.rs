@@ -63,6 +63,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_duration, default_value = "1ms")]
     pub tick: Ns,
 
+    /// Put the fair tasks' threads in their own CPU cgroup weighted 256 × a session
+    /// (cgroup v1 `cpu.shares` 262144), so other work on this machine barely disturbs
+    /// them; the group is removed at the end (docs/run.md).
+    #[arg(long)]
+    pub fair_group: bool,
+
     #[command(flatten)]
     pub overrides: OverrideArgs,
 
@@ -155,6 +161,7 @@ pub fn config(args: &RunArgs, file_has_margin: bool) -> Result<RunConfig, Failur
         job_mode,
         tick: std::time::Duration::from_nanos(args.tick),
         file_margin: file_has_margin,
+        fair_group: args.fair_group,
     })
 }
 
