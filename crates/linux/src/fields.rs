@@ -7,7 +7,10 @@
 
 use crate::host::HostSched;
 use crate::runner::{Backend, RunError};
-use schedlab_model::{format_ns, Placement, Policy, TaskClass, WeightTable, Workload};
+use schedlab_model::{format_ns, Phase, Placement, Policy, TaskClass, WeightTable, Workload};
+
+/// Shortest run/sleep cycle a real run accepts (ns).
+pub const MIN_CYCLE: u64 = 50_000;
 
 /// How the runner treats a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +140,25 @@ pub fn check(w: &Workload, backend: Backend, host: &HostSched) -> Result<Vec<Str
                 "scheduler.migration_cost: the simulator uses {}, this kernel {}",
                 format_ns(sc.migration_cost),
                 format_ns(host.migration_cost.ns)
+            ));
+        }
+    }
+    // A wake-up costs tens of µs for real (timer interrupt, clock_nanosleep, clock reads):
+    // shorter cycles cannot be timed, and each one is a recorded job.
+    for t in &w.tasks {
+        let cycle: u64 = t
+            .phases
+            .iter()
+            .map(|p| match *p {
+                Phase::Run(d) | Phase::Sleep(d) => d,
+            })
+            .sum();
+        if !t.phases.is_empty() && cycle < MIN_CYCLE {
+            return refuse(format!(
+                "task {}: its phases repeat every {}, shorter than the {} a real wake-up needs to be timed (clock_nanosleep and clock reads cost tens of µs)",
+                t.name,
+                format_ns(cycle),
+                format_ns(MIN_CYCLE)
             ));
         }
     }
@@ -375,6 +397,11 @@ tasks: [{ name: hog }, { name: ui, run: 2ms, sleep: 8ms }]
         .unwrap_err();
         assert!(
             e.starts_with("platform.isolated: task p is SCHED_DEADLINE"),
+            "{e}"
+        );
+        let e = check_yaml("tasks: [{ name: ui, run: 10us, sleep: 20us }]\n").unwrap_err();
+        assert!(
+            e.starts_with("task ui: its phases repeat every 30us, shorter than the 50us"),
             "{e}"
         );
     }
