@@ -154,7 +154,7 @@ mod tests {
             Sleep(3 * MS),
             Run(2 * MS),
             Sleep(5 * MS),
-            Sleep(1 * MS),
+            Sleep(MS),
             Run(MS),
         ];
         assert_eq!(first_wake(&p), (1, 3 * MS));
