@@ -129,6 +129,13 @@ pub struct SimulateArgs {
 
     #[command(flatten)]
     pub exports: crate::exports::ExportArgs,
+
+    /// Check the engine's invariants after every simulated instant (no task on two
+    /// CPUs, no CPU idle or running a lower class while a task waits for it, queues
+    /// consistent, no job running longer than it demands...). Slower; the results are
+    /// the same. A violation is a bug in schedlab: it stops the run with exit status 3.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// `schedlab compare`

@@ -7,6 +7,8 @@ use std::fmt::Display;
 pub const EXIT_INPUT: u8 = 2;
 /// Exit status when the results cannot be written.
 pub const EXIT_OUTPUT: u8 = 1;
+/// Exit status when `--check` finds the simulator in an impossible state (a bug).
+pub const EXIT_BUG: u8 = 3;
 
 /// A failed command: printed as `error: <message>` on stderr, then exit with `code`.
 #[derive(Debug)]
@@ -24,6 +26,22 @@ impl Failure {
             code: EXIT_INPUT,
             message: message.to_string(),
         }
+    }
+
+    /// schedlab itself is wrong (exit 3): the message asks for a report.
+    pub fn bug(message: impl Display) -> Failure {
+        Failure {
+            code: EXIT_BUG,
+            message: format!(
+                "{message}\n(this is a bug in schedlab: please report it with the workload file)"
+            ),
+        }
+    }
+
+    /// Whether the command's files are written although it failed: an interrupted real
+    /// run (exit 130/143) prints and writes its partial results on purpose.
+    pub fn keeps_outputs(&self) -> bool {
+        matches!(self.code, 130 | 143)
     }
 
     /// Output could not be written (exit 1).

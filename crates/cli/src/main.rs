@@ -29,6 +29,18 @@ fn main() -> ExitCode {
         Command::Latency(args) => commands::latency::run(args),
         Command::Bench(args) => commands::bench::run(args),
     };
+    // Files are written only by a command that succeeded (or an interrupted real run,
+    // whose partial results are deliberate): see atomic.rs.
+    let outcome = match outcome {
+        Ok(()) => atomic::commit().map_err(failure::Failure::output),
+        Err(f) if f.keeps_outputs() => atomic::commit()
+            .map_err(failure::Failure::output)
+            .and(Err(f)),
+        Err(f) => {
+            atomic::discard();
+            Err(f)
+        }
+    };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

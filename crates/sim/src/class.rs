@@ -155,4 +155,11 @@ pub trait SchedClass {
     fn vruntime(&self, _ctx: &Ctx, _t: TaskId) -> Option<i64> {
         None
     }
+
+    /// Check the class's own bookkeeping against the engine's state (run by the
+    /// invariant checker after every instant, `simulate --check`): the first
+    /// inconsistency found. The default checks nothing.
+    fn check(&self, _ctx: &Ctx) -> Result<(), String> {
+        Ok(())
+    }
 }

@@ -71,6 +71,7 @@ macro_rules! ctx {
 
 mod accounting;
 mod cbs;
+mod check;
 mod counted;
 mod decide;
 mod events;
@@ -180,6 +181,12 @@ pub struct Engine {
     /// Reused buffers so that scheduling decisions do not allocate.
     scratch_assign: Vec<Option<TaskId>>,
     scratch_cpus: Vec<CpuId>,
+    /// Check the invariants after every instant (`check.rs`).
+    check: bool,
+    /// The instant last checked (time must not go backwards).
+    last_checked: Ns,
+    /// The first invariant violation found; the run stops there.
+    violation: Option<String>,
 }
 
 impl Engine {
@@ -362,6 +369,9 @@ impl Engine {
             touched: marks::CpuMask::new(ncpu),
             rearm: marks::CpuMask::new(ncpu),
             decision_timers: false,
+            check: false,
+            last_checked: 0,
+            violation: None,
         };
         for (i, t) in w.tasks.iter().enumerate() {
             if t.offset >= e.duration {
@@ -432,6 +442,22 @@ impl Engine {
             || self.kernel.has_timer_wheels()
     }
 
+    /// Run with the invariant checker on (see `check.rs`): the result, or the first
+    /// violation as [`SimError::Invariant`] (the run stops there).
+    pub fn run_checked(mut self) -> Result<SimResult, SimError> {
+        self.check = true;
+        let started = std::time::Instant::now();
+        self.run_to(self.duration, true);
+        if let Some(v) = self.violation.take() {
+            return Err(SimError::Invariant(v));
+        }
+        self.advance_all(self.duration);
+        if let Err(e) = self.check_accounting() {
+            return Err(SimError::Invariant(format!("at the end: {e}")));
+        }
+        Ok(self.finish(started.elapsed().as_secs_f64()))
+    }
+
     /// Run to the end and return the results.
     pub fn run(mut self) -> SimResult {
         let started = std::time::Instant::now();
@@ -463,6 +489,12 @@ impl Engine {
                 self.schedule();
             }
             self.rearm_timers();
+            if self.check {
+                if let Err(e) = self.check_state() {
+                    self.violation = Some(format!("at {t} ns: {e}"));
+                    return;
+                }
+            }
         }
     }
 }

@@ -36,6 +36,10 @@ pub enum SimError {
     /// Partitioned placement could not fit the tasks on the CPUs.
     #[error("{0}")]
     Partition(String),
+    /// The invariant checker ([`simulate_checked`]) found the engine in an impossible
+    /// state: a bug in schedlab, reported with the instant and what was wrong.
+    #[error("invariant violated {0}")]
+    Invariant(String),
 }
 
 /// Policies for periodic tasks that the simulator implements: the model registry's
@@ -46,6 +50,14 @@ pub const PERIODIC_POLICIES: [Policy; schedlab_model::registry::PERIODIC_COUNT] 
 /// Simulate `w` and return its results.
 pub fn simulate(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> {
     Ok(engine_for(w, opts)?.run())
+}
+
+/// [`simulate`] with the engine's invariant checker on after every instant (no task on
+/// two CPUs, class priority order, work conservation, queue consistency, accounting
+/// bounds...; see `engine/check.rs`). Slower; the schedule is the same when no
+/// invariant is violated.
+pub fn simulate_checked(w: &Workload, opts: &SimOptions) -> Result<SimResult, SimError> {
+    engine_for(w, opts)?.run_checked()
 }
 
 /// The class of `p` for `w`, from the policy registry.

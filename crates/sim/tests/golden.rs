@@ -10,7 +10,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_model::{OnMiss, Overrides, Placement, Policy, Workload};
-use schedlab_sim::{simulate, SimOptions, PERIODIC_POLICIES};
+use schedlab_sim::{simulate_checked, SimOptions, PERIODIC_POLICIES};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -30,7 +30,9 @@ fn fnv(bytes: &[u8]) -> u64 {
 
 /// One line: key, hash of everything, and a few readable figures for a quick diff.
 fn line(key: &str, w: &Workload) -> String {
-    match simulate(w, &SimOptions { trace: true }) {
+    // Checked: every golden run also passes the engine's invariant checker.
+    match simulate_checked(w, &SimOptions { trace: true }) {
+        Err(schedlab_sim::SimError::Invariant(m)) => panic!("{key}: invariant violated {m}"),
         Err(e) => format!("{key} error {:016x}\n", fnv(e.to_string().as_bytes())),
         Ok(mut r) => {
             r.wall_s = 0.0;

@@ -6,7 +6,7 @@ use crate::failure::Failure;
 use crate::output;
 use crate::progress::Progress;
 use schedlab_model::{format_ns, Workload};
-use schedlab_sim::{simulate, SimOptions};
+use schedlab_sim::{simulate, simulate_checked, SimError, SimOptions};
 
 /// Load, validate, simulate, print.
 pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
@@ -24,9 +24,16 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
     let opts = SimOptions {
         trace: args.exports.wants_trace(),
     };
-    let result = simulate(&w, &opts);
+    let result = if args.check {
+        simulate_checked(&w, &opts)
+    } else {
+        simulate(&w, &opts)
+    };
     progress.done();
-    let r = result.map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+    let r = result.map_err(|e| match e {
+        SimError::Invariant(_) => Failure::bug(format!("{}: {e}", args.file.display())),
+        e => Failure::input(format!("{}: {e}", args.file.display())),
+    })?;
     let drawing = crate::exports::write_files(&w, &r, &args.exports)?;
 
     let mut text = if args.output.json {

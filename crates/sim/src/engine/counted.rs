@@ -39,6 +39,16 @@ impl Counted {
         self.nr_waiting
     }
 
+    /// The run queue task `t` waits on, if it waits.
+    pub(super) fn waiting_rq(&self, t: TaskId) -> Option<RqId> {
+        self.waiting[t]
+    }
+
+    /// The class's own consistency check ([`SchedClass::check`]).
+    pub(super) fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        self.inner.check(ctx)
+    }
+
     /// Tasks waiting on run queue `rq`. Every task on a per-CPU run queue may run on that
     /// CPU, so for per-CPU queues 0 means `peek_next_task(rq, rq)` finds nothing.
     pub(super) fn waiting_on(&self, rq: RqId) -> u32 {

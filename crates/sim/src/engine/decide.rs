@@ -34,7 +34,17 @@ impl Engine {
             }
         }
         if self.placement == Placement::Linux {
-            self.push_tasks();
+            // A push may preempt a task of a class with one queue for all CPUs (BFS): it
+            // goes back to that queue, where an idle CPU must see it at once, as BFS
+            // reschedules an idle CPU for a preempted task. Pushes repeat until nothing
+            // moves (each move raises a CPU's priority, so this ends).
+            for _ in 0..=self.cpus.len() {
+                if !self.push_tasks() || !self.class_global.iter().any(|&g| g) {
+                    break;
+                }
+                self.global_poked = true;
+                self.schedule_global();
+            }
         }
         self.touched.clear();
     }
@@ -73,7 +83,7 @@ impl Engine {
                     return Some(t);
                 }
             }
-            if attempt == 0 && !self.fair_balance(cpu, true) {
+            if attempt == 0 && !self.fair_balance(cpu, true, &[]) {
                 break;
             }
         }

@@ -12,7 +12,18 @@ impl Engine {
     /// this)`, and ignores cache-hotness after more than `cache_nice_tries` (1) failures:
     /// so 3 CPU-bound tasks on 2 CPUs take turns on the shared CPU instead of one of them
     /// keeping a CPU to itself for ever. Returns whether a task moved.
-    pub(super) fn fair_balance(&mut self, cpu: CpuId, newidle: bool) -> bool {
+    ///
+    /// `assigned` is global placement's tentative assignment (empty elsewhere): a fair
+    /// task picked for CPU `c` there is its queue's current task although it is not on
+    /// the CPU yet (`on_cpu` is set at the switch), and must not be pulled away, as the
+    /// kernel's `can_migrate_task` refuses `task_current`. Per-CPU fair queues put the
+    /// task picked from queue `c` on CPU `c`, so one look at `assigned[c]` tells.
+    pub(super) fn fair_balance(
+        &mut self,
+        cpu: CpuId,
+        newidle: bool,
+        assigned: &[Option<TaskId>],
+    ) -> bool {
         if self.class_global[ClassId::Fair as usize] {
             return false;
         }
@@ -50,9 +61,11 @@ impl Engine {
         let imbalance = load.saturating_sub(avg).min(avg.saturating_sub(this_load));
         // The lowest-numbered queued task that fits (the members are the runnable fair
         // tasks of `src`, by task index).
+        let picked = assigned.get(src).copied().flatten();
         let cand = self.fair.members[src].iter().copied().find(|&i| {
             let x = &self.tasks[i];
             x.on_cpu.is_none()
+                && picked != Some(i)
                 && x.may_run_on(cpu)
                 && (x.stats.cpu_time == 0 || now.saturating_sub(x.last_ran) >= hot || failed > 1)
                 && (this_load + x.weight < load

@@ -56,9 +56,9 @@ impl Engine {
             _ => s.classes[class as usize].nr_waiting() > 0,
         };
         if ClassId::ALL.iter().any(|&c| offers(self, c)) {
-            for (cpu, slot) in assign.iter_mut().enumerate() {
+            for cpu in 0..assign.len() {
                 self.visit(1);
-                let cur = slot.map(|t| self.tasks[t].class);
+                let cur = assign[cpu].map(|t| self.tasks[t].class);
                 for class in ClassId::ALL {
                     if cur.is_some_and(|c| c <= class) {
                         break;
@@ -72,13 +72,13 @@ impl Engine {
                         if class == ClassId::Fair {
                             self.fair_decisions += 1;
                         }
-                        if let Some(old) = slot.replace(n) {
+                        if let Some(old) = assign[cpu].replace(n) {
                             self.put_prev(old);
                         }
                         return true;
                     }
                 }
-                if slot.is_none() && self.fair_balance(cpu, true) {
+                if assign[cpu].is_none() && self.fair_balance(cpu, true, assign) {
                     return true;
                 }
             }

@@ -98,7 +98,10 @@ impl Engine {
     /// Push waiting tasks to CPUs where they would run now (`push_dl_task` /
     /// `push_rt_task` from a CPU that just scheduled; `pull_*` towards a CPU that did).
     /// Only moves that start or end on a CPU touched in this instant are considered.
-    pub(super) fn push_tasks(&mut self) {
+    ///
+    /// Returns whether a task moved.
+    pub(super) fn push_tasks(&mut self) -> bool {
+        let mut any = false;
         let mut cpu = 0;
         while let Some(c) = self.touched.next_from(cpu) {
             self.refresh_push_state(c);
@@ -192,7 +195,9 @@ impl Engine {
             if !moved {
                 break;
             }
+            any = true;
         }
+        any
     }
 
     /// The shortcut for [`Engine::find_later_cpu`] when `class` orders tasks by a key and

@@ -52,7 +52,7 @@ impl Engine {
             let busy = self.cpus[cpu].curr.is_some();
             let interval = ncpu * schedlab_model::time::MS * if busy { 16 } else { 1 };
             self.next_balance[cpu] = self.now + interval;
-            if self.fair_balance(cpu, false) {
+            if self.fair_balance(cpu, false, &[]) {
                 self.mark_dirty(cpu);
             }
         }

@@ -268,4 +268,32 @@ impl SchedClass for Cfs {
     fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         Some(self.current_vruntime(ctx, t))
     }
+
+    fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        let mut seen = vec![false; self.queued.len()];
+        for (i, r) in self.rqs.iter().enumerate() {
+            let curr = r.curr.into_iter();
+            if let Some(c) = r.curr {
+                if ctx.task(c).on_cpu.is_none() || self.queued[c].is_some() {
+                    return Err(format!(
+                        "run queue {i}'s current task {c} is not running (or also queued)"
+                    ));
+                }
+            }
+            for t in r.tree.iter().map(|e| e.2).chain(curr) {
+                if std::mem::replace(&mut seen[t], true) {
+                    return Err(format!("task {t} is on two run queues"));
+                }
+            }
+            if r.tree.len() + usize::from(r.curr.is_some()) != r.nr {
+                return Err(format!(
+                    "run queue {i} counts {} tasks but holds {} and {:?} current",
+                    r.nr,
+                    r.tree.len(),
+                    r.curr
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -42,6 +42,9 @@ pub struct Edzl {
     zl: Keyed,
     /// Per run queue: waiting jobs not promoted, by zero-laxity instant.
     zero: Vec<BTreeSet<(Ns, TaskId)>>,
+    /// Per task: its entry in `zero`, kept so that it is removed as it was inserted even
+    /// when the job changed meanwhile (a waiting job aborted at its deadline).
+    zero_at: Vec<Option<(RqId, Ns)>>,
     /// Per task: the job (sequence number) that was promoted.
     promoted: Vec<Option<u64>>,
     /// Per task: queued or running in this class.
@@ -108,14 +111,16 @@ impl Edzl {
             self.zl.push(rq, t, d);
         } else {
             self.edf.push(rq, t, d);
-            self.zero[rq].insert((Self::zero_instant(ctx, t), t));
+            let z = Self::zero_instant(ctx, t);
+            self.zero[rq].insert((z, t));
+            self.zero_at[t] = Some((rq, z));
         }
     }
 
-    fn unqueue(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
-        if self.edf.pos[t].is_some() {
-            self.edf.remove(rq, t);
-            self.zero[rq].remove(&(Self::zero_instant(ctx, t), t));
+    fn unqueue(&mut self, rq: RqId, t: TaskId) {
+        self.edf.remove(rq, t);
+        if let Some((zrq, z)) = self.zero_at[t].take() {
+            self.zero[zrq].remove(&(z, t));
         }
         self.zl.remove(rq, t);
     }
@@ -129,6 +134,7 @@ impl Edzl {
                 break;
             }
             self.zero[rq].pop_first();
+            self.zero_at[t] = None;
             self.edf.remove(rq, t);
             self.promoted[t] = Self::job_seq(ctx, t);
             let d = ctx.sched_deadline(t);
@@ -181,6 +187,7 @@ impl SchedClass for Edzl {
         self.edf = Keyed::new(nr_rqs, nr_tasks);
         self.zl = Keyed::new(nr_rqs, nr_tasks);
         self.zero = vec![BTreeSet::new(); nr_rqs];
+        self.zero_at = vec![None; nr_tasks];
         self.promoted = vec![None; nr_tasks];
         self.known = vec![false; nr_tasks];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
@@ -191,8 +198,8 @@ impl SchedClass for Edzl {
         self.queue(ctx, rq, t);
     }
 
-    fn dequeue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
-        self.unqueue(ctx, rq, t);
+    fn dequeue_task(&mut self, _ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.unqueue(rq, t);
         self.known[t] = false;
     }
 
@@ -204,7 +211,7 @@ impl SchedClass for Edzl {
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         let t = self.peek_next_task(ctx, rq, cpu)?;
-        self.unqueue(ctx, rq, t);
+        self.unqueue(rq, t);
         Some(t)
     }
 
@@ -245,6 +252,21 @@ impl SchedClass for Edzl {
 
     fn uses_decision_timer(&self) -> bool {
         self.exact
+    }
+
+    fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        for (rq, z) in self.zero.iter().enumerate() {
+            if let Some(&(_, t)) = z.iter().find(|e| self.edf.pos[e.1].is_none()) {
+                return Err(format!(
+                    "task {t} is in run queue {rq}'s zero-laxity index only"
+                ));
+            }
+        }
+        let queued = |t: TaskId| self.edf.pos[t].is_some() || self.zl.pos[t].is_some();
+        match (0..self.known.len()).find(|&t| queued(t) && ctx.task(t).on_cpu.is_some()) {
+            Some(t) => Err(format!("task {t} is queued while it runs")),
+            None => Ok(()),
+        }
     }
 
     /// Exact mode: the earliest instant a waiting job that may run on `cpu` reaches zero

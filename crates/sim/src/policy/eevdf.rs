@@ -853,6 +853,43 @@ impl SchedClass for Eevdf {
         self.task_tick(ctx, rq, cpu, curr)
     }
 
+    fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        let mut seen = vec![false; self.queued.len()];
+        for (i, r) in self.rqs.iter().enumerate() {
+            let queued = self.timeline.in_order(r.root);
+            if let Some(c) = r.curr {
+                if ctx.task(c).on_cpu.is_none() || self.queued[c].is_some() {
+                    return Err(format!(
+                        "run queue {i}'s current task {c} is not running (or also queued)"
+                    ));
+                }
+                queued.iter().chain([&c]).try_for_each(|&t| {
+                    (!std::mem::replace(&mut seen[t], true))
+                        .then_some(())
+                        .ok_or(format!("task {t} is on two run queues"))
+                })?;
+            } else {
+                queued.iter().try_for_each(|&t| {
+                    (!std::mem::replace(&mut seen[t], true))
+                        .then_some(())
+                        .ok_or(format!("task {t} is on two run queues"))
+                })?;
+            }
+            if queued.len() + usize::from(r.curr.is_some()) != r.nr {
+                return Err(format!(
+                    "run queue {i} counts {} tasks but holds {} and {:?} current",
+                    r.nr,
+                    queued.len(),
+                    r.curr
+                ));
+            }
+            if let Some(&t) = queued.iter().find(|&&t| self.queued[t].is_none()) {
+                return Err(format!("task {t} is in run queue {i}'s timeline unmarked"));
+            }
+        }
+        Ok(())
+    }
+
     fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         let rq = ctx.task(t).rq;
         if self.rqs.get(rq).is_some_and(|r| r.curr == Some(t)) {

@@ -331,9 +331,11 @@ impl SchedClass for Illf {
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
-        // The task put back at this instant is still "current" for the rules.
+        // The task put back at this instant is still "current" for the rules (if it was
+        // put back on this queue: it may have been put back on another one since).
         let prev = self.put_task[rq]
             .filter(|&t| self.per_cpu && !self.running[t] && self.put_at[t] == ctx.now)
+            .filter(|&t| ctx.task(t).rq == rq)
             .filter(|&t| self.entry[t].is_some());
         let next = self.choose(ctx, rq, cpu, prev)?;
         self.set_running(rq, next, true);
@@ -393,6 +395,21 @@ impl SchedClass for Illf {
             }
         }
         self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+    }
+
+    fn check(&self, ctx: &Ctx) -> Result<(), String> {
+        for (rq, tree) in self.waiting_set.iter().enumerate() {
+            for &(_, _, t) in tree {
+                if ctx.task(t).rq != rq || ctx.task(t).on_cpu.is_some() || self.running[t] {
+                    return Err(format!(
+                        "task {t} waits on run queue {rq} but is on queue {} (on CPU {:?})",
+                        ctx.task(t).rq,
+                        ctx.task(t).on_cpu
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {

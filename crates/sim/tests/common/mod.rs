@@ -5,7 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use schedlab_model::{Overrides, Placement, Policy, Workload};
-use schedlab_sim::{simulate, Segment, SimOptions, SimResult};
+use schedlab_sim::{simulate_checked, Segment, SimOptions, SimResult};
 use std::path::Path;
 
 /// Milliseconds in ns.
@@ -23,7 +23,7 @@ pub fn workload(yaml: &str, policy: &str, placement: &str) -> Workload {
 
 /// Simulate with a trace and check the invariants.
 pub fn run(w: &Workload) -> SimResult {
-    let r = simulate(w, &SimOptions { trace: true }).unwrap();
+    let r = simulate_checked(w, &SimOptions { trace: true }).unwrap();
     check_invariants(w, &r);
     r
 }

@@ -1,0 +1,125 @@
+//! The invariant checker on workloads that once broke the engine.
+
+use schedlab_model::{Overrides, Placement, Policy, Workload};
+use schedlab_sim::{simulate_checked, SimOptions};
+use std::path::Path;
+
+fn checked(yaml: &str, policy: &str, placement: &str) -> schedlab_sim::SimResult {
+    let ov = Overrides {
+        policy: Some(Policy::parse(policy).unwrap()),
+        placement: Some(Placement::parse(placement).unwrap()),
+        ..Overrides::default()
+    };
+    let w = Workload::parse_str(yaml, Path::new("checker.yaml"), &ov).unwrap();
+    simulate_checked(&w, &SimOptions::default())
+        .unwrap_or_else(|e| panic!("{policy}/{placement}: {e}"))
+}
+
+/// Three sleepers on two CPUs under global placement: the idle CPU's load balance pulled
+/// the task just picked for the other CPU (not on it yet), leaving it the current task
+/// of two run queues. EEVDF then inserted it twice in its timeline and overflowed the
+/// stack (`Timeline::split`) or looped in `earliest_eligible`.
+#[test]
+fn global_placement_never_pulls_a_task_picked_for_another_cpu() {
+    for fair in ["eevdf", "cfs"] {
+        let yaml = format!(
+            "platform: {{ cpus: 2 }}\nduration: 10s\nscheduler: {{ fair: {fair} }}\ntasks:\n\
+             - {{ name: a, class: normal, run: 5ms, sleep: 7ms }}\n\
+             - {{ name: b, class: normal, run: 2ms, sleep: 5ms }}\n\
+             - {{ name: c, class: normal, run: 2ms, sleep: 7ms }}\n"
+        );
+        for policy in ["edf", "llf", "illf"] {
+            let r = checked(&yaml, policy, "global");
+            // Demand: a 5/12, b 2/7, c 2/9 of a CPU each, 0.93 CPU in all on 2 CPUs:
+            // every burst is served, so each task gets its demand within one burst.
+            let cpu: Vec<f64> = r
+                .tasks
+                .iter()
+                .map(|t| t.cpu_time_ns as f64 / 10e9)
+                .collect();
+            for (got, want) in cpu.iter().zip([5.0 / 12.0, 2.0 / 7.0, 2.0 / 9.0]) {
+                assert!((got - want).abs() < 0.01, "{fair}/{policy}: {cpu:?}");
+            }
+        }
+    }
+}
+
+/// EDZL: a waiting job aborted at its deadline left its zero-laxity index entry behind; a
+/// tick promoted it into the queue while the task ran, and the CPU idled (found by the
+/// random invariant test).
+#[test]
+fn edzl_aborted_waiting_job_leaves_no_stale_promotion() {
+    let yaml = r#"
+platform: { cpus: 1, hz: 250, migration: 33us }
+duration: 198ms
+seed: 606
+on_miss: abort
+scheduler: { fair: eevdf }
+tasks:
+  - { name: t0, affinity: [0], class: normal, run: 7820us, sleep: 8792us }
+  - { name: t1, runtime: 2258us, period: 7919us }
+  - { name: t2, runtime: 9618us, period: 32264us, deadline: 31533us, exec: { uniform: [9348us, 9618us] } }
+  - { name: t3, runtime: 11048us, period: 33983us, deadline: 20064us }
+  - { name: t4, runtime: 15874us, period: 49232us, deadline: 30856us }
+  - { name: t5, affinity: [0], runtime: 18156us, period: 42949us, release: sporadic, jitter: 41471us }
+"#;
+    for mode in ["tick", "exact"] {
+        let y = yaml.replace(
+            "fair: eevdf",
+            &format!("fair: eevdf, edzl: {{ mode: {mode} }}"),
+        );
+        checked(&y, "edzl", "linux");
+    }
+}
+
+/// ILLF under linux placement: a task put back on one queue and moved to another at the
+/// same instant was still "current" for its old CPU's pick, and ran on two CPUs.
+#[test]
+fn illf_task_moved_at_put_back_is_not_picked_by_its_old_cpu() {
+    let yaml = r#"
+platform: { cpus: 2, hz: 0, migration: 32us, hrtick: true }
+duration: 166ms
+seed: 802
+on_miss: abort
+scheduler: { fair: bfs }
+tasks:
+  - { name: t0, runtime: 15400us, period: 36034us, deadline: 18253us }
+  - { name: t1, runtime: 399us, period: 6471us, offset: 520us, release: sporadic, jitter: 2830us, exec: { uniform: [224us, 399us] } }
+  - { name: t2, class: normal, run: 4728us, sleep: 9499us }
+  - { name: t3, affinity: [1], runtime: 2643us, period: 6040us, deadline: 4625us, offset: 837us, release: sporadic, jitter: 3486us, exec: { uniform: [522us, 2643us] } }
+  - { name: t4, runtime: 11034us, period: 36717us, class: rr, priority: 45 }
+  - { name: t5, affinity: [0], runtime: 5948us, period: 23440us, deadline: 11770us, release: sporadic, jitter: 18330us, exec: { uniform: [772us, 5948us] } }
+  - { name: t6, runtime: 11510us, period: 49871us, offset: 44197us }
+"#;
+    for swap in ["every-pick", "activation"] {
+        let y = yaml.replace(
+            "fair: bfs",
+            &format!("fair: bfs, illf: {{ swap_at: {swap} }}"),
+        );
+        checked(&y, "illf", "linux");
+    }
+}
+
+/// BFS under linux placement: an RT push preempted a BFS task while a CPU it may use was
+/// idle; the idle CPU must take it at once.
+#[test]
+fn bfs_task_preempted_by_a_push_goes_to_an_idle_cpu() {
+    let yaml = r#"
+platform: { cpus: 3, hz: 0 }
+duration: 118ms
+seed: 274
+on_miss: abort
+scheduler: { fair: bfs }
+tasks:
+  - { name: t0, runtime: 1511us, period: 37667us, deadline: 19561us, offset: 9198us }
+  - { name: t1, nice: -9 }
+  - { name: t2, affinity: [1], nice: 15 }
+  - { name: t3, runtime: 7585us, period: 33326us, exec: { uniform: [4416us, 7585us] } }
+  - { name: t4, runtime: 3813us, period: 42155us, release: sporadic, jitter: 1261us }
+  - { name: t5, runtime: 2476us, period: 8585us }
+  - { name: t6, affinity: [1, 2], runtime: 9770us, period: 47748us, deadline: 28958us, offset: 119us }
+"#;
+    for policy in ["rm", "dm", "edf", "llf"] {
+        checked(yaml, policy, "linux");
+    }
+}
