@@ -18,6 +18,22 @@
 #   SCX_OUT         output directory (default target/scx in the repository)
 #   CLANG           clang for the BPF target (default clang-19)
 set -euo pipefail
+
+# Arguments: only -h/--help (print the header above and build nothing). Anything else is
+# refused before any work starts, so a mistyped flag never launches a long build.
+for arg in "$@"; do
+    case "$arg" in
+        -h | --help)
+            sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+            exit 0
+            ;;
+        *)
+            printf 'scx/build: error: unknown argument `%s` (it takes none; see --help)\n' "$arg" >&2
+            exit 2
+            ;;
+    esac
+done
+
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cache="${SCX_CACHE:-/var/cache/schedlab-scx}"

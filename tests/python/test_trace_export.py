@@ -184,11 +184,12 @@ def test_perfetto_trace_is_deterministic(tmp_path, run):
 
 
 def test_unwritable_trace_is_an_output_error(run):
+    # Missing directories are created, so the path must be one no one can create: /proc.
     p = run(
-        "simulate", "examples/e2.yaml", "--trace-out", "/nonexistent-dir/t.pftrace", check=False
+        "simulate", "examples/e2.yaml", "--trace-out", "/proc/nonexistent-dir/t.pftrace", check=False
     )
     assert p.returncode == 1
-    assert "cannot write /nonexistent-dir/t.pftrace" in p.stderr
+    assert "cannot write /proc/nonexistent-dir/t.pftrace" in p.stderr
     assert p.stdout == ""
 
 

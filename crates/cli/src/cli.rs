@@ -14,6 +14,10 @@ Examples:
   schedlab simulate examples/dhall.yaml --json | jq .deadline_misses
   schedlab compare                                  # built-in Table 1 workload, 4 CPUs
   schedlab compare examples/dhall.yaml --policies edf,rm,dm
+  schedlab reproduce illf                           # the seed paper's experiments
+  schedlab report examples/table1.yaml --policies edf,llf,illf -o out/report.html
+  schedlab doctor                                   # ready for real runs? what is missing
+  sudo schedlab run examples/table1-2cpu.yaml --policy edf --duration 3s
 
 Exit status: 0 on success, 2 on a bad command line, workload or simulation error,
 1 when the output cannot be written.";
@@ -43,14 +47,24 @@ shield (seed 003), all.
 
 Every difference from the papers is explained in docs/reproduction.md.";
 
-/// schedlab: a laboratory for Linux CPU scheduling.
+/// A laboratory for Linux CPU scheduling.
 ///
-/// Simulates a workload (periodic real-time tasks, RT and fair tasks) on a multi-core model
-/// of the Linux scheduler and reports deadline misses, context switches, preemptions,
-/// migrations and response times. See docs/usage.md for every flag and column.
+/// One workload file (CPUs, periodic real-time tasks, RT and fair tasks) is simulated on a
+/// deterministic multi-core model of the Linux scheduler and of research policies (EDF,
+/// LLF, ILLF, RM, CFS, EEVDF, BFS...), run for real on this machine's kernel (SCHED_DEADLINE,
+/// FIFO/RR, nice, a user-space dispatcher, sched_ext), and measured the same way on both
+/// sides: deadline misses, context switches, preemptions, migrations, response and wake-up
+/// latencies, CPU shares. It also reproduces the seed papers' experiments, writes HTML
+/// reports and Perfetto traces, imports kernel traces and rt-app files, and checks what
+/// this machine offers for real runs (`schedlab doctor`). See docs/usage.md for every
+/// command, flag and column.
 #[derive(Debug, Parser)]
 #[command(name = "schedlab", version, after_help = MAIN_EXAMPLES)]
 pub struct Cli {
+    /// No progress display on stderr (it is also off when stderr is not a terminal).
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -85,6 +99,17 @@ pub enum Command {
     /// peak RSS), optionally beside SimSo's times (docs/performance.md).
     #[command(after_help = crate::commands::bench::EXAMPLES)]
     Bench(crate::commands::bench::BenchArgs),
+    /// Check what this machine offers for real runs (capabilities, SCHED_DEADLINE
+    /// bandwidth, RT throttling, tracefs, perf, IRQs, sched_ext, frequency, VM) and how
+    /// to get the rest.
+    #[command(after_help = crate::commands::doctor::EXAMPLES)]
+    Doctor(crate::commands::doctor::DoctorArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    #[command(after_help = crate::commands::completions::COMPLETIONS_EXAMPLES)]
+    Completions(crate::commands::completions::CompletionsArgs),
+    /// Print the man page schedlab(1), generated from this command-line definition (roff).
+    #[command(after_help = crate::commands::completions::MANPAGE_EXAMPLES)]
+    Manpage(crate::commands::completions::ManpageArgs),
 }
 
 /// `schedlab reproduce`
@@ -100,8 +125,8 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "DIR", default_value = "out/reproduce")]
     pub out_dir: PathBuf,
 
-    /// Skip the measurements on this machine that `latency`, `shield` and `interactive`
-    /// make as root (their `real` values are then null).
+    /// Skip the measurements on this machine (as root: cfs-weights' nice mix, latency's
+    /// steps, shield's probes, interactive's mixes); their `real` values are then null.
     #[arg(long)]
     pub no_real: bool,
 
@@ -120,6 +145,11 @@ pub struct SimulateArgs {
     /// instead. Default: the file's `scheduler:`, else edf.
     #[arg(long, value_name = "P", value_parser = PolicyArg::summaries())]
     pub policy: Option<Policy>,
+
+    /// A platform file from `schedlab calibrate`: simulate with its hz, context_switch,
+    /// migration and tick costs instead of the workload's (as `compare --platform`).
+    #[arg(long, value_name = "FILE")]
+    pub platform: Option<PathBuf>,
 
     #[command(flatten)]
     pub overrides: OverrideArgs,
@@ -172,7 +202,8 @@ pub struct OverrideArgs {
     #[arg(long, value_name = "N")]
     pub cpus: Option<u64>,
 
-    /// Simulated time, with a unit: ns, us, ms or s (e.g. 10s, 250ms).
+    /// Length of the run: simulated time (and real time with `compare --real`), with a
+    /// unit: ns, us, ms or s (e.g. 10s, 250ms).
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     pub duration: Option<Ns>,
 

@@ -10,6 +10,10 @@ pub const EXIT_OUTPUT: u8 = 1;
 /// Exit status when `--check` finds the simulator in an impossible state (a bug).
 pub const EXIT_BUG: u8 = 3;
 
+/// The line added to the failures of real commands caused by the machine.
+pub const DOCTOR_HINT: &str =
+    "hint: `schedlab doctor` checks what this machine offers for real runs and how to fix it";
+
 /// A failed command: printed as `error: <message>` on stderr, then exit with `code`.
 #[derive(Debug)]
 pub struct Failure {
@@ -25,6 +29,16 @@ impl Failure {
         Failure {
             code: EXIT_INPUT,
             message: message.to_string(),
+        }
+    }
+
+    /// A real command (run, latency, calibrate, compare --real) failed for a reason of
+    /// this machine (a capability, the SCHED_DEADLINE bandwidth, tracefs, sched_ext...):
+    /// the message points to `schedlab doctor`, which checks all of them at once.
+    pub fn host(code: u8, message: impl Display) -> Failure {
+        Failure {
+            code,
+            message: format!("{message}\n{DOCTOR_HINT}"),
         }
     }
 

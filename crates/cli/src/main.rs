@@ -18,6 +18,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // Usage errors exit 2 (clap's default); --help and --version exit 0.
     let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
     let outcome = match &cli.command {
         Command::Simulate(args) => commands::simulate::run(args),
         Command::Compare(args) => commands::compare::run(args),
@@ -28,6 +29,9 @@ fn main() -> ExitCode {
         Command::Trace(args) => commands::trace::run(args),
         Command::Latency(args) => commands::latency::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Doctor(args) => commands::doctor::run(args),
+        Command::Completions(args) => commands::completions::run_completions(args),
+        Command::Manpage(args) => commands::completions::run_manpage(args),
     };
     // Files are written only by a command that succeeded (or an interrupted real run,
     // whose partial results are deliberate): see atomic.rs.

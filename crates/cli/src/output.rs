@@ -67,6 +67,58 @@ impl Table {
     }
 }
 
+/// The policies that schedule this workload's tasks, for the summary header: the
+/// periodic tasks' policy when there are periodic tasks, the fair tasks' policy (marked
+/// `fair`) when there are fair tasks. A fair-only workload (a nice mix, an imported
+/// desktop trace) is thus not shown as `edf`, which schedules nothing in it.
+/// `fallback` (the result's policy) is used when neither kind is present (fifo/rr only).
+pub fn policies_in_use(w: &Workload, fallback: &str) -> String {
+    let periodic = w
+        .tasks
+        .iter()
+        .any(|t| t.class == schedlab_model::TaskClass::Deadline);
+    let fair = w.tasks.iter().any(|t| t.class.is_fair());
+    match (periodic, fair) {
+        (true, false) => w.scheduler.policy.name().to_string(),
+        (false, true) => format!("{} (fair)", w.scheduler.fair.name()),
+        (true, true) => format!(
+            "{} + {} (fair)",
+            w.scheduler.policy.name(),
+            w.scheduler.fair.name()
+        ),
+        (false, false) => fallback.to_string(),
+    }
+}
+
+/// `12    utilisation 3.070 (76.8% of 4 CPUs)`, or with fair tasks
+/// `5 (2 periodic, 3 fair)    ...`: the utilisation (Σ runtime/period) covers the
+/// periodic tasks only, so it is left out when there are none instead of printing 0.
+fn task_counts(w: &Workload, cpus: usize) -> String {
+    let n = w.tasks.len();
+    let periodic = w
+        .tasks
+        .iter()
+        .filter(|t| t.period.is_some() && !t.class.is_fair())
+        .count();
+    let fair = w.tasks.iter().filter(|t| t.class.is_fair()).count();
+    let mut s = if fair == 0 {
+        n.to_string()
+    } else if periodic == 0 {
+        format!("{n} ({fair} fair)")
+    } else {
+        format!("{n} ({periodic} periodic, {fair} fair)")
+    };
+    if periodic > 0 {
+        let u = w.utilisation();
+        let _ = write!(
+            s,
+            "    utilisation {u:.3} ({:.1}% of {cpus} CPUs)",
+            100.0 * u / cpus.max(1) as f64
+        );
+    }
+    s
+}
+
 /// The readable summary of one run: header, per-task table, per-CPU table, totals.
 pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
     let mut out = String::new();
@@ -74,7 +126,7 @@ pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
     let _ = writeln!(
         out,
         "policy     {}    placement {}    cpus {}    duration {}    seed {}    on_miss {}",
-        r.policy,
+        policies_in_use(w, &r.policy),
         r.placement,
         r.cpus,
         format_ns(r.duration_ns),
@@ -84,14 +136,7 @@ pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
             schedlab_model::OnMiss::Abort => "abort",
         }
     );
-    let _ = writeln!(
-        out,
-        "tasks      {}    utilisation {:.3} ({:.1}% of {} CPUs)",
-        w.tasks.len(),
-        w.utilisation(),
-        100.0 * w.utilisation() / r.cpus.max(1) as f64,
-        r.cpus
-    );
+    let _ = writeln!(out, "tasks      {}", task_counts(w, r.cpus));
     out.push('\n');
 
     let mut t = Table::new([
@@ -180,13 +225,12 @@ pub fn render_compare(w: &Workload, names: &[&str], results: &[SimResult]) -> St
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "workload   {}    placement {}    cpus {}    duration {}    tasks {}    utilisation {:.3}",
+        "workload   {}    placement {}    cpus {}    duration {}    tasks {}",
         w.name,
         w.scheduler.placement.name(),
         w.platform.cpus,
         format_ns(w.duration),
-        w.tasks.len(),
-        w.utilisation()
+        task_counts(w, w.platform.cpus),
     );
     out.push('\n');
 

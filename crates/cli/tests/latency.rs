@@ -22,12 +22,14 @@ fn is_root() -> bool {
         .is_some_and(|c| c & (1 << 23) != 0 && c & (1 << 1) != 0)
 }
 
+/// The test is built to run here (`cfg(real_kernel)`, see build.rs), so a missing
+/// capability at run time is a failure, not a silent pass.
 macro_rules! needs_root {
     () => {
-        if !is_root() {
-            eprintln!("skipped: needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE)");
-            return;
-        }
+        assert!(
+            is_root(),
+            "built for real-kernel tests but running without root (CAP_SYS_NICE, CAP_DAC_OVERRIDE)"
+        );
     };
 }
 
@@ -50,6 +52,10 @@ fn latency(args: &[&str]) -> (Output, Value) {
 }
 
 #[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
 fn a_three_second_run_reports_one_sample_per_interval_per_thread() {
     needs_root!();
     let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -76,9 +82,19 @@ fn a_three_second_run_reports_one_sample_per_interval_per_thread() {
             t["p99_ns"].as_u64().unwrap() as f64 / 1e3,
             max as f64 / 1e3
         );
-        // 3 s / 1 ms targets, each sampled or skipped as an overrun; 1% may be skipped.
+        // 3 s / 1 ms targets, each sampled or skipped as an overrun. Overruns are the
+        // run's own stalls: a wake-up L late skips floor(L / 1 ms) targets, so they are
+        // checked against the histogram, not against a fixed share (a VM stall of 39 ms
+        // once skipped 39 of them).
         assert!(n + over >= 3000 && n + over <= 3002, "{t}");
-        assert!(n >= 2970, "{t}");
+        let stalled: u64 = t["histogram_us"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[0].as_u64().unwrap() / 1000 * b[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(over, stalled, "{t}");
+        assert!(n >= 1500, "{t}");
         assert!(min > 0 && min as f64 <= mean && mean <= max as f64, "{t}");
         let total: u64 = t["histogram_us"]
             .as_array()
@@ -141,6 +157,10 @@ impl Drop for Hog {
 }
 
 #[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
 fn the_shield_restores_irq_and_load_affinities_at_the_end_and_after_sigint() {
     needs_root!();
     if cpus() < 2 || !Path::new("/proc/irq").exists() {
@@ -214,12 +234,20 @@ fn the_shield_restores_irq_and_load_affinities_at_the_end_and_after_sigint() {
     assert_eq!(system_masks(), masks);
     assert_eq!(allowed_list(pid), hog_cpus);
     let journals = std::fs::read_dir("/run/schedlab")
-        .map(|d| d.count())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("shield-"))
+                .count()
+        })
         .unwrap_or(0);
     assert_eq!(journals, 0, "the shield's journal is removed once restored");
 }
 
 #[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
 fn without_cap_sys_nice_the_missing_capability_is_named() {
     needs_root!();
     let capsh = ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"]
@@ -307,4 +335,159 @@ tasks:
         serde_json::json!([[5, 75], [8, 24]])
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Wait (up to 3 s) until the shield holds: the hog `pid` is confined to CPU 0.
+fn wait_shielded(pid: u32) -> String {
+    let t = Instant::now();
+    let mut now = allowed_list(pid);
+    while now != "0" && t.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+        now = allowed_list(pid);
+    }
+    now
+}
+
+/// The shield tests' state: the lock on real runs, a hog, and what must be restored.
+struct ShieldCase {
+    _lock: std::sync::MutexGuard<'static, ()>,
+    hog: Hog,
+    masks: Vec<(String, String)>,
+    hog_cpus: String,
+}
+
+impl ShieldCase {
+    fn start() -> ShieldCase {
+        assert!(
+            cpus() >= 2 && Path::new("/proc/irq").exists(),
+            "needs 2 CPUs and /proc/irq"
+        );
+        let lock = REAL.lock().unwrap_or_else(|e| e.into_inner());
+        let hog = Hog::start();
+        let (masks, hog_cpus) = (system_masks(), allowed_list(hog.0.id()));
+        ShieldCase {
+            _lock: lock,
+            hog,
+            masks,
+            hog_cpus,
+        }
+    }
+
+    /// Every IRQ mask and the hog's affinity are back as they were.
+    fn assert_restored(&self) {
+        assert_eq!(system_masks(), self.masks);
+        assert_eq!(allowed_list(self.hog.0.id()), self.hog_cpus);
+    }
+}
+
+/// Overlapping shielded runs: the second waits for the first (or, told not to wait,
+/// refuses naming it) instead of journalling the first one's shielded state as the
+/// original; afterwards every IRQ and thread is back where it was.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn overlapping_shield_runs_wait_for_each_other_and_restore_the_original() {
+    needs_root!();
+    let case = ShieldCase::start();
+    let first = Command::new(BIN)
+        .args(["latency", "--duration", "3s", "--shield", "1", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_shielded(case.hog.0.id()), "0");
+    let refused = Command::new(BIN)
+        .args(["latency", "--duration", "1s", "--shield", "1"])
+        .env("SCHEDLAB_LOCK_WAIT", "0")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(&format!("pid {}", first.id())),
+        "{}",
+        stderr(&refused)
+    );
+    let second = Command::new(BIN)
+        .args(["latency", "--duration", "1s", "--shield", "1", "--json"])
+        .output()
+        .unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("waiting for schedlab pid"),
+        "{}",
+        stderr(&second)
+    );
+    for out in [&first, &second] {
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["shield"]["restored"], true);
+    }
+    case.assert_restored();
+}
+
+/// A shielded run killed with SIGKILL leaves the machine shielded; the next run of any
+/// kind restores it first and says so.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn a_killed_shield_is_restored_by_the_next_plain_run() {
+    needs_root!();
+    let case = ShieldCase::start();
+    let mut run = Command::new(BIN)
+        .args(["latency", "--duration", "20s", "--shield", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_shielded(case.hog.0.id()), "0");
+    run.kill().unwrap(); // SIGKILL: nothing of ours runs
+    run.wait().unwrap();
+    assert_eq!(
+        allowed_list(case.hog.0.id()),
+        "0",
+        "still shielded after SIGKILL"
+    );
+    let (out, v) = latency(&["--duration", "1s", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = format!("left by killed run {}", run.id());
+    assert!(stderr(&out).contains(&said), "{}", stderr(&out));
+    assert!(
+        v["warnings"].to_string().contains(&said),
+        "{}",
+        v["warnings"]
+    );
+    case.assert_restored();
+}
+
+/// A journal whose PID now belongs to another process (same PID, other start time) is a
+/// killed run's, not a live one's.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn a_reused_pid_does_not_hide_a_killed_runs_journal() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    std::fs::create_dir_all("/run/schedlab").unwrap();
+    // PID 1 is alive, but it did not start at tick 1.
+    let journal = "/run/schedlab/shield-1.json";
+    std::fs::write(
+        journal,
+        r#"{"pid":1,"start":1,"cpu":1,"irqs":{},"default_irq_affinity":null,"workqueue_cpumask":null,"tasks":[]}"#,
+    )
+    .unwrap();
+    let (out, v) = latency(&["--duration", "1s", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        v["warnings"].to_string().contains("left by killed run 1"),
+        "{}",
+        v["warnings"]
+    );
+    assert!(!Path::new(journal).exists());
 }

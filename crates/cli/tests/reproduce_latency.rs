@@ -86,15 +86,9 @@ fn seed_002_tuning_steps() {
 #[test]
 fn seed_003_shield_before_and_after_moving_the_timers() {
     let dir = temp_dir("shield");
-    let root = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-        })
-        .is_some_and(|c| c & (1 << 23) != 0 && c & (1 << 1) != 0)
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    // The simulated half always runs; the real half where the build found root and 2
+    // CPUs (crates/cli/build.rs), and then it must run.
+    let root = cfg!(real_kernel);
     let v = reproduce("shield", if root { &[] } else { &["--no-real"] }, &dir);
     let a = case(&v, "A: CPU shield");
     let b = case(&v, "B: CPU shield");
@@ -119,12 +113,21 @@ fn seed_003_shield_before_and_after_moving_the_timers() {
         for prefix in ["no shield", "A: CPU shield"] {
             let r = &case(&v, prefix)["real"];
             eprintln!("{prefix}: real {r}");
-            assert!(r["samples"].as_u64().unwrap() >= 1900, "{r}");
+            // Every 1 ms period of the 2 s is either a sample or an overrun (a period
+            // skipped because the VM stalled the probe past its next target), however
+            // busy the host: the count of samples alone is not (a 36 ms stall once
+            // cost 36 of them).
+            let (n, over) = (
+                r["samples"].as_u64().unwrap(),
+                r["overruns"].as_u64().unwrap(),
+            );
+            assert!(n + over >= 1990 && n + over <= 2001, "{r}");
+            assert!(n >= 1000, "{r}");
             assert!(r["min_us"].as_f64().unwrap() > 0.0);
         }
         assert!(a["real"]["irqs_moved"].as_u64().unwrap() > 0);
     } else {
-        eprintln!("real measurements skipped: needs root and 2 CPUs");
+        eprintln!("real measurements not built: needs root and 2 CPUs (crates/cli/build.rs)");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

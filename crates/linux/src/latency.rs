@@ -493,10 +493,16 @@ impl Shared {
 /// Run the probe.
 pub fn run(cfg: &LatencyConfig) -> Result<LatencyResult, LatencyError> {
     check(cfg)?;
+    let what = match cfg.shield {
+        Some(cpu) => format!("latency --shield {cpu}"),
+        None => "latency".to_string(),
+    };
+    let lock = crate::machine_lock::MachineLock::acquire(&what).map_err(LatencyError::Setup)?;
     let interval = cfg.interval.as_nanos() as u64;
     let duration = cfg.duration.as_nanos() as u64;
     let online = online_cpus();
     let mut warnings = Vec::new();
+    warnings.extend(lock.recovered.clone());
     // Control signals are blocked before any thread exists, so every thread inherits it.
     let set = control_signals();
     // SAFETY: valid sets.

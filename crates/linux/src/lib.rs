@@ -18,6 +18,8 @@
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
 //!   shield;
 //! - [`cgroup`]: an optional CPU group that shields a run's fair tasks from other sessions;
+//! - [`machine_lock`]: one real run at a time (a system-wide lock), and the recovery of a
+//!   killed run's shield before anything else;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
 //! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
@@ -30,6 +32,7 @@ pub mod fields;
 pub mod host;
 pub mod job;
 pub mod latency;
+pub mod machine_lock;
 pub mod measure;
 pub mod policy;
 pub mod privileges;

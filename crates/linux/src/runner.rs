@@ -402,6 +402,9 @@ impl Shared {
 /// Run `w` on this machine. `w.duration` bounds the run.
 pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     privileges::check()?;
+    // One real run at a time on this machine (held until this function returns).
+    let _lock = crate::machine_lock::MachineLock::acquire(&format!("run {}", w.name))
+        .map_err(RunError::Setup)?;
     let backend = effective_backend(w, cfg)?;
     let margin = effective_margin(w, cfg);
     let field_warnings = fields::check(w, backend, &HostSched::read())?;

@@ -31,3 +31,27 @@ fn a_run_to_the_end_of_time_does_not_overflow() {
         assert!(r.events > 18_446_744_073_709, "{placement}: {}", r.events);
     }
 }
+
+/// Fair classes at 64-bit extremes: a base slice and a run near 2^61 ns with the
+/// lightest and heaviest weights. `eevdf: { base_slice: 18446744073s }` once panicked
+/// (`min > max` in the lag clamp: the limit wrapped negative); vruntimes now saturate
+/// instead of wrapping (overflow checks are on in test builds). BFS is left out: its
+/// slice (`rr_interval`, at most 1 s) expires exactly, so such a run is 2^31 real
+/// decisions, not an edge case.
+#[test]
+fn fair_classes_survive_slices_and_runs_near_the_limit() {
+    let big = "2305843009213693951ns"; // 2^61 - 1
+    for fair in ["cfs", "eevdf"] {
+        let yaml = format!(
+            "platform: {{ cpus: 2, hz: 0 }}\nduration: {big}\n\
+             scheduler: {{ fair: {fair}, eevdf: {{ base_slice: {big} }}, \
+             cfs: {{ latency: {big}, min_granularity: {big}, wakeup_granularity: {big} }} }}\n\
+             tasks:\n  - {{ name: light, nice: 19 }}\n  - {{ name: heavy, nice: -20 }}\n  \
+             - {{ name: idle, class: idle }}\n  - {{ name: s, run: 1ms, sleep: {big} }}\n"
+        );
+        let r = run(&yaml, "edf", "linux");
+        let total: u128 = r.tasks.iter().map(|t| t.cpu_time_ns as u128).sum();
+        assert!(total <= 2 * ((1u128 << 61) - 1), "{fair}: {total}");
+        assert_eq!(r.deadline_misses, 0, "{fair}");
+    }
+}

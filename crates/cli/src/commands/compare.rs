@@ -73,13 +73,11 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     let progress = Progress::new();
     let mut results = Vec::with_capacity(policies.len());
     for (i, &p) in policies.iter().enumerate() {
-        progress.step(&format!(
-            "[{}/{}] simulating {} under {}...",
+        progress.item(
             i + 1,
             policies.len(),
-            base.name,
-            p.name()
-        ));
+            &format!("simulating {} under {}...", base.name, p.name()),
+        );
         let w = source
             .load(&args.overrides.to_overrides(Some(p)))
             .map_err(Failure::input)?;

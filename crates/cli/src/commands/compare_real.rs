@@ -47,7 +47,9 @@ impl RealArgs {
 /// Policies compared for real when `--policies` is not given.
 pub const REAL_DEFAULT: &[Policy] = &[Policy::Edf, Policy::Llf, Policy::Illf];
 
-fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failure> {
+/// Replace the workload's hz, context_switch, migration and tick with those of the
+/// calibrated platform file `path` (`schedlab calibrate -o FILE`).
+pub fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
     let cal = parse_spec(&text, path).map_err(Failure::input)?;
@@ -151,8 +153,18 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
                 margin: Some(margin),
                 ..RunConfig::default()
             };
-            let r = runner::run(&w, &cfg).map_err(|e| {
-                Failure::input(format!("{} under {}: {e}", path.display(), p.name()))
+            let r = {
+                let _countdown = progress.countdown(
+                    &format!("[{}/{}] {} for real", i + 1, policies.len(), p.name()),
+                    std::time::Duration::from_nanos(w.duration),
+                );
+                runner::run(&w, &cfg)
+            }
+            .map_err(|e| {
+                crate::commands::run::run_failure(
+                    &format!("{} under {}", path.display(), p.name()),
+                    &e,
+                )
             })?;
             let stop = r.stopped_by.clone();
             reals.push(r);

@@ -70,9 +70,10 @@ pub struct LatencyArgs {
     #[arg(long, value_name = "CPU")]
     pub shield: Option<usize>,
 
-    /// Print a histogram of N one-microsecond bins in cyclictest's `-h` layout.
-    #[arg(short = 'h', long = "histogram", value_name = "US")]
-    pub histogram: Option<usize>,
+    /// Print a histogram of US one-microsecond bins in cyclictest's `-h` layout. `-h`
+    /// without a number prints this help, as in every other command.
+    #[arg(short = 'h', long = "histogram", value_name = "US", num_args = 0..=1)]
+    pub histogram: Option<Option<usize>>,
 
     /// Simulate the latency probes of a workload file instead of measuring this machine.
     #[arg(long, value_name = "FILE")]
@@ -253,7 +254,7 @@ fn config(args: &LatencyArgs) -> Result<LatencyConfig, Failure> {
         load: args.load,
         shield: args.shield,
         shield_irqs_only: false,
-        histogram: args.histogram,
+        histogram: args.histogram.flatten(),
     })
 }
 
@@ -441,7 +442,7 @@ fn run_simulated(args: &LatencyArgs, file: &std::path::Path) -> Result<(), Failu
     } else {
         let mut s = String::new();
         let cols = sim_columns(&probes);
-        if let Some(bins) = args.histogram {
+        if let Some(bins) = args.histogram.flatten() {
             s.push_str(&cyclictest_histogram(&cols, bins));
         }
         let _ = writeln!(
@@ -492,6 +493,16 @@ fn run_simulated(args: &LatencyArgs, file: &std::path::Path) -> Result<(), Failu
 
 /// Run `schedlab latency`.
 pub fn run(args: &LatencyArgs) -> Result<(), Failure> {
+    if args.histogram == Some(None) {
+        // `-h` alone: the user asked for help (cyclictest's `-h` needs a number).
+        let mut cmd = <crate::cli::Cli as clap::CommandFactory>::command();
+        cmd.build();
+        let help = cmd
+            .find_subcommand_mut("latency")
+            .map(|c| c.render_help().to_string())
+            .unwrap_or_default();
+        return emit(&help, None);
+    }
     if let Some(file) = &args.simulate {
         return run_simulated(args, file);
     }
@@ -503,14 +514,15 @@ pub fn run(args: &LatencyArgs) -> Result<(), Failure> {
         format_ns(args.duration),
         if cfg.load > 0 { " under load" } else { "" }
     ));
-    let r = latency::run(&cfg);
+    let r = {
+        let _countdown = progress.countdown("measuring wake-up latency", cfg.duration);
+        latency::run(&cfg)
+    };
     progress.done();
     let r = r.map_err(|e| match e {
-        LatencyError::Privilege(m) | LatencyError::Input(m) => Failure::input(m),
-        LatencyError::Setup(m) => Failure {
-            code: 1,
-            message: m,
-        },
+        LatencyError::Input(m) => Failure::input(m),
+        LatencyError::Privilege(m) => Failure::host(crate::failure::EXIT_INPUT, m),
+        LatencyError::Setup(m) => Failure::host(1, m),
     })?;
     let text = if args.json {
         format!(
@@ -518,7 +530,7 @@ pub fn run(args: &LatencyArgs) -> Result<(), Failure> {
             serde_json::to_string(&r).map_err(|e| Failure::output(e.to_string()))?
         )
     } else {
-        render_real(&r, args.histogram)
+        render_real(&r, args.histogram.flatten())
     };
     emit(&text, args.output.as_deref())?;
     match r.stopped_by.as_deref() {

@@ -4,6 +4,8 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod compare_real;
+pub mod completions;
+pub mod doctor;
 pub mod latency;
 pub mod report;
 pub mod reproduce;

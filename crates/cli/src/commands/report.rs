@@ -80,13 +80,11 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     let progress = Progress::new();
     let mut sims = Vec::with_capacity(policies.len());
     for (i, &p) in policies.iter().enumerate() {
-        progress.step(&format!(
-            "[{}/{}] simulating {} under {}...",
+        progress.item(
             i + 1,
             policies.len(),
-            base.name,
-            p.name()
-        ));
+            &format!("simulating {} under {}...", base.name, p.name()),
+        );
         let w = Workload::load(&args.file, &args.overrides.to_overrides(Some(p)))
             .map_err(Failure::input)?;
         let r = simulate(&w, &SimOptions { trace: true }).map_err(|e| {
@@ -109,5 +107,15 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             .collect(),
         window,
     });
-    emit(&page, args.output.as_deref())
+    emit(&page, args.output.as_deref())?;
+    if let Some(out) = &args.output {
+        if !crate::progress::quiet() {
+            eprintln!(
+                "wrote {} ({} policies; open it in a browser)",
+                out.display(),
+                policies.len()
+            );
+        }
+    }
+    Ok(())
 }

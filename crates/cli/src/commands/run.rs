@@ -29,7 +29,13 @@ partial result is still printed, marked \"partial\": true). See docs/run.md.";
 
 /// `schedlab run`
 #[derive(Debug, Args)]
-#[command(after_help = RUN_EXAMPLES)]
+#[command(
+    after_help = RUN_EXAMPLES,
+    mut_arg("duration", |a| a.help(
+        "How long the workload runs on this machine (real time; default: the file's \
+         duration), with a unit: ns, us, ms or s (e.g. 3s, 500ms)"
+    ))
+)]
 pub struct RunArgs {
     /// Workload file (YAML, or JSON with a .json extension).
     #[arg(value_name = "WORKLOAD")]
@@ -175,6 +181,23 @@ pub fn file_sets_margin(path: &std::path::Path) -> bool {
         .is_some()
 }
 
+/// The failure of a real run: bad input (exit 2); when the machine is the cause (a
+/// capability, SCHED_DEADLINE admission, a setup call, sched_ext) the message also points
+/// to `schedlab doctor`.
+pub fn run_failure(what: &str, e: &runner::RunError) -> Failure {
+    match e {
+        runner::RunError::Privilege(_)
+        | runner::RunError::Admission(_)
+        | runner::RunError::Setup(_) => {
+            Failure::host(crate::failure::EXIT_INPUT, format!("{what}: {e}"))
+        }
+        runner::RunError::Unsupported(m) if m.contains("sched_ext") => {
+            Failure::host(crate::failure::EXIT_INPUT, format!("{what}: {e}"))
+        }
+        _ => Failure::input(format!("{what}: {e}")),
+    }
+}
+
 /// Load, run, print.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let ov = args.overrides.to_overrides(args.policy);
@@ -184,13 +207,23 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     progress.step(&format!(
         "running {} under {} for real ({} on {} CPUs)...",
         w.name,
-        w.scheduler.policy.name(),
+        output::policies_in_use(&w, w.scheduler.policy.name()),
         format_ns(w.duration),
         w.platform.cpus
     ));
-    let rr = runner::run(&w, &cfg);
+    let rr = {
+        let _countdown = progress.countdown(
+            &format!(
+                "running {} under {}",
+                w.name,
+                output::policies_in_use(&w, w.scheduler.policy.name())
+            ),
+            std::time::Duration::from_nanos(w.duration),
+        );
+        runner::run(&w, &cfg)
+    };
     progress.done();
-    let rr = rr.map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+    let rr = rr.map_err(|e| run_failure(&args.file.display().to_string(), &e))?;
     let text = if args.output.json {
         json(&rr)?
     } else {

@@ -1,23 +1,35 @@
 //! `schedlab simulate FILE`: one workload, one policy.
 
 use crate::cli::SimulateArgs;
+use crate::commands::compare_real::merge_platform;
 use crate::commands::emit;
 use crate::failure::Failure;
 use crate::output;
 use crate::progress::Progress;
+use schedlab_model::workload::parse_spec;
 use schedlab_model::{format_ns, Workload};
 use schedlab_sim::{simulate, simulate_checked, SimError, SimOptions};
 
 /// Load, validate, simulate, print.
 pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
     let ov = args.overrides.to_overrides(args.policy);
-    let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
+    let w = match &args.platform {
+        None => Workload::load(&args.file, &ov).map_err(Failure::input)?,
+        Some(pf) => {
+            let text = std::fs::read_to_string(&args.file)
+                .map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
+            let mut spec = parse_spec(&text, &args.file).map_err(Failure::input)?;
+            merge_platform(&mut spec, pf)?;
+            Workload::from_spec(spec, &ov)
+                .map_err(|m| Failure::input(format!("{}: {m}", args.file.display())))?
+        }
+    };
 
     let progress = Progress::new();
     progress.step(&format!(
         "simulating {} under {} ({} on {} CPUs)...",
         w.name,
-        w.scheduler.policy.name(),
+        crate::output::policies_in_use(&w, w.scheduler.policy.name()),
         format_ns(w.duration),
         w.platform.cpus
     ));

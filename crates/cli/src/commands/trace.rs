@@ -10,7 +10,7 @@ use schedlab_trace::import::{kernel, rtapp, Imported};
 use std::path::{Path, PathBuf};
 
 /// Examples shown by `schedlab trace --help`.
-pub const EXAMPLES: &str = "\\
+pub const EXAMPLES: &str = "\
 Examples:
   trace-cmd record --no-filter -d -e sched:sched_switch -e sched:sched_wakeup -o t.dat sleep 3
   trace-cmd report -i t.dat > t.txt

@@ -37,6 +37,10 @@ struct MovedTask {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Journal {
     pid: u32,
+    /// The run's start time (/proc/PID/stat field 22): a live process with the same PID
+    /// but another start time is not the run that wrote the journal.
+    #[serde(default)]
+    start: Option<u64>,
     cpu: usize,
     irqs: BTreeMap<u32, String>,
     default_irq_affinity: Option<String>,
@@ -225,15 +229,20 @@ impl Shield {
             else {
                 continue;
             };
-            if Path::new(&format!("/proc/{pid}")).exists() {
-                continue; // still running
-            }
             let Ok(text) = fs::read_to_string(e.path()) else {
                 continue;
             };
             let Ok(j) = serde_json::from_str::<Journal>(&text) else {
                 continue;
             };
+            // Still running: the same PID with the same start time (a journal without a
+            // start time trusts the PID alone). A PID reused by another process does not
+            // hide a killed run.
+            let alive = crate::machine_lock::start_time(pid)
+                .is_some_and(|now| j.start.is_none_or(|then| then == now));
+            if alive || pid == std::process::id() {
+                continue;
+            }
             let mut s = Shield {
                 journal: j,
                 report: ShieldReport::default(),
@@ -265,6 +274,7 @@ impl Shield {
         let mut s = Shield {
             journal: Journal {
                 pid,
+                start: crate::machine_lock::start_time(pid),
                 cpu,
                 ..Journal::default()
             },

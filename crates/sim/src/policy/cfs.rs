@@ -40,7 +40,14 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
         return delta;
     }
     let inv = WeightTable::inv_weight(weight) as u128;
-    ((delta as u128 * NICE_0_LOAD as u128 * inv) >> 32) as u64
+    // Saturates instead of wrapping for deltas near 2^64 ns.
+    u64::try_from((delta as u128 * NICE_0_LOAD as u128 * inv) >> 32).unwrap_or(u64::MAX)
+}
+
+/// [`calc_delta_fair`] as a vruntime step: saturates at `i64::MAX` instead of turning
+/// negative (virtual times are signed, as the kernel compares them).
+pub fn vdelta(delta: u64, weight: u64) -> i64 {
+    i64::try_from(calc_delta_fair(delta, weight)).unwrap_or(i64::MAX)
 }
 
 /// The Completely Fair Scheduler.
@@ -102,7 +109,7 @@ impl Cfs {
     fn current_vruntime(&self, ctx: &Ctx, t: TaskId) -> i64 {
         let ts = ctx.task(t);
         let delta = ts.stats.cpu_time.saturating_sub(self.sum_at[t]);
-        self.vruntime[t] + calc_delta_fair(delta, ts.weight) as i64
+        self.vruntime[t].saturating_add(vdelta(delta, ts.weight))
     }
 
     /// `update_curr` for `t` and then `update_min_vruntime` of `rq`.
@@ -169,7 +176,7 @@ impl SchedClass for Cfs {
                 min - (self.p.latency / 2) as i64
             } else {
                 // START_DEBIT: a new task pays one vslice before it runs.
-                min + calc_delta_fair(self.slice(ctx, rq, t), ctx.task(t).weight) as i64
+                min.saturating_add(vdelta(self.slice(ctx, rq, t), ctx.task(t).weight))
             };
             self.vruntime[t] = if self.placed[t] {
                 self.vruntime[t].max(v)
@@ -261,7 +268,7 @@ impl SchedClass for Cfs {
             return false;
         }
         let vdiff = self.current_vruntime(ctx, curr) - self.vruntime[cand];
-        let gran = calc_delta_fair(self.p.wakeup_granularity, ctx.task(cand).weight) as i64;
+        let gran = vdelta(self.p.wakeup_granularity, ctx.task(cand).weight);
         vdiff > gran
     }
 

@@ -78,7 +78,7 @@
 //!   through the class decision timer.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::policy::cfs::calc_delta_fair;
+use crate::policy::cfs::vdelta;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::time::MS;
 use schedlab_model::{EevdfParams, Ns, TaskClass};
@@ -367,7 +367,7 @@ impl Eevdf {
 
     /// `calc_delta_fair(slice, w)`: the virtual length of one request.
     fn vslice(&self, ctx: &Ctx, t: TaskId) -> i64 {
-        calc_delta_fair(self.p.base_slice, Self::weight(ctx, t)) as i64
+        vdelta(self.p.base_slice, Self::weight(ctx, t))
     }
 
     /// vruntime of `t` brought up to date with the CPU time it used since last seen
@@ -375,7 +375,7 @@ impl Eevdf {
     fn current_vruntime(&self, ctx: &Ctx, t: TaskId) -> i64 {
         let ts = ctx.task(t);
         let delta = ts.stats.cpu_time.saturating_sub(self.sum_at[t]);
-        self.vruntime[t] + calc_delta_fair(delta, ts.weight) as i64
+        self.vruntime[t].saturating_add(vdelta(delta, ts.weight))
     }
 
     /// `Σ w (v − v0)` and `Σ w` over the queue, the current task at its up-to-date
@@ -473,8 +473,10 @@ impl Eevdf {
     /// `update_entity_lag` for `t`, still counted on the queue.
     fn update_entity_lag(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         let vlag = self.avg_vruntime(ctx, rq) - self.vruntime[t];
-        let span = (2 * self.p.base_slice).max(self.tick_nsec);
-        let limit = calc_delta_fair(span, Self::weight(ctx, t)) as i64;
+        let span = self.p.base_slice.saturating_mul(2).max(self.tick_nsec);
+        // Saturate: with a huge base slice the limit does not fit in i64, and a wrapped
+        // (negative) limit would make the clamp's bounds cross.
+        let limit = vdelta(span, Self::weight(ctx, t));
         self.vlag[t] = vlag.clamp(-limit, limit);
     }
 
@@ -863,17 +865,11 @@ impl SchedClass for Eevdf {
                         "run queue {i}'s current task {c} is not running (or also queued)"
                     ));
                 }
-                queued.iter().chain([&c]).try_for_each(|&t| {
-                    (!std::mem::replace(&mut seen[t], true))
-                        .then_some(())
-                        .ok_or(format!("task {t} is on two run queues"))
-                })?;
-            } else {
-                queued.iter().try_for_each(|&t| {
-                    (!std::mem::replace(&mut seen[t], true))
-                        .then_some(())
-                        .ok_or(format!("task {t} is on two run queues"))
-                })?;
+            }
+            for &t in queued.iter().chain(r.curr.as_ref()) {
+                if std::mem::replace(&mut seen[t], true) {
+                    return Err(format!("task {t} is on two run queues"));
+                }
             }
             if queued.len() + usize::from(r.curr.is_some()) != r.nr {
                 return Err(format!(

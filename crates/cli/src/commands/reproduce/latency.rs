@@ -237,6 +237,7 @@ pub fn real_figures(r: &LatencyResult) -> Value {
     json!({
         "cpu": t.cpu,
         "samples": t.samples,
+        "overruns": t.overruns,
         "min_us": us(t.min_ns),
         "avg_us": r2(t.mean_ns / 1000.0),
         "p99_us": us(t.p99_ns),

@@ -101,10 +101,13 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     let progress = Progress::new();
     let mut cases = Vec::new();
     let mut plots = Vec::new();
-    for name in &names {
+    for (i, name) in names.iter().enumerate() {
+        if names.len() > 1 {
+            progress.set_prefix(&format!("[{}/{}] ", i + 1, names.len()));
+        }
         let out = match *name {
             "illf" => illf::run(&args.out_dir, &progress)?,
-            "cfs-weights" => cfs_weights::run_all(&args.out_dir, &progress)?,
+            "cfs-weights" => cfs_weights::run_all(&args.out_dir, &progress, !args.no_real)?,
             "bfs" => bfs::run(&args.out_dir, &progress)?,
             "latency" => latency::run(&args.out_dir, &progress, !args.no_real)?,
             "shield" => shield::run(&args.out_dir, &progress, !args.no_real)?,
@@ -140,25 +143,23 @@ fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
     for c in cases {
         let _ = writeln!(s, "{}", c.case);
         if !c.paper.is_null() {
-            let _ = writeln!(s, "  paper      {}", compact(&c.paper));
+            s.push_str(&labelled("paper", &c.paper));
         }
         if !c.expected.is_null() {
-            let _ = writeln!(s, "  by hand    {}", compact(&c.expected));
+            s.push_str(&labelled("by hand", &c.expected));
         }
         match table(&c.simulated) {
             Some(t) => {
                 let _ = writeln!(s, "  simulated");
                 s.push_str(&t);
             }
-            None => {
-                let _ = writeln!(s, "  simulated  {}", compact(&c.simulated));
-            }
+            None => s.push_str(&labelled("simulated", &c.simulated)),
         }
         if !c.real.is_null() {
-            let _ = writeln!(s, "  real       {}", compact(&c.real));
+            s.push_str(&labelled("real", &c.real));
         }
         if !c.note.is_empty() {
-            let _ = writeln!(s, "  → {}", c.note);
+            s.push_str(&wrap_words("  → ", "    ", &c.note));
         }
         s.push('\n');
     }
@@ -218,19 +219,117 @@ fn table(v: &Value) -> Option<String> {
             write!(s, "  {v:>w$}")
         };
     };
-    let mut s = format!("    {:w0$}", "");
-    for ((c, w), &l) in cols.iter().zip(&widths).zip(&text) {
-        pad(&mut s, c, *w, l);
-    }
-    s.push('\n');
-    for (name, r) in rows {
-        let _ = write!(s, "    {name:w0$}");
-        for ((c, w), &l) in cols.iter().zip(&widths).zip(&text) {
-            pad(&mut s, &cell(r, c), *w, l);
+    // Columns in blocks that fit the terminal width, each block with the row names again.
+    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    let mut used = 4 + w0;
+    for (i, w) in widths.iter().enumerate() {
+        if i > start && used + 2 + w > WIDTH {
+            blocks.push(start..i);
+            start = i;
+            used = 4 + w0;
         }
+        used += 2 + w;
+    }
+    blocks.push(start..cols.len());
+    let mut s = String::new();
+    for (b, range) in blocks.into_iter().enumerate() {
+        if b > 0 {
+            s.push('\n');
+        }
+        let mut line = format!("    {:w0$}", "");
+        for i in range.clone() {
+            pad(&mut line, cols[i], widths[i], text[i]);
+        }
+        s.push_str(line.trim_end());
         s.push('\n');
+        for (name, r) in rows {
+            let mut line = format!("    {name:w0$}");
+            for i in range.clone() {
+                pad(&mut line, &cell(r, cols[i]), widths[i], text[i]);
+            }
+            s.push_str(line.trim_end());
+            s.push('\n');
+        }
     }
     Some(s)
+}
+
+/// Width the terminal report keeps to (tables are split into column blocks, long value
+/// lists wrapped), so that it reads in an ordinary terminal.
+const WIDTH: usize = 100;
+
+/// `text` word-wrapped at [`WIDTH`]: `first` before the first line, `indent` before the
+/// others.
+fn wrap_words(first: &str, indent: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    let bare = first.chars().count();
+    for w in text.split(' ') {
+        let len = line.chars().count();
+        if len > bare && len + 1 + w.chars().count() > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+        } else if len > bare {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// `  paper      a=1  b=2` for one value of a case, wrapped at [`WIDTH`]. An object of
+/// objects (the seed's figures per machine) gets one line per entry; a claim quoted from
+/// a paper without numbers (`{"claim": ..., "numbers": null}`) prints as its text.
+fn labelled(label: &str, v: &Value) -> String {
+    let head = format!("  {label:<9}  ");
+    let indent = " ".repeat(head.len());
+    // Each line: a prefix, then words joined by `sep`, wrapped at WIDTH.
+    let mut lines: Vec<(String, Vec<String>, &str)> = Vec::new();
+    let fields =
+        |x: &Value| -> Vec<String> { compact(x).split("  ").map(str::to_string).collect() };
+    match v {
+        Value::Object(m)
+            if m.get("numbers").is_some_and(Value::is_null)
+                && m.get("claim").is_some_and(Value::is_string) =>
+        {
+            let claim = m["claim"].as_str().unwrap_or_default();
+            lines.push((
+                String::new(),
+                claim.split(' ').map(str::to_string).collect(),
+                " ",
+            ));
+        }
+        Value::Object(m) if !m.is_empty() && m.values().all(Value::is_object) => {
+            for (k, x) in m {
+                lines.push((format!("{k}: "), fields(x), "  "));
+            }
+        }
+        _ => lines.push((String::new(), fields(v), "  ")),
+    }
+    let mut out = String::new();
+    for (i, (prefix, words, sep)) in lines.iter().enumerate() {
+        let mut line = if i == 0 { head.clone() } else { indent.clone() };
+        line.push_str(prefix);
+        let bare = line.chars().count();
+        for w in words {
+            let at_start = line.chars().count() == bare;
+            if !at_start && line.chars().count() + sep.len() + w.chars().count() > WIDTH {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = " ".repeat(bare);
+            } else if !at_start {
+                line.push_str(sep);
+            }
+            line.push_str(w);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// `{"a":1,"b":{"c":2}}` → `a=1 b.c=2`, for the terminal.

@@ -1,0 +1,145 @@
+//! One run at a time changes this machine: the system-wide lock every real run takes
+//! (real-time threads, CPU shields, IRQ affinities), so that two schedlab runs never
+//! overlap — a second shield would journal the first one's shielded state as "original"
+//! and restore that, and two real-time runs would measure each other.
+//!
+//! The lock is an `flock` on [`LOCK_PATH`]: the kernel drops it when its holder exits,
+//! however it exits (SIGKILL included), so it can never be left stale. The file says who
+//! holds it (PID, start time, command) for the message a waiting run prints. A run waits
+//! for the holder for up to `SCHEDLAB_LOCK_WAIT` seconds (default 600), then gives up
+//! with that message; `SCHEDLAB_LOCK_WAIT=0` gives up at once.
+//!
+//! Once the lock is held, a shield journal left by a killed run is restored before
+//! anything else ([`crate::latency::shield::Shield::recover_stale`]), whatever this run
+//! does: a plain run never measures a machine still shielded by a run that died.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::time::{Duration, Instant};
+
+/// The lock file (beside the shield journals).
+pub const LOCK_PATH: &str = "/run/schedlab/machine.lock";
+
+/// The lock, held until dropped.
+#[derive(Debug)]
+pub struct MachineLock {
+    _file: Option<File>,
+    /// What was restored from a killed run's journal when the lock was taken.
+    pub recovered: Option<String>,
+}
+
+/// This process's start time (field 22 of /proc/self/stat), to tell a reused PID apart.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn wait_limit() -> Duration {
+    let secs = std::env::var("SCHEDLAB_LOCK_WAIT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(600);
+    Duration::from_secs(secs)
+}
+
+fn try_lock(f: &File) -> std::io::Result<bool> {
+    // SAFETY: a valid open descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EWOULDBLOCK) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+fn holder(f: &mut File) -> String {
+    let mut s = String::new();
+    let _ = f.rewind().and_then(|()| f.read_to_string(&mut s));
+    match s.trim() {
+        "" => "another schedlab run".to_string(),
+        who => who.to_string(),
+    }
+}
+
+impl MachineLock {
+    /// Take the lock for `what` (e.g. `latency --shield 1`), waiting for a holder as
+    /// described in the module documentation. Without the right to create
+    /// `/run/schedlab` (not root: such a process cannot change what the lock protects)
+    /// no lock is taken.
+    pub fn acquire(what: &str) -> Result<MachineLock, String> {
+        let dir = std::path::Path::new(LOCK_PATH)
+            .parent()
+            .expect("a directory");
+        if std::fs::create_dir_all(dir).is_err() {
+            return Ok(MachineLock {
+                _file: None,
+                recovered: None,
+            });
+        }
+        let mut f = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(LOCK_PATH)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Ok(MachineLock {
+                    _file: None,
+                    recovered: None,
+                })
+            }
+            Err(e) => return Err(format!("cannot open {LOCK_PATH}: {e}")),
+        };
+        let limit = wait_limit();
+        let started = Instant::now();
+        let mut said = false;
+        loop {
+            if try_lock(&f).map_err(|e| format!("cannot lock {LOCK_PATH}: {e}"))? {
+                break;
+            }
+            let who = holder(&mut f);
+            if started.elapsed() >= limit {
+                return Err(format!(
+                    "{who} is using this machine for a real run (it holds {LOCK_PATH}); \
+                     wait for it to finish or stop it, then try again (SCHEDLAB_LOCK_WAIT \
+                     sets how many seconds to wait, now {})",
+                    limit.as_secs()
+                ));
+            }
+            if !said {
+                eprintln!(
+                    "waiting for {who} to finish (one real run at a time; up to {} s)...",
+                    limit.as_secs()
+                );
+                said = true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let pid = std::process::id();
+        let me = format!(
+            "schedlab pid {pid} (start time {}) running `{what}`",
+            start_time(pid).unwrap_or(0)
+        );
+        let _ = f
+            .set_len(0)
+            .and_then(|()| f.rewind())
+            .and_then(|()| f.write_all(me.as_bytes()));
+        let recovered = crate::latency::shield::Shield::recover_stale();
+        if let Some(r) = &recovered {
+            eprintln!("note: {r} before this run");
+        }
+        Ok(MachineLock {
+            _file: Some(f),
+            recovered,
+        })
+    }
+}
