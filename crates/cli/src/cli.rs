@@ -126,7 +126,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ReproduceArgs {
     /// Experiment: `illf` (seed 000), `cfs-weights` (seed 004), `bfs` (seed 001),
-    /// `latency` (seed 002), `shield` (seed 003), or `all`.
+    /// `latency` (seed 002), `shield` (seed 003), `interactive` (simulated fair classes
+    /// vs this kernel), or `all`.
     #[arg(value_name = "EXPERIMENT")]
     pub experiment: String,
 
@@ -135,7 +136,7 @@ pub struct ReproduceArgs {
     pub out_dir: PathBuf,
 
     /// Skip the measurements on this machine (as root: cfs-weights' nice mix, latency's
-    /// steps, shield's probes); their `real` values are then null.
+    /// steps, shield's probes, interactive's mixes); their `real` values are then null.
     #[arg(long)]
     pub no_real: bool,
 

@@ -270,3 +270,60 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     assert_eq!(svg.matches("<polyline").count(), 4);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn interactive_experiment_simulates_three_mixes_and_hrtick_shortens_the_wait() {
+    let dir = temp_dir("interactive");
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args([
+            "reproduce",
+            "interactive",
+            "--no-real",
+            "--json",
+            "--out-dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3);
+    for (c, hogs) in cases.iter().zip([1.0, 3.0, 7.0]) {
+        assert!(c["real"].is_null(), "--no-real");
+        let s = &c["simulated"];
+        assert_eq!(c["expected"]["ui_demand"].as_f64(), Some(20.0));
+        let fair = c["expected"]["ui_fair_share"].as_f64().unwrap();
+        assert!((fair - 100.0 / (hogs + 1.0)).abs() < 0.01);
+        for variant in ["eevdf-hrtick", "eevdf", "cfs"] {
+            let f = &s[variant];
+            let share = f["ui_share"].as_f64().unwrap();
+            // Never more than its demand; EEVDF never more than its fair share (CFS's
+            // sleeper credit may give a little more); every wake-up sampled.
+            assert!(share <= 20.0 + 1e-9, "{variant}: {f}");
+            if variant != "cfs" {
+                assert!(share <= fair + 0.01, "{variant}: {f}");
+            }
+            assert!(f["wakeups"].as_u64().unwrap() > 100, "{variant}: {f}");
+            assert_eq!(f["cpu_used"].as_f64(), Some(100.0), "{variant}: {f}");
+        }
+        // With hogs waiting, the hrtick ends their slices at base_slice: the interactive
+        // task waits less than when slices run to the next tick.
+        if hogs > 1.0 {
+            let p50 = |k: &str| s[k]["p50_ms"].as_f64().unwrap();
+            assert!(p50("eevdf-hrtick") < p50("eevdf"), "{s}");
+        }
+    }
+    for f in ["interactive-latency.svg", "interactive-share.svg"] {
+        let svg = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("simulated eevdf, hrtick"),
+            "{f}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -533,3 +533,140 @@ fn backend_scx_names_what_is_missing_on_a_kernel_without_sched_ext() {
         "{e}"
     );
 }
+
+/// An interactive mix: `ui` (run 2 ms / sleep 8 ms) and `ui2` (phases with a leading
+/// sleep) beside one hog on 2 CPUs, so the interactive tasks always have CPU to spare.
+const INTERACTIVE_MIX: &str = "\
+name: interactive-mix
+platform: { cpus: 2, hz: 250 }
+duration: 3s
+tasks:
+  - { name: hog }
+  - { name: ui, run: 2ms, sleep: 8ms }
+  - { name: ui2, phases: [{ sleep: 5ms }, { run: 1ms }, { sleep: 4ms }] }
+  - { name: batch, work: 200ms, run: 4ms, sleep: 6ms }
+";
+
+#[test]
+fn an_interactive_mix_wakes_as_often_as_simulated_and_gets_its_demand() {
+    needs_root!();
+    if cpus() < 2 {
+        eprintln!("skipped: needs 2 CPUs");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = Scratch::new("interactive-mix");
+    let file = dir.file("mix.yaml", INTERACTIVE_MIX);
+    let w = Workload::load(&file, &Overrides::default()).unwrap();
+    let sim = serde_json::to_value(simulate(&w, &SimOptions::default()).unwrap()).unwrap();
+    let hog_share = |v: &Value| v["tasks"][0]["fair"]["share"].as_f64().unwrap_or(0.0);
+    // "Spare CPU" needs a machine not busy with other work: the fair tasks get their own
+    // CPU group weighted far above other sessions (--fair-group), and the hog, which the
+    // simulator gives a whole CPU, shows how much of it the run got. Up to three tries;
+    // the least disturbed one is checked, or the test says why it cannot be.
+    let mut best: Option<Value> = None;
+    for _ in 0..3 {
+        let (out, v) = run(&[file.to_str().unwrap(), "--fair-group", "--json"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        eprintln!(
+            "hog share {:.3} (simulated {:.3})",
+            hog_share(&v),
+            hog_share(&sim)
+        );
+        if best.as_ref().is_none_or(|b| hog_share(&v) > hog_share(b)) {
+            best = Some(v);
+        }
+        if hog_share(best.as_ref().unwrap()) >= 0.9 * hog_share(&sim) {
+            break;
+        }
+    }
+    let v = best.unwrap();
+    if hog_share(&v) < 0.9 * hog_share(&sim) {
+        eprintln!(
+            "skipped: the machine is busy with other work (the hog got {:.0}% of a CPU, simulated {:.0}%): no CPU to spare",
+            100.0 * hog_share(&v),
+            100.0 * hog_share(&sim)
+        );
+        return;
+    }
+    let secs = 3.0;
+    for (i, name) in [(1, "ui"), (2, "ui2"), (3, "batch")] {
+        let (r, s) = (&v["tasks"][i], &sim["tasks"][i]);
+        assert_eq!(r["name"], name);
+        let (rw, sw) = (r["jobs"].as_f64().unwrap(), s["jobs"].as_f64().unwrap());
+        let (rs, ss) = (
+            r["fair"]["share"].as_f64().unwrap(),
+            s["fair"]["share"].as_f64().unwrap(),
+        );
+        eprintln!(
+            "{name}: wake-ups real {rw} simulated {sw}; share real {rs:.4} simulated {ss:.4}; latency real p50 {} p99 {} ns",
+            r["latency"]["p50_ns"], r["latency"]["p99_ns"]
+        );
+        // Every wake-up has a latency sample, and the same fair keys as the simulator's.
+        assert_eq!(r["latency"]["samples"].as_f64(), Some(rw));
+        for key in s["fair"].as_object().unwrap().keys() {
+            assert!(r["fair"].get(key).is_some(), "{name}: fair.{key} missing");
+        }
+        // With a CPU to spare a wake-up is late by tens of µs, not milliseconds, so the
+        // count is the simulated one within a few per second (every late wake-up or
+        // preempted burst shifts the rest: on a VM shared with other work ~3/s here).
+        assert!(
+            (rw - sw).abs() <= 5.0 * secs,
+            "{name}: {rw} wake-ups for real, {sw} simulated"
+        );
+        // Its share is its demand (2 of every 10 ms ...), within 2 points.
+        assert!((rs - ss).abs() < 0.02, "{name}: share {rs} vs {ss}");
+    }
+    // `work:` finishes (200 ms of CPU in 4 ms bursts, 6 ms apart: 494 ms simulated; a
+    // burst that shares a CPU with the hog for a while takes longer) and is the makespan;
+    // the CPU-bound hog has an entitlement, the others none.
+    let fin = v["tasks"][3]["fair"]["finished_ns"].as_f64().unwrap();
+    let sim_fin = sim["tasks"][3]["fair"]["finished_ns"].as_f64().unwrap();
+    eprintln!("batch finished at {fin} ns, simulated {sim_fin}");
+    assert!(
+        fin >= sim_fin && fin < 1.5 * sim_fin,
+        "finished {fin} vs {sim_fin}"
+    );
+    assert_eq!(v["fairness"]["makespan_ns"].as_f64(), Some(fin));
+    assert_eq!(v["tasks"][0]["fair"]["entitled_share"].as_f64(), Some(1.0));
+    assert!(v["tasks"][1]["fair"]["entitled_share"].is_null());
+    assert!(v["fairness"]["decisions"].is_null());
+}
+
+#[test]
+fn simulated_only_platform_fields_are_warned_about_for_real() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = Scratch::new("warned-fields");
+    let file = dir.file(
+        "irqs.yaml",
+        "platform: { cpus: 1, irqs: [{ name: eth0, period: 1ms, handler: 5us }] }
+duration: 200ms
+tasks: [{ name: ui, run: 1ms, sleep: 4ms }]
+",
+    );
+    let (out, v) = run(&[file.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w
+            .starts_with("platform.irqs: the 1 simulated interrupt source(s) are not generated")),
+        "{warnings:?}"
+    );
+    // Refusals happen before anything runs, with exit 2.
+    std::fs::write(
+        &file,
+        "scheduler: { weights: grouped-5 }\ntasks: [{ name: hog }]\n",
+    )
+    .unwrap();
+    let (out, _) = run(&[file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("scheduler.weights: the kernel's nice-to-weight table is `linux`")
+    );
+}

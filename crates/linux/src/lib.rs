@@ -7,22 +7,30 @@
 //! - [`policy`]: sched_setattr / affinity, SCHED_DEADLINE admission capacity;
 //! - [`thread`]: locked memory, pre-faulted stacks, signal routing;
 //! - [`job`]: jobs that burn thread CPU time;
+//! - [`behaviour`]: fair tasks' run/sleep phases and `work:`, as the simulator runs them;
+//! - [`fields`]: what a real run does with each field of the workload format;
 //! - [`runner`]: releases, records, watchdog, RLIMIT_RTTIME, SIGINT/SIGTERM;
 //! - [`releases`]: each task's jobs (release, execution time, deadline), drawn as the
 //!   simulator draws them;
 //! - [`decide`] and [`dispatcher`]: the user-space EDF/LLF/ILLF dispatcher;
+//! - [`host`]: the host kernel's fair class and tunables (read, or documented defaults);
 //! - [`measure`]: switches, preemptions, migrations, misses and the result object;
 //! - [`latency`]: `schedlab latency`, a cyclictest-like probe with optional load and CPU
 //!   shield;
+//! - [`cgroup`]: an optional CPU group that shields a run's fair tasks from other sessions;
 //! - [`machine_lock`]: one real run at a time (a system-wide lock), and the recovery of a
 //!   killed run's shield before anything else;
 //! - [`pm_qos`]: PM QoS CPU latency requests (`/dev/cpu_dma_latency`), idle states held off;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
 //! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
 
+pub mod behaviour;
 pub mod calibrate;
+pub mod cgroup;
 pub mod decide;
 pub mod dispatcher;
+pub mod fields;
+pub mod host;
 pub mod job;
 pub mod latency;
 pub mod machine_lock;

@@ -17,7 +17,8 @@
 //!   one migration per CPU change.
 //! - **deadline misses, response times**: CLOCK_MONOTONIC release/start/finish of every job.
 
-use schedlab_sim::result::LatencyStats;
+use schedlab_model::Workload;
+use schedlab_sim::result::{FairTaskStats, FairnessStats, LatencyStats};
 use schedlab_sim::{CpuResult, SimResult, TaskResult};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -174,6 +175,8 @@ pub struct WorkerReport {
     pub restored: bool,
     /// The CPU it was pinned to (single-CPU affinity), if any.
     pub pinned: Option<usize>,
+    /// When a fair task with `work:` finished it (ns after t0).
+    pub finished: Option<u64>,
 }
 
 /// The user-space dispatcher's own figures.
@@ -232,6 +235,8 @@ pub struct RunResult {
     pub dl_bandwidth: Option<(f64, f64)>,
     /// Dispatcher figures, under the dispatcher.
     pub dispatcher: Option<DispatcherStats>,
+    /// `cpu.shares` of the fair workers' own CPU group, when they had one.
+    pub fair_group: Option<u64>,
     /// The sched_ext scheduler's report, under `--backend scx`.
     pub scx: Option<crate::scx::ScxReport>,
     /// The PM QoS CPU latency request held for the run (µs), if any.
@@ -281,12 +286,18 @@ impl RunResult {
                 },
             );
             o.insert("dispatcher".into(), json!(self.dispatcher));
+            o.insert("fair_group".into(), json!(self.fair_group));
             o.insert(
                 "scx".into(),
                 self.scx.as_ref().map_or(Value::Null, |s| s.to_json()),
             );
             o.insert("dma_latency_us".into(), json!(self.dma_latency_us));
             o.insert("warnings".into(), json!(self.warnings));
+            // What only the simulator sees (vruntimes, the fair class's picks): null, not 0.
+            if let Some(f) = o.get_mut("fairness").and_then(Value::as_object_mut) {
+                f.insert("max_vruntime_spread_ns".into(), Value::Null);
+                f.insert("decisions".into(), Value::Null);
+            }
         }
         v
     }
@@ -402,6 +413,59 @@ pub fn assemble(
         log: None,
         work: Default::default(),
     }
+}
+
+/// Fill in the fair-class figures the simulator reports, measured: per fair task `fair`
+/// (`share` = thread CPU time / the run's span, `weight` and `entitled_share` as the
+/// simulator computes them, `finished_ns` of a task with `work:`; `vruntime_ns` is not
+/// observable and stays None) and `fairness` (Jain's index, makespan). The kernel-only
+/// figures the simulator also has (`max_vruntime_spread_ns`, `decisions`) are set to 0
+/// here and to null by [`RunResult::to_json`].
+pub fn add_fair_figures(w: &Workload, r: &mut SimResult, reports: &[WorkerReport]) {
+    let entitled = schedlab_model::fair::entitled_shares(w);
+    let span = r.duration_ns.max(1) as f64;
+    let mut any = false;
+    for (i, t) in w.tasks.iter().enumerate() {
+        if !t.class.is_fair() {
+            continue;
+        }
+        any = true;
+        let finished = reports.get(i).and_then(|rep| rep.finished);
+        r.tasks[i].fair = Some(FairTaskStats {
+            nice: t.nice,
+            weight: schedlab_model::fair::fair_weight(w, t),
+            share: r.tasks[i].cpu_time_ns as f64 / span,
+            entitled_share: entitled[i],
+            vruntime_ns: None,
+            finished_ns: finished,
+        });
+    }
+    if !any {
+        return;
+    }
+    let shares: Vec<(f64, Option<f64>)> = r
+        .tasks
+        .iter()
+        .filter_map(|t| t.fair.as_ref())
+        .map(|f| (f.share, f.entitled_share))
+        .collect();
+    let work: Vec<Option<u64>> = w
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.class.is_fair() && t.period.is_none() && t.work.is_some())
+        .map(|(i, _)| reports.get(i).and_then(|rep| rep.finished))
+        .collect();
+    r.fairness = Some(FairnessStats {
+        jain_index: schedlab_model::fair::jain_index(&shares),
+        max_vruntime_spread_ns: 0,
+        decisions: 0,
+        makespan_ns: if work.is_empty() || work.iter().any(Option::is_none) {
+            None
+        } else {
+            work.iter().flatten().max().copied()
+        },
+    });
 }
 
 /// Release-to-start latency of the jobs that started: the timer wake-up plus the wait

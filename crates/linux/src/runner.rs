@@ -17,8 +17,12 @@
 //! - the kernel's RT/DL limits (sched_rt_runtime_us, the fair_server) are left as they
 //!   are: fair tasks keep at least 5% of every CPU.
 
+use crate::behaviour;
+use crate::cgroup;
 use crate::decide::Decider;
 use crate::dispatcher::{self, DispatchShared, Slot};
+use crate::fields;
+use crate::host::HostSched;
 use crate::job::{self, BurnCtx, BurnEnd, JobMode};
 use crate::measure::{self, JobRecord, RunResult, SwitchCounter, WorkerReport};
 use crate::policy::{self, AdmissionError, DlCapacity, KernelPolicy, Tid};
@@ -81,6 +85,9 @@ pub struct RunConfig {
     pub file_margin: bool,
     /// PM QoS CPU latency request held for the run (µs; `--dma-latency`); None: none.
     pub dma_latency: Option<u32>,
+    /// Put the fair workers in a CPU cgroup weighted far above other sessions
+    /// ([`crate::cgroup`]), so other work on the machine barely disturbs them.
+    pub fair_group: bool,
 }
 
 impl Default for RunConfig {
@@ -92,6 +99,7 @@ impl Default for RunConfig {
             tick: Duration::from_millis(1),
             file_margin: false,
             dma_latency: None,
+            fair_group: false,
         }
     }
 }
@@ -235,7 +243,19 @@ fn plan(
     for (i, t) in w.tasks.iter().enumerate() {
         let cpus: Vec<usize> = match &t.affinity {
             Some(a) => a.iter().map(|&c| run_cpus[c]).collect(),
-            None => run_cpus.clone(),
+            // Tasks without affinity avoid the isolated CPUs (`platform.isolated`), as
+            // in the simulator; all of them if every CPU is isolated.
+            None => {
+                let free: Vec<usize> = (0..n)
+                    .filter(|c| !w.platform.isolated.contains(c))
+                    .map(|c| run_cpus[c])
+                    .collect();
+                if free.is_empty() {
+                    run_cpus.clone()
+                } else {
+                    free
+                }
+            }
         };
         let mut budget = None;
         let mut dispatched = false;
@@ -390,6 +410,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         .map_err(RunError::Setup)?;
     let backend = effective_backend(w, cfg)?;
     let margin = effective_margin(w, cfg);
+    let field_warnings = fields::check(w, backend, &HostSched::read())?;
     let host = host_cpus();
     let plans = plan(w, backend, margin, &host)?;
     let scx_loader = match backend {
@@ -429,12 +450,12 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         .into());
     }
 
-    let mut warnings = Vec::new();
     // PM QoS request, held until this function returns (the kernel drops it on exit).
     let _qos = match cfg.dma_latency {
         Some(us) => Some(crate::pm_qos::PmQosRequest::hold(us).map_err(RunError::Setup)?),
         None => None,
     };
+    let mut warnings = field_warnings;
     let wall = Instant::now();
     if let Some(wn) = thread::lock_memory() {
         warnings.push(wn);
@@ -523,6 +544,35 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
                     setup_err = Some(RunError::Setup("a worker thread died at start".into()));
                     break;
                 }
+            }
+        }
+    }
+    // The fair workers' own CPU group, if asked for (kept until the workers are gone).
+    let mut fair_group = None;
+    if cfg.fair_group && setup_err.is_none() {
+        let fair: Vec<usize> = (0..n)
+            .filter(|&i| {
+                matches!(
+                    plans[i].policy,
+                    KernelPolicy::Other(_) | KernelPolicy::Batch(_) | KernelPolicy::Idle
+                )
+            })
+            .collect();
+        if !fair.is_empty() {
+            let tids = shared.tids.lock().unwrap().clone();
+            match cgroup::FairGroup::create(cgroup::MAX_SHARES) {
+                Ok(g) => {
+                    match fair.iter().try_for_each(|&i| g.add(tids[i])) {
+                        Ok(()) => fair_group = Some(g),
+                        Err(e) => warnings.push(format!(
+                            "fair group: cannot move the fair workers into {}: {e}; they compete with other sessions",
+                            g.path().display()
+                        )),
+                    }
+                }
+                Err(e) => warnings.push(format!(
+                    "fair group: {e}; the fair workers compete with other sessions"
+                )),
             }
         }
     }
@@ -666,6 +716,8 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     shared.done.store(true, Ordering::SeqCst);
     dshared.notify();
     let dstats = mgr.and_then(|h| h.join().ok());
+    let fair_group_shares = fair_group.as_ref().map(|g| g.shares);
+    drop(fair_group);
     // The workers are back in SCHED_OTHER: unload the BPF scheduler.
     let scx_report = scx_session.map(scx::Session::finish);
     if let Some(r) = &scx_report {
@@ -698,7 +750,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         Backend::Dispatcher => "global",
     };
     let lax = dstats.as_ref().map_or(0, |d| d.1);
-    let result = measure::assemble(
+    let mut result = measure::assemble(
         &w.name,
         w.scheduler.policy.name(),
         placement,
@@ -712,6 +764,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         lax,
         shared.throttles.load(Ordering::SeqCst),
     );
+    measure::add_fair_figures(w, &mut result, &reports);
     let kernel = policy::kernel_release();
     Ok(RunResult {
         result,
@@ -740,6 +793,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         job_mode: cfg.job_mode.name(),
         dl_bandwidth: any_dl.then(|| (asked, cap.available())),
         dispatcher: dstats.map(|d| d.0),
+        fair_group: fair_group_shares,
         scx: scx_report,
         dma_latency_us: cfg.dma_latency,
         warnings,
@@ -811,6 +865,17 @@ fn worker(
     let cpu0 = job::thread_cpu_ns();
     let abort = on_miss == OnMiss::Abort;
     let stop = &shared.stop;
+    if t.class.is_fair() && t.period.is_none() {
+        // Run/sleep phases, `work:` or CPU-bound: the simulator's fair behaviours.
+        let win = behaviour::Window {
+            t0,
+            end,
+            stop,
+            mode,
+        };
+        rep.finished = behaviour::run(t, &win, &mut rep);
+        return finish_report(rep, shared, (v0, i0), cpu0);
+    }
     // The first job not started yet.
     let mut pending = jobs.next_job();
     while let Some(job) = pending {
@@ -879,9 +944,21 @@ fn worker(
             pending = jobs.next_job();
         }
     }
-    // Jobs released after a stop do not belong to the measured span.
+    finish_report(rep, shared, (v0, i0), cpu0)
+}
+
+/// Close a worker's report: drop jobs released after a stop (they do not belong to the
+/// measured span), add the thread's switches and CPU time since `switches0` / `cpu0`.
+fn finish_report(
+    mut rep: WorkerReport,
+    shared: &Shared,
+    (v0, i0): (u64, u64),
+    cpu0: u64,
+) -> WorkerReport {
+    let stop_at = shared.stop_at.load(Ordering::SeqCst);
     if stop_at != u64::MAX {
         rep.jobs.retain(|j| j.release < stop_at);
+        rep.finished = rep.finished.filter(|&f| f < stop_at);
     }
     let (v1, i1) = thread::thread_switches();
     rep.thread_switches = (v1 - v0) + (i1 - i0);

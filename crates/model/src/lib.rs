@@ -11,6 +11,8 @@
 
 pub mod classes;
 pub mod error;
+pub mod fair;
+pub mod fields;
 pub mod guard;
 pub mod kernel;
 pub mod limits;

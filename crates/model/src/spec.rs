@@ -264,6 +264,10 @@ pub struct EevdfSpec {
     pub base_slice: Option<Dur>,
     /// RUN_TO_PARITY (default true).
     pub run_to_parity: Option<bool>,
+    /// HRTICK: end a request exactly when it is used up (an hrtimer armed at pick for
+    /// the rest of the slice) instead of at the next tick (default false, the kernel's
+    /// default feature set).
+    pub hrtick: Option<bool>,
 }
 
 /// `scheduler.bfs:` block.

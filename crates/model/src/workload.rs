@@ -269,6 +269,8 @@ pub struct EevdfParams {
     pub base_slice: Ns,
     /// RUN_TO_PARITY.
     pub run_to_parity: bool,
+    /// HRTICK: requests end exactly when used up, not at the next tick.
+    pub hrtick: bool,
 }
 
 /// BFS tunables.
@@ -585,6 +587,7 @@ impl Workload {
         let eevdf = EevdfParams {
             base_slice: eevdf_spec.base_slice.map_or(700 * US * factor, |d| d.0),
             run_to_parity: eevdf_spec.run_to_parity.unwrap_or(true),
+            hrtick: eevdf_spec.hrtick.unwrap_or(false),
         };
         if eevdf.base_slice == 0 {
             return Err("scheduler.eevdf.base_slice: must be longer than 0".into());

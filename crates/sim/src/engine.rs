@@ -51,7 +51,7 @@ use crate::result::{
 use crate::state::{ClassId, CpuId, CpuState, Ctx, DlEntity, Job, TaskId, TaskState, TaskStats};
 use crate::SimError;
 use schedlab_model::time::S;
-use schedlab_model::{Ns, OnMiss, Phase, Placement, Policy, TaskClass, Workload};
+use schedlab_model::{Ns, OnMiss, Phase, Placement, Policy, Workload};
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -108,6 +108,8 @@ pub struct Engine {
     policy_name: String,
     workload_name: String,
     names: Vec<String>,
+    /// Entitled CPU share of each always-runnable fair task (reported in `fair`).
+    entitled: Vec<Option<f64>>,
     partition: Vec<Option<CpuId>>,
 
     now: Ns,
@@ -267,7 +269,7 @@ impl Engine {
                     throttled: false,
                 },
                 stats: TaskStats::default(),
-                weight: fair_weight(w, t),
+                weight: schedlab_model::fair::fair_weight(w, t),
                 kind: t.class,
                 nice: t.nice,
                 job_started: false,
@@ -331,6 +333,7 @@ impl Engine {
             policy_name: w.scheduler.policy.name().to_string(),
             workload_name: w.name.clone(),
             names: w.tasks.iter().map(|t| t.name.clone()).collect(),
+            entitled: schedlab_model::fair::entitled_shares(w),
             partition,
             now: 0,
             tasks,
@@ -498,15 +501,5 @@ impl Engine {
                 }
             }
         }
-    }
-}
-
-/// Load weight of a fair task: SCHED_IDLE tasks weigh 3, others take their nice value's
-/// weight from the workload's table.
-fn fair_weight(w: &Workload, t: &schedlab_model::Task) -> u64 {
-    if t.class == TaskClass::Idle && w.scheduler.fair != Policy::Bfs {
-        schedlab_model::weights::WEIGHT_IDLEPRIO
-    } else {
-        w.scheduler.weights.weight(t.nice)
     }
 }

@@ -89,6 +89,7 @@ fn eevdf(base_slice: u64, run_to_parity: bool) -> Eevdf {
     Eevdf::new(EevdfParams {
         base_slice,
         run_to_parity,
+        hrtick: false,
     })
 }
 
@@ -428,4 +429,58 @@ fn the_largest_base_slice_with_extreme_weights_does_not_panic() {
     let cpu: u64 = r.tasks.iter().map(|t| t.cpu_time_ns).sum();
     assert_eq!(cpu, 2 * w.duration, "three hogs keep both CPUs busy");
     assert_eq!(calc_delta_fair(u64::MAX / 2, 15), u64::MAX);
+}
+
+/// Lengths (ns) of the stretches each task ran without a switch, in time order.
+fn slices(r: &SimResult) -> Vec<(usize, u64)> {
+    let mut segs = r.trace.clone().unwrap();
+    segs.sort_by_key(|s| s.start);
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    let mut last_end = None;
+    for s in segs {
+        match out.last_mut() {
+            Some((t, len)) if *t == s.task && last_end == Some(s.start) => *len += s.end - s.start,
+            _ => out.push((s.task, s.end - s.start)),
+        }
+        last_end = Some(s.end);
+    }
+    out
+}
+
+#[test]
+fn hrtick_ends_every_slice_at_base_slice_instead_of_at_the_tick() {
+    let yaml = |hrtick: bool| {
+        format!(
+            "platform: {{ cpus: 1, hz: 250 }}
+duration: 200ms
+scheduler: {{ eevdf: {{ base_slice: 1400us, hrtick: {hrtick} }} }}
+tasks: [{{ name: a }}, {{ name: b }}, {{ name: c }}]
+"
+        )
+    };
+    let tick = run(&workload(&yaml(false), "eevdf", "linux"));
+    let hr = run(&workload(&yaml(true), "eevdf", "linux"));
+    let (t, h) = (slices(&tick), slices(&hr));
+    // Without HRTICK a request used up after 1.4 ms runs on to the next 4 ms tick.
+    assert!(t[1..t.len() - 1].iter().all(|&(_, l)| l == 4 * MS), "{t:?}");
+    // With it, each pick runs exactly base_slice once the first round is over (a new
+    // task's half request, PLACE_DEADLINE_INITIAL, can leave it eligible and picked
+    // again at the first tick, which re-arms the timer for a full slice).
+    assert!(
+        h[3..h.len() - 1].iter().all(|&(_, l)| l == 1_400_000),
+        "{h:?}"
+    );
+    assert!(
+        h.len() > 2 * t.len(),
+        "{} slices with hrtick, {} without",
+        h.len(),
+        t.len()
+    );
+    // Same shares either way: the three always-runnable tasks split the CPU evenly.
+    for r in [&tick, &hr] {
+        for task in &r.tasks {
+            let share = task.fair.as_ref().unwrap().share;
+            assert!((share - 1.0 / 3.0).abs() < 0.03, "{share}");
+        }
+    }
 }

@@ -102,7 +102,7 @@ fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
         "illf: { swap_at: activation }",
         "illf: { rules: [1, 2, 3] }",
         "illf: { rules: [1, 3, 4], strict: true }",
-        "eevdf: { run_to_parity: false, base_slice: 3ms }",
+        "eevdf: { run_to_parity: false, base_slice: 3ms, hrtick: true }",
         "bfs: { locality: false, rr_interval: 1ms }",
         "cfs: { latency: 3ms, min_granularity: 300us, wakeup_granularity: 5ms }",
         "weights: extended-60",

@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// workload's `platform.pm_qos_latency`, else none.
     #[arg(long, value_name = "US")]
     pub dma_latency: Option<u32>,
+    /// Put the fair tasks' threads in their own CPU cgroup weighted 256 × a session
+    /// (cgroup v1 `cpu.shares` 262144), so other work on this machine barely disturbs
+    /// them; the group is removed at the end (docs/run.md).
+    #[arg(long)]
+    pub fair_group: bool,
 
     #[command(flatten)]
     pub overrides: OverrideArgs,
@@ -168,6 +173,7 @@ pub fn config(args: &RunArgs, file_has_margin: bool) -> Result<RunConfig, Failur
         tick: std::time::Duration::from_nanos(args.tick),
         file_margin: file_has_margin,
         dma_latency: args.dma_latency,
+        fair_group: args.fair_group,
     })
 }
 

@@ -3,36 +3,6 @@
 use super::*;
 
 impl Engine {
-    /// The CPU share each always-runnable fair task is entitled to: weight / total weight
-    /// of such tasks × CPUs, no task more than one CPU (water-filling).
-    pub(super) fn entitlements(&self) -> Vec<Option<f64>> {
-        let hog: Vec<usize> = (0..self.tasks.len())
-            .filter(|&i| {
-                self.behaviour[i]
-                    .as_ref()
-                    .is_some_and(|b| b.phases.is_empty() && b.work_left.is_none())
-            })
-            .collect();
-        let mut out = vec![None; self.tasks.len()];
-        let mut cpus = self.cpus.len() as f64;
-        let mut left: Vec<usize> = hog.clone();
-        left.sort_by_key(|&i| std::cmp::Reverse(self.tasks[i].weight));
-        while let Some(&i) = left.first() {
-            let total: u64 = left.iter().map(|&j| self.tasks[j].weight).sum();
-            if cpus * self.tasks[i].weight as f64 / total as f64 > 1.0 {
-                out[i] = Some(1.0);
-                cpus -= 1.0;
-                left.remove(0);
-            } else {
-                for &j in &left {
-                    out[j] = Some(cpus * self.tasks[j].weight as f64 / total as f64);
-                }
-                break;
-            }
-        }
-        out
-    }
-
     pub(super) fn finish(mut self, wall_s: f64) -> SimResult {
         let end = self.duration;
         // Jobs still unfinished whose deadline has passed count as misses.
@@ -65,7 +35,7 @@ impl Engine {
         }
         let ncpu = self.cpus.len();
         let secs = end as f64 / S as f64;
-        let entitled = self.entitlements();
+        let entitled = self.entitled.clone();
         let switches: u64 = self.cpus.iter().map(|c| c.switches).sum();
         let idle_sw: u64 = self.cpus.iter().map(|c| c.idle_switches).sum();
         let tasks: Vec<TaskResult> = self
@@ -101,16 +71,12 @@ impl Engine {
             })
             .collect();
         let fairness = self.has_fair().then(|| {
-            let xs: Vec<f64> = tasks
+            let shares: Vec<(f64, Option<f64>)> = tasks
                 .iter()
                 .filter_map(|t| t.fair.as_ref())
-                .filter_map(|f| f.entitled_share.map(|e| f.share / e))
+                .map(|f| (f.share, f.entitled_share))
                 .collect();
-            let jain = (xs.len() >= 2).then(|| {
-                let sum: f64 = xs.iter().sum();
-                let sq: f64 = xs.iter().map(|x| x * x).sum();
-                sum * sum / (xs.len() as f64 * sq)
-            });
+            let jain = schedlab_model::fair::jain_index(&shares);
             let work: Vec<Option<Ns>> = self
                 .behaviour
                 .iter()

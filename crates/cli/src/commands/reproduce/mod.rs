@@ -4,6 +4,7 @@
 pub mod bfs;
 pub mod cfs_weights;
 pub mod illf;
+pub mod interactive;
 pub mod latency;
 pub mod shield;
 
@@ -39,6 +40,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     (
         "shield",
         "seed 003: CPU shield with and without moving the RT core's timers (cascade spike)",
+    ),
+    (
+        "interactive",
+        "seeds 001/002/004: an interactive task among 1, 3 and 7 hogs, simulated EEVDF/CFS vs this kernel (share, wake-up latency, slices)",
     ),
 ];
 
@@ -106,6 +111,7 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
             "bfs" => bfs::run(&args.out_dir, &progress)?,
             "latency" => latency::run(&args.out_dir, &progress, !args.no_real)?,
             "shield" => shield::run(&args.out_dir, &progress, !args.no_real)?,
+            "interactive" => interactive::run(&args.out_dir, &progress, !args.no_real)?,
             _ => unreachable!("listed in EXPERIMENTS"),
         };
         let prefix = if names.len() > 1 {
