@@ -144,7 +144,7 @@ impl Engine {
     }
 
     /// Whether `class` has a task waiting that may run on `cpu`.
-    fn waiting_for(&self, class: ClassId, cpu: CpuId) -> bool {
+    pub(super) fn waiting_for(&self, class: ClassId, cpu: CpuId) -> bool {
         let c = &self.classes[class as usize];
         if c.nr_waiting() == 0 {
             return false;

@@ -36,10 +36,12 @@ impl Engine {
         if self.placement == Placement::Linux {
             // A push may preempt a task of a class with one queue for all CPUs (BFS): it
             // goes back to that queue, where an idle CPU must see it at once, as BFS
-            // reschedules an idle CPU for a preempted task. Pushes repeat until nothing
-            // moves (each move raises a CPU's priority, so this ends).
+            // reschedules an idle CPU for a preempted task. Only then is the decision
+            // taken again (a fresh global pass would also let per-CPU classes re-decide,
+            // and ILLF's put-back rule then bounces tasks between CPUs); it repeats while
+            // pushes leave such a CPU (each move raises a CPU's priority, so this ends).
             for _ in 0..=self.cpus.len() {
-                if !self.push_tasks() || !self.class_global.iter().any(|&g| g) {
+                if !self.push_tasks() || !self.idle_beside_global_work() {
                     break;
                 }
                 self.global_poked = true;
@@ -47,6 +49,21 @@ impl Engine {
             }
         }
         self.touched.clear();
+    }
+
+    /// Whether a CPU idles (and takes no decision later this instant) while a class with
+    /// one queue for all CPUs has a task waiting that may run there.
+    fn idle_beside_global_work(&self) -> bool {
+        let globals: Vec<ClassId> = ClassId::ALL
+            .into_iter()
+            .filter(|&c| self.class_global[c as usize] && self.classes[c as usize].nr_waiting() > 0)
+            .collect();
+        !globals.is_empty()
+            && (0..self.cpus.len()).any(|cpu| {
+                self.cpus[cpu].curr.is_none_or(|t| !self.tasks[t].runnable)
+                    && !self.kernel.blocked(cpu, self.now)
+                    && globals.iter().any(|&c| self.waiting_for(c, cpu))
+            })
     }
 
     /// Does class `class` (or a higher one) have a task waiting on `rq` that should take

@@ -867,7 +867,13 @@ impl SchedClass for Eevdf {
             .stats
             .cpu_time
             .saturating_sub(self.picked_at[curr]);
-        let left = self.p.base_slice.saturating_sub(ran).max(1);
+        // A task kept after its request ended (picked again, or never put back) has
+        // the timer re-armed for a full slice, as set_next_task re-arms it; never for
+        // the instant just past (a storm of 1 ns decisions).
+        let left = match self.p.base_slice {
+            0 => return None,
+            s => s - ran % s,
+        };
         Some(ctx.now.saturating_add(left))
     }
 
