@@ -103,8 +103,28 @@ impl MachineLock {
         let started = Instant::now();
         let mut said = false;
         loop {
-            if try_lock(&f).map_err(|e| format!("cannot lock {LOCK_PATH}: {e}"))? {
-                break;
+            match try_lock(&f) {
+                Ok(true) => break,
+                Ok(false) => {}
+                // A kernel without file locking (CONFIG_FILE_LOCKING=n, as in minimal
+                // guests) or a file system without flock: nothing can exclude another
+                // run, so this one goes on unlocked, saying so.
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ENOSYS | libc::EOPNOTSUPP | libc::ENOLCK)
+                    ) =>
+                {
+                    eprintln!(
+                        "note: {LOCK_PATH} cannot be locked here ({e}): other schedlab real \
+                         runs are not kept out"
+                    );
+                    return Ok(MachineLock {
+                        _file: None,
+                        recovered: crate::latency::shield::Shield::recover_stale(),
+                    });
+                }
+                Err(e) => return Err(format!("cannot lock {LOCK_PATH}: {e}")),
             }
             let who = holder(&mut f);
             if started.elapsed() >= limit {
