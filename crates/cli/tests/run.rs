@@ -581,13 +581,15 @@ fn an_interactive_mix_wakes_as_often_as_simulated_and_gets_its_demand() {
         }
     }
     let v = best.unwrap();
-    if hog_share(&v) < 0.9 * hog_share(&sim) {
+    // Without a CPU to spare only what does not depend on timing is checked (keys,
+    // samples, entitlements, the makespan's identity), and the test says so.
+    let spare = hog_share(&v) >= 0.9 * hog_share(&sim);
+    if !spare {
         eprintln!(
-            "skipped: the machine is busy with other work (the hog got {:.0}% of a CPU, simulated {:.0}%): no CPU to spare",
+            "counts and shares not checked: the machine is busy with other work (the hog got {:.0}% of a CPU, simulated {:.0}%): no CPU to spare",
             100.0 * hog_share(&v),
             100.0 * hog_share(&sim)
         );
-        return;
     }
     let secs = 3.0;
     for (i, name) in [(1, "ui"), (2, "ui2"), (3, "batch")] {
@@ -610,12 +612,14 @@ fn an_interactive_mix_wakes_as_often_as_simulated_and_gets_its_demand() {
         // With a CPU to spare a wake-up is late by tens of µs, not milliseconds, so the
         // count is the simulated one within a few per second (every late wake-up or
         // preempted burst shifts the rest: on a VM shared with other work ~3/s here).
-        assert!(
-            (rw - sw).abs() <= 5.0 * secs,
-            "{name}: {rw} wake-ups for real, {sw} simulated"
-        );
-        // Its share is its demand (2 of every 10 ms ...), within 2 points.
-        assert!((rs - ss).abs() < 0.02, "{name}: share {rs} vs {ss}");
+        if spare {
+            assert!(
+                (rw - sw).abs() <= 5.0 * secs,
+                "{name}: {rw} wake-ups for real, {sw} simulated"
+            );
+            // Its share is its demand (2 of every 10 ms ...), within 2 points.
+            assert!((rs - ss).abs() < 0.02, "{name}: share {rs} vs {ss}");
+        }
     }
     // `work:` finishes (200 ms of CPU in 4 ms bursts, 6 ms apart: 494 ms simulated; a
     // burst that shares a CPU with the hog for a while takes longer) and is the makespan;
@@ -624,7 +628,7 @@ fn an_interactive_mix_wakes_as_often_as_simulated_and_gets_its_demand() {
     let sim_fin = sim["tasks"][3]["fair"]["finished_ns"].as_f64().unwrap();
     eprintln!("batch finished at {fin} ns, simulated {sim_fin}");
     assert!(
-        fin >= sim_fin && fin < 1.5 * sim_fin,
+        fin >= sim_fin && (!spare || fin < 1.5 * sim_fin),
         "finished {fin} vs {sim_fin}"
     );
     assert_eq!(v["fairness"]["makespan_ns"].as_f64(), Some(fin));
