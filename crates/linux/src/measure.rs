@@ -125,17 +125,23 @@ impl SwitchCounter {
     }
 }
 
-/// CONFIG_HZ of the running kernel, from /boot/config-RELEASE or /proc/config.gz.
-pub fn config_hz(release: &str) -> Option<u32> {
-    let text = std::fs::read_to_string(format!("/boot/config-{release}"))
+/// The running kernel's configuration text, from /boot/config-RELEASE or
+/// /proc/config.gz; None when neither is there.
+pub fn kernel_config(release: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/boot/config-{release}"))
         .ok()
         .or_else(|| {
             let out = std::process::Command::new("gzip")
                 .args(["-dc", "/proc/config.gz"])
                 .output()
                 .ok()?;
-            String::from_utf8(out.stdout).ok()
-        })?;
+            String::from_utf8(out.stdout).ok().filter(|s| !s.is_empty())
+        })
+}
+
+/// CONFIG_HZ of the running kernel, from /boot/config-RELEASE or /proc/config.gz.
+pub fn config_hz(release: &str) -> Option<u32> {
+    let text = kernel_config(release)?;
     text.lines()
         .find_map(|l| l.strip_prefix("CONFIG_HZ="))
         .and_then(|v| v.trim().parse().ok())

@@ -95,15 +95,7 @@ impl Host for LiveHost {
     }
 
     fn config_option(&self, release: &str, option: &str) -> Option<bool> {
-        let text = std::fs::read_to_string(format!("/boot/config-{release}"))
-            .ok()
-            .or_else(|| {
-                let out = std::process::Command::new("gzip")
-                    .args(["-dc", "/proc/config.gz"])
-                    .output()
-                    .ok()?;
-                String::from_utf8(out.stdout).ok().filter(|s| !s.is_empty())
-            })?;
+        let text = schedlab_linux::measure::kernel_config(release)?;
         Some(text.lines().any(|l| l == format!("{option}=y")))
     }
 
