@@ -54,16 +54,13 @@ impl Engine {
     /// Whether a CPU idles (and takes no decision later this instant) while a class with
     /// one queue for all CPUs has a task waiting that may run there.
     fn idle_beside_global_work(&self) -> bool {
-        let globals: Vec<ClassId> = ClassId::ALL
-            .into_iter()
-            .filter(|&c| self.class_global[c as usize] && self.classes[c as usize].nr_waiting() > 0)
-            .collect();
-        !globals.is_empty()
-            && (0..self.cpus.len()).any(|cpu| {
-                self.cpus[cpu].curr.is_none_or(|t| !self.tasks[t].runnable)
-                    && !self.kernel.blocked(cpu, self.now)
-                    && globals.iter().any(|&c| self.waiting_for(c, cpu))
-            })
+        (0..self.cpus.len()).any(|cpu| {
+            self.cpus[cpu].curr.is_none_or(|t| !self.tasks[t].runnable)
+                && !self.kernel.blocked(cpu, self.now)
+                && ClassId::ALL
+                    .into_iter()
+                    .any(|c| self.class_global[c as usize] && self.waiting_for(c, cpu))
+        })
     }
 
     /// Does class `class` (or a higher one) have a task waiting on `rq` that should take
