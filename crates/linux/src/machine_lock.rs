@@ -30,10 +30,16 @@ pub struct MachineLock {
     pub recovered: Option<String>,
 }
 
-/// This process's start time (field 22 of /proc/self/stat), to tell a reused PID apart.
+/// The start time of process or thread `pid` (field 22 of /proc/PID/stat), to tell a
+/// reused PID apart; None when it does not exist.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
+    stat_start_time(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Field 22 (start time) of a /proc/PID/stat text, read past the command name (which
+/// may contain spaces and parentheses).
+pub fn stat_start_time(stat: &str) -> Option<u64> {
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
@@ -81,7 +87,7 @@ impl MachineLock {
                 recovered: None,
             });
         }
-        let mut f = match OpenOptions::new()
+        let f = match OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -99,12 +105,37 @@ impl MachineLock {
             }
             Err(e) => return Err(format!("cannot open {LOCK_PATH}: {e}")),
         };
+        let f = Self::wait_for(f)?;
+        if let Some(mut f) = f.as_ref() {
+            let pid = std::process::id();
+            let me = format!(
+                "schedlab pid {pid} (start time {}) running `{what}`",
+                start_time(pid).unwrap_or(0)
+            );
+            let _ = f
+                .set_len(0)
+                .and_then(|()| f.rewind())
+                .and_then(|()| f.write_all(me.as_bytes()));
+        }
+        let recovered = crate::latency::shield::Shield::recover_stale();
+        if let Some(r) = &recovered {
+            eprintln!("note: {r} before this run");
+        }
+        Ok(MachineLock {
+            _file: f,
+            recovered,
+        })
+    }
+
+    /// Wait for the lock on `f` as the module documentation says; None where the kernel
+    /// or the file system cannot lock.
+    fn wait_for(mut f: File) -> Result<Option<File>, String> {
         let limit = wait_limit();
         let started = Instant::now();
         let mut said = false;
         loop {
             match try_lock(&f) {
-                Ok(true) => break,
+                Ok(true) => return Ok(Some(f)),
                 Ok(false) => {}
                 // A kernel without file locking (CONFIG_FILE_LOCKING=n, as in minimal
                 // guests) or a file system without flock: nothing can exclude another
@@ -119,10 +150,7 @@ impl MachineLock {
                         "note: {LOCK_PATH} cannot be locked here ({e}): other schedlab real \
                          runs are not kept out"
                     );
-                    return Ok(MachineLock {
-                        _file: None,
-                        recovered: crate::latency::shield::Shield::recover_stale(),
-                    });
+                    return Ok(None);
                 }
                 Err(e) => return Err(format!("cannot lock {LOCK_PATH}: {e}")),
             }
@@ -144,22 +172,5 @@ impl MachineLock {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let pid = std::process::id();
-        let me = format!(
-            "schedlab pid {pid} (start time {}) running `{what}`",
-            start_time(pid).unwrap_or(0)
-        );
-        let _ = f
-            .set_len(0)
-            .and_then(|()| f.rewind())
-            .and_then(|()| f.write_all(me.as_bytes()));
-        let recovered = crate::latency::shield::Shield::recover_stale();
-        if let Some(r) = &recovered {
-            eprintln!("note: {r} before this run");
-        }
-        Ok(MachineLock {
-            _file: Some(f),
-            recovered,
-        })
     }
 }

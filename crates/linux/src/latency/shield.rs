@@ -144,11 +144,9 @@ pub fn format_mask(cpus: &[usize]) -> String {
     parts.join(",")
 }
 
-/// `/proc/TID/stat` start time (field 22) and thread group leader, if it exists.
+/// `/proc/TID/stat` start time (field 22), if the thread exists.
 fn task_start(tid: i32) -> Option<u64> {
-    let s = fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    crate::machine_lock::start_time(u32::try_from(tid).ok()?)
 }
 
 fn ppid_of(pid: i32) -> Option<i32> {

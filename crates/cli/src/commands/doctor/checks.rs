@@ -627,10 +627,7 @@ pub fn machine_lock(h: &dyn Host) -> Check {
     let alive = match (field("pid "), field("start time ")) {
         (Some(pid), Some(start)) => h
             .read(&format!("/proc/{pid}/stat"))
-            .and_then(|s| {
-                let rest = s.get(s.rfind(')')? + 2..)?;
-                rest.split_whitespace().nth(19)?.parse::<u64>().ok()
-            })
+            .and_then(|s| schedlab_linux::machine_lock::stat_start_time(&s))
             .is_some_and(|t| t == start),
         _ => false,
     };
