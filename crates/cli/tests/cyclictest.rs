@@ -5,6 +5,8 @@
 //! back) so that it idles between wake-ups even on a busy machine. Asserts robust facts only: every run has its samples, schedlab
 //! says which setting was in force, and the two tools agree on avg and p99.
 
+mod common;
+
 use serde_json::Value;
 use std::process::Command;
 
@@ -42,12 +44,7 @@ fn schedlab_and_cyclictest_agree_with_and_without_the_pm_qos_request() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: Value = common::json_of(&out);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 4, "2 settings x 2 tools");
     for setting in ["request 0", "--laptop"] {

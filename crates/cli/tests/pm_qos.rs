@@ -2,6 +2,8 @@
 //! PM QoS"): held for the run and said so, released when the process ends — SIGKILL
 //! included — and a refusal names what is missing.
 
+mod common;
+
 use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -31,12 +33,7 @@ fn the_request_is_held_during_the_run_and_reported() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        common::json_of(&out)
     };
     let v = run(&[]);
     assert_eq!(
@@ -127,12 +124,7 @@ fn without_write_access_the_message_names_the_device() {
     );
     // The default request is best effort: the run goes on without it and says so.
     let out = sh("--json");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: Value = common::json_of(&out);
     assert!(v["pm_qos"]["dma_latency_us"].is_null());
     assert!(
         v["warnings"].to_string().contains("measured without it"),

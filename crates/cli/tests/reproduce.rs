@@ -1,5 +1,7 @@
 //! `schedlab reproduce illf`: the seed paper's experiments, end to end.
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -16,12 +18,7 @@ fn reproduce_json(dir: &PathBuf) -> Value {
         .arg(dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_of(&out)
 }
 
 fn case<'a>(v: &'a Value, prefix: &str) -> &'a Value {
@@ -143,12 +140,7 @@ fn reproduce_named(name: &str, dir: &PathBuf) -> Value {
         .arg(dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_of(&out)
 }
 
 const TABLES: [&str; 4] = ["linux", "grouped-2", "grouped-5", "extended-60"];
@@ -285,12 +277,7 @@ fn interactive_experiment_simulates_three_mixes_and_hrtick_shortens_the_wait() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: Value = common::json_of(&out);
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 3);
     for (c, hogs) in cases.iter().zip([1.0, 3.0, 7.0]) {

@@ -1,6 +1,8 @@
 //! `schedlab reproduce latency` (seed 002) and `reproduce shield` (seed 003): the
 //! simulated findings, and the real measurements where the host allows (root).
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -18,12 +20,7 @@ fn reproduce(name: &str, extra: &[&str], dir: &PathBuf) -> Value {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json_of(&out)
 }
 
 fn case<'a>(v: &'a Value, prefix: &str) -> &'a Value {

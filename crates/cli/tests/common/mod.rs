@@ -3,6 +3,16 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+/// The JSON a successful command printed; a failure shows its stderr.
+pub fn json_of(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The `schedlab` binary under test.
