@@ -42,6 +42,8 @@ pub mod releases;
 pub mod runner;
 pub mod scx;
 pub mod thread;
+pub mod traced;
+pub mod tracefs;
 
 pub use measure::{DispatcherStats, RunResult};
 pub use runner::{run, Backend, RunConfig, RunError, DEFAULT_MARGIN};

@@ -1,0 +1,899 @@
+//! What the kernel did during a traced run, counted the simulator's way: rebuilt from the
+//! run's private tracefs instance ([`crate::tracefs`]) and the runner's own identity of
+//! the run (t0, worker threads, the planned releases).
+//!
+//! Definitions (those of the simulator's metrics, restricted to the workload):
+//! - **context switch**: per run CPU, a timeline of "which workload thread, or idle"; a
+//!   switch is a change of that timeline (idle counts). Other work on the CPU (kernel
+//!   threads, softirq threads, the runner's threads, the dispatcher, other processes) is
+//!   transparent: A → kworker → A is no switch, A → kworker → B is one (A → B). Other
+//!   work is reported on its own line ([`OtherWork`]). `task_switches` leave out the
+//!   switches to and from idle, as the simulator's `task_switches_per_cpu_per_s` does.
+//! - **preemption**: a change of that timeline away from a workload thread that was still
+//!   runnable while one of its jobs was in progress. A job put aside for other work and
+//!   resumed on the same CPU is counted apart, as an *interruption*.
+//! - **migration**: a job resumes on another CPU than the one it last ran on.
+//! - **jobs**: a periodic task's job k starts when its thread first runs at or after its
+//!   release (and after job k − 1 finished) and finishes when the thread blocks again
+//!   (`clock_nanosleep` until the next release). When the next release is already due the
+//!   thread does not block; the worker then writes a `schedlab-job-end K` trace marker at
+//!   completion, which ends the job instead.
+//!
+//! The tracer of some kernels loses `sched_switch` events (notably switches away from an
+//! idle task): a switch whose `prev` is not the task believed running on that CPU
+//! implies a missing one, inferred at the task's last wake-up (or the CPU's previous
+//! event) and counted in [`TracedRun::inferred_switches`].
+
+use crate::measure::JobRecord;
+use schedlab_model::Ns;
+use schedlab_sim::Segment;
+use schedlab_trace::import::kernel::{events, Ev, Left};
+use schedlab_trace::schedule::{
+    JobRow, PrevState, Schedule, Switch, TaskInfo, Wakeup, PROCESS_PID,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// The marker a worker writes when a job completes with its next release already due.
+pub const JOB_END_MARK: &str = "schedlab-job-end ";
+
+/// Who the runner's threads were, for reading the trace.
+#[derive(Debug, Clone)]
+pub struct TraceContext {
+    /// The run's t0 (CLOCK_MONOTONIC ns; the instance's trace clock is `mono`).
+    pub t0: u64,
+    /// Length of the measured span (ns after t0).
+    pub duration: u64,
+    /// Host CPU number of each run CPU.
+    pub cpus: Vec<usize>,
+    /// The workload's tasks, in workload order.
+    pub tasks: Vec<TaskContext>,
+    /// The runner's own threads (main thread, watchdog).
+    pub runner_tids: Vec<u32>,
+    /// The user-space dispatcher's manager thread, if any.
+    pub dispatcher_tid: Option<u32>,
+}
+
+/// One task of the run.
+#[derive(Debug, Clone)]
+pub struct TaskContext {
+    /// Task name.
+    pub name: String,
+    /// Its worker thread.
+    pub tid: u32,
+    /// Kernel `prio` (for the exported trace).
+    pub prio: i32,
+    /// Whether it releases periodic jobs (whose boundaries are rebuilt).
+    pub periodic: bool,
+    /// The runner's records: release, deadline, exec and the abort flag are used.
+    pub jobs: Vec<JobRecord>,
+}
+
+/// One job as the trace shows it (ns after t0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TracedJob {
+    /// Task index.
+    pub task: usize,
+    /// Job number within the task.
+    pub job: u64,
+    /// Release.
+    pub release: u64,
+    /// Absolute deadline.
+    pub deadline: u64,
+    /// When its thread first ran for it (None: never started in the span).
+    pub start: Option<u64>,
+    /// When it completed (None: not completed in the span).
+    pub finish: Option<u64>,
+    /// CPU it completed on (else the one it last ran on).
+    pub cpu: Option<usize>,
+    /// Preemptions (by other workload threads, see the module documentation).
+    pub preemptions: u64,
+    /// Times other work (kernel threads, the runner) took its CPU and gave it back.
+    pub interruptions: u64,
+    /// CPU changes while it was in progress.
+    pub migrations: u64,
+    /// Missed its deadline (finished after it, or unfinished at a deadline in the span).
+    pub missed: bool,
+}
+
+impl TracedJob {
+    /// Completion − release.
+    pub fn response(&self) -> Option<u64> {
+        self.finish.map(|f| f - self.release)
+    }
+
+    /// Start − release.
+    pub fn start_latency(&self) -> Option<u64> {
+        self.start.map(|s| s.saturating_sub(self.release))
+    }
+}
+
+/// One run CPU's figures.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TracedCpu {
+    /// Run CPU index.
+    pub cpu: usize,
+    /// Context switches of the workload timeline (idle included).
+    pub context_switches: u64,
+    /// Of which to or from idle.
+    pub idle_switches: u64,
+    /// Time workload threads ran (ns).
+    pub workload_ns: u64,
+    /// Time other work ran (ns).
+    pub other_ns: u64,
+}
+
+/// The counted metrics, with the simulator's names and definitions.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TracedMetrics {
+    /// Periodic jobs released in the span.
+    pub jobs_released: u64,
+    /// Of which completed.
+    pub jobs_completed: u64,
+    /// Deadline misses.
+    pub deadline_misses: u64,
+    /// Context switches (workload timeline, idle included), all CPUs.
+    pub context_switches: u64,
+    /// Context switches / CPUs / seconds.
+    pub context_switches_per_cpu_per_s: f64,
+    /// Switches between workload threads / CPUs / seconds.
+    pub task_switches_per_cpu_per_s: f64,
+    /// Preemptions.
+    pub preemptions: u64,
+    /// Interruptions by other work.
+    pub interruptions: u64,
+    /// Migrations.
+    pub migrations: u64,
+    /// Median response time of completed jobs (ns).
+    pub median_response_ns: Option<u64>,
+    /// Mean response time of completed jobs (ns).
+    pub mean_response_ns: Option<f64>,
+    /// Median release-to-start latency (ns).
+    pub median_start_latency_ns: Option<u64>,
+    /// Largest release-to-start latency (ns).
+    pub max_start_latency_ns: Option<u64>,
+    /// Per CPU.
+    pub per_cpu: Vec<TracedCpu>,
+}
+
+/// Work on the run's CPUs that is not the workload's, by kind.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct OtherWork {
+    /// `kernel threads`, `softirq threads`, `runner`, `dispatcher` or `other processes`.
+    pub kind: &'static str,
+    /// Distinct threads.
+    pub threads: usize,
+    /// Times one of them got a run CPU.
+    pub switches_in: u64,
+    /// CPU time they used there (ns).
+    pub cpu_ns: u64,
+    /// The busiest of them: (comm, ns), at most three.
+    pub busiest: Vec<(String, u64)>,
+}
+
+/// Interrupts on the run's CPUs, by kind.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Interrupts {
+    /// `hardirq`, `softirq` or `local timer`.
+    pub kind: &'static str,
+    /// How many (entered in the span).
+    pub count: u64,
+    /// Time in them (ns).
+    pub time_ns: u64,
+    /// How many interrupted a workload thread.
+    pub on_workload: u64,
+}
+
+/// How the jobs rebuilt from the trace agree with the runner's own records (its clock
+/// reads right after the wake-up and right after the last unit of work).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Agreement {
+    /// Periodic jobs the runner recorded.
+    pub runner_jobs: u64,
+    /// Of which the trace shows with the same started / completed status.
+    pub same_status: u64,
+    /// Largest |trace start − runner start| over jobs both saw start (ns).
+    pub max_start_diff_ns: u64,
+    /// Median of the same (ns).
+    pub median_start_diff_ns: u64,
+    /// Largest |trace finish − runner finish| over jobs both saw complete (ns).
+    pub max_finish_diff_ns: u64,
+    /// Median of the same (ns).
+    pub median_finish_diff_ns: u64,
+}
+
+/// A traced run, read.
+#[derive(Debug, Clone)]
+pub struct TracedRun {
+    /// The jobs compared with the runner's records.
+    pub agreement: Agreement,
+    /// Periodic jobs, per task in release order.
+    pub jobs: Vec<TracedJob>,
+    /// The counted metrics.
+    pub metrics: TracedMetrics,
+    /// Other work on the run's CPUs.
+    pub other: Vec<OtherWork>,
+    /// Interrupts on the run's CPUs.
+    pub interrupts: Vec<Interrupts>,
+    /// Switches the tracer lost, inferred from breaks in each CPU's chain.
+    pub inferred_switches: u64,
+    /// Events the ring buffer dropped (0 when it kept everything).
+    pub lost_events: u64,
+    /// Events read.
+    pub events: usize,
+    /// The schedule, for the exporters (Perfetto, ftrace text, jobs CSV, Gantt, report):
+    /// the workload's tasks, then one pseudo-task `other` holding all other work.
+    pub schedule: Schedule,
+}
+
+impl TracedRun {
+    /// The JSON object `schedlab run --json` carries as `trace`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "metrics": self.metrics,
+            "other_work": self.other,
+            "interrupts": self.interrupts,
+            "inferred_switches": self.inferred_switches,
+            "lost_events": self.lost_events,
+            "events": self.events,
+            "agreement": self.agreement,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    Task(usize),
+    Idle,
+    Other(u32),
+}
+
+/// One stretch a worker thread ran.
+#[derive(Debug, Clone, Copy)]
+struct RunSeg {
+    cpu: usize,
+    start: i64,
+    end: i64,
+    /// Still runnable when it left.
+    runnable: bool,
+    /// Left for other work.
+    to_other: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct CpuState {
+    /// Pid running (None: not known yet).
+    cur: Option<u32>,
+    since: i64,
+    /// The workload timeline: the last workload thread (None: idle).
+    view: Option<usize>,
+    /// Whether `view`'s thread was still runnable when it left the CPU.
+    view_runnable: bool,
+    /// Open interrupts per kind: entry time and whether a worker was interrupted.
+    open: [Option<(i64, bool)>; 3],
+    stats: TracedCpu,
+}
+
+#[derive(Debug, Default)]
+struct OtherThread {
+    comm: String,
+    ns: u64,
+    switches_in: u64,
+}
+
+struct Replay<'a> {
+    ctx: &'a TraceContext,
+    dur: i64,
+    task_of: HashMap<u32, usize>,
+    cpus: Vec<CpuState>,
+    segs: Vec<Vec<RunSeg>>,
+    /// Per task: instants the workload timeline left it while runnable.
+    preempted_at: Vec<Vec<i64>>,
+    marks: Vec<BTreeMap<u64, i64>>,
+    last_wake: HashMap<u32, i64>,
+    wakeups: Vec<(i64, usize)>,
+    switches: Vec<Switch>,
+    others: HashMap<u32, OtherThread>,
+    irqs: [Interrupts; 3],
+    inferred: u64,
+}
+
+/// Length of `[a, b)` inside `[0, dur)`.
+fn inside(a: i64, b: i64, dur: i64) -> u64 {
+    (b.min(dur) - a.max(0)).max(0) as u64
+}
+
+impl Replay<'_> {
+    fn who(&self, pid: u32) -> Who {
+        match (pid, self.task_of.get(&pid)) {
+            (0, _) => Who::Idle,
+            (_, Some(&i)) => Who::Task(i),
+            _ => Who::Other(pid),
+        }
+    }
+
+    fn in_span(&self, t: i64) -> bool {
+        (0..self.dur).contains(&t)
+    }
+
+    /// The schedule's task index of a pid (the pseudo-task `other` is last).
+    fn sched_task(&self, w: Who) -> Option<usize> {
+        match w {
+            Who::Task(i) => Some(i),
+            Who::Idle => None,
+            Who::Other(_) => Some(self.ctx.tasks.len()),
+        }
+    }
+
+    /// `prev` leaves CPU `c` at `t` for `next`.
+    fn switch(&mut self, c: usize, t: i64, prev: u32, next: u32, runnable: bool, comm: &str) {
+        let (wp, wn) = (self.who(prev), self.who(next));
+        let since = self.cpus[c].since;
+        let ran = inside(since, t, self.dur);
+        match wp {
+            Who::Task(i) => {
+                self.segs[i].push(RunSeg {
+                    cpu: c,
+                    start: since,
+                    end: t,
+                    runnable,
+                    to_other: matches!(wn, Who::Other(_)),
+                });
+                self.cpus[c].stats.workload_ns += ran;
+                if self.cpus[c].view == Some(i) {
+                    self.cpus[c].view_runnable = runnable;
+                }
+            }
+            Who::Other(p) => {
+                self.others.entry(p).or_default().ns += ran;
+                self.cpus[c].stats.other_ns += ran;
+            }
+            Who::Idle => {}
+        }
+        if let Who::Other(p) = wn {
+            let counted = self.in_span(t);
+            let o = self.others.entry(p).or_default();
+            if o.comm.is_empty() {
+                o.comm = comm.to_string();
+            }
+            o.switches_in += counted as u64;
+        }
+        let (sp, sn) = (self.sched_task(wp), self.sched_task(wn));
+        if sp != sn && self.in_span(t) {
+            self.switches.push(Switch {
+                time: t as Ns,
+                cpu: c,
+                prev: sp,
+                next: sn,
+                prev_state: if runnable {
+                    PrevState::Preempted
+                } else {
+                    PrevState::Sleeping
+                },
+            });
+        }
+        // The workload timeline: other work is transparent.
+        let view = match wn {
+            Who::Task(i) => Some(i),
+            Who::Idle => None,
+            Who::Other(_) => self.cpus[c].view,
+        };
+        let st = &mut self.cpus[c];
+        if view != st.view {
+            if (0..self.dur).contains(&t) {
+                st.stats.context_switches += 1;
+                if view.is_none() || st.view.is_none() {
+                    st.stats.idle_switches += 1;
+                }
+            }
+            if let (Some(old), true) = (st.view, st.view_runnable) {
+                self.preempted_at[old].push(t);
+            }
+            st.view = view;
+            st.view_runnable = false;
+        }
+        st.cur = Some(next);
+        st.since = t;
+    }
+
+    fn irq(&mut self, c: usize, t: i64, event: &str) {
+        let (kind, entry) = match event {
+            "irq_handler_entry" => (0, true),
+            "irq_handler_exit" => (0, false),
+            "softirq_entry" => (1, true),
+            "softirq_exit" => (1, false),
+            "local_timer_entry" => (2, true),
+            "local_timer_exit" => (2, false),
+            _ => return,
+        };
+        let on_worker = self.cpus[c]
+            .cur
+            .is_some_and(|p| matches!(self.who(p), Who::Task(_)));
+        let st = &mut self.cpus[c];
+        if entry {
+            st.open[kind] = Some((t, on_worker));
+        } else if let Some((a, worker)) = st.open[kind].take() {
+            if (0..self.dur).contains(&a) {
+                let i = &mut self.irqs[kind];
+                i.count += 1;
+                i.time_ns += inside(a, t, self.dur);
+                i.on_workload += worker as u64;
+            }
+        }
+    }
+}
+
+/// Read the instance's trace text of a run (`lost`: events the buffer dropped).
+pub fn analyse(text: &str, ctx: &TraceContext, lost: u64) -> Result<TracedRun, String> {
+    let lines = events(text).map_err(|e| format!("the run's trace: {e}"))?;
+    let run_cpu: HashMap<usize, usize> =
+        ctx.cpus.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+    let n = ctx.tasks.len();
+    let mut r = Replay {
+        ctx,
+        dur: ctx.duration as i64,
+        task_of: ctx
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tid, i))
+            .collect(),
+        cpus: (0..ctx.cpus.len())
+            .map(|cpu| CpuState {
+                stats: TracedCpu {
+                    cpu,
+                    ..TracedCpu::default()
+                },
+                ..CpuState::default()
+            })
+            .collect(),
+        segs: vec![Vec::new(); n],
+        preempted_at: vec![Vec::new(); n],
+        marks: vec![BTreeMap::new(); n],
+        last_wake: HashMap::new(),
+        wakeups: Vec::new(),
+        switches: Vec::new(),
+        others: HashMap::new(),
+        irqs: ["hardirq", "softirq", "local timer"].map(|kind| Interrupts {
+            kind,
+            ..Interrupts::default()
+        }),
+        inferred: 0,
+    };
+    let mut last_t = 0i64;
+    for l in &lines {
+        let Some(&c) = run_cpu.get(&l.cpu) else {
+            continue;
+        };
+        let t = l.ts as i64 - ctx.t0 as i64;
+        last_t = last_t.max(t);
+        match &l.ev {
+            Ev::Switch {
+                prev,
+                prev_comm,
+                left,
+                next,
+                next_comm,
+                ..
+            } => {
+                match r.cpus[c].cur {
+                    None => r.cpus[c].since = t,
+                    Some(k) if k != *prev => {
+                        // A lost switch k -> prev: at prev's last wake-up if that is
+                        // after the CPU's previous event, else right after that event.
+                        r.inferred += 1;
+                        let at = r
+                            .last_wake
+                            .get(prev)
+                            .copied()
+                            .filter(|&w| w >= r.cpus[c].since && w <= t)
+                            .unwrap_or(r.cpus[c].since);
+                        r.switch(c, at, k, *prev, false, prev_comm);
+                    }
+                    Some(_) => {}
+                }
+                r.switch(c, t, *prev, *next, *left == Left::Runnable, next_comm);
+            }
+            Ev::Wakeup { pid, .. } => {
+                r.last_wake.insert(*pid, t);
+                if let Who::Task(i) = r.who(*pid) {
+                    if r.in_span(t) {
+                        r.wakeups.push((t, i));
+                    }
+                }
+            }
+            Ev::Exit { .. } => {}
+            Ev::Other { event, body } if event == "tracing_mark_write" => {
+                if let (Some(k), Who::Task(i)) = (
+                    body.strip_prefix(JOB_END_MARK)
+                        .and_then(|k| k.trim().parse::<u64>().ok()),
+                    r.who(l.pid),
+                ) {
+                    r.marks[i].insert(k, t);
+                }
+            }
+            Ev::Other { event, .. } => r.irq(c, t, event),
+        }
+    }
+    // Close what still runs at the end of the trace.
+    let end = last_t.max(r.dur);
+    for c in 0..r.cpus.len() {
+        if let Some(p) = r.cpus[c].cur {
+            match r.who(p) {
+                Who::Task(i) => {
+                    let since = r.cpus[c].since;
+                    r.segs[i].push(RunSeg {
+                        cpu: c,
+                        start: since,
+                        end,
+                        runnable: true,
+                        to_other: false,
+                    });
+                    r.cpus[c].stats.workload_ns += inside(since, end, r.dur);
+                }
+                Who::Other(o) => {
+                    let ran = inside(r.cpus[c].since, end, r.dur);
+                    r.others.entry(o).or_default().ns += ran;
+                    r.cpus[c].stats.other_ns += ran;
+                }
+                Who::Idle => {}
+            }
+        }
+    }
+    let jobs: Vec<TracedJob> = (0..n)
+        .filter(|&i| ctx.tasks[i].periodic)
+        .flat_map(|i| rebuild_jobs(&r, i))
+        .collect();
+    let metrics = metrics(&r, &jobs);
+    let agreement = agreement(ctx, &jobs);
+    let other = other_work(&r);
+    let schedule = schedule(&r, &jobs, !other.is_empty());
+    Ok(TracedRun {
+        agreement,
+        jobs,
+        metrics,
+        other,
+        interrupts: r.irqs.to_vec(),
+        inferred_switches: r.inferred,
+        lost_events: lost,
+        events: lines.len(),
+        schedule,
+    })
+}
+
+/// A periodic task's jobs from its thread's run stretches (module documentation).
+fn rebuild_jobs(r: &Replay, i: usize) -> Vec<TracedJob> {
+    let mut segs = r.segs[i].clone();
+    segs.sort_by_key(|s| s.start);
+    let marks = &r.marks[i];
+    let mut out = Vec::with_capacity(r.ctx.tasks[i].jobs.len());
+    let mut prev_fin = i64::MIN;
+    let mut si = 0;
+    for (k, rec) in r.ctx.tasks[i].jobs.iter().enumerate() {
+        let mut job = TracedJob {
+            task: i,
+            job: k as u64,
+            release: rec.release,
+            deadline: rec.deadline,
+            start: None,
+            finish: None,
+            cpu: None,
+            preemptions: 0,
+            interruptions: 0,
+            migrations: 0,
+            missed: false,
+        };
+        let from = (rec.release as i64).max(prev_fin);
+        while si < segs.len() && segs[si].end <= from {
+            si += 1;
+        }
+        let start = segs.get(si).map(|s| s.start.max(from));
+        if let Some(start) = start.filter(|&s| s < r.dur && prev_fin != i64::MAX) {
+            job.start = Some(start as u64);
+            let blocked = segs[si..]
+                .iter()
+                .position(|s| !s.runnable)
+                .map(|b| work_end(&segs[si..=si + b], start, rec.exec));
+            let marked = marks.get(&(k as u64)).copied().filter(|&m| m >= start);
+            let fin = match (blocked, marked) {
+                (Some(b), Some(m)) => Some(b.min(m)),
+                (b, m) => b.or(m),
+            }
+            .filter(|&f| f <= r.dur);
+            let until = fin.unwrap_or(r.dur);
+            let mut last_cpu = None;
+            for s in segs[si..].iter().take_while(|s| s.start < until) {
+                if last_cpu.is_some_and(|c| c != s.cpu) {
+                    job.migrations += 1;
+                }
+                last_cpu = Some(s.cpu);
+                if s.runnable && s.end < until && s.to_other {
+                    job.interruptions += 1;
+                }
+            }
+            job.cpu = last_cpu;
+            job.preemptions = r.preempted_at[i]
+                .iter()
+                .filter(|&&p| p > start && p < until)
+                .count() as u64;
+            job.finish = fin.map(|f| f as u64);
+            prev_fin = fin.unwrap_or(i64::MAX);
+        } else {
+            prev_fin = i64::MAX;
+        }
+        job.missed = match job.finish {
+            Some(f) => f > job.deadline,
+            None => rec.aborted || job.deadline <= r.ctx.duration,
+        };
+        out.push(job);
+    }
+    out
+}
+
+fn agreement(ctx: &TraceContext, jobs: &[TracedJob]) -> Agreement {
+    let mut a = Agreement::default();
+    let (mut starts, mut finishes) = (Vec::new(), Vec::new());
+    for j in jobs {
+        let Some(rec) = ctx.tasks[j.task].jobs.get(j.job as usize) else {
+            continue;
+        };
+        a.runner_jobs += 1;
+        if rec.start.is_some() == j.start.is_some() && rec.finish.is_some() == j.finish.is_some() {
+            a.same_status += 1;
+        }
+        if let (Some(x), Some(y)) = (rec.start, j.start) {
+            starts.push(x.abs_diff(y));
+        }
+        if let (Some(x), Some(y)) = (rec.finish, j.finish) {
+            finishes.push(x.abs_diff(y));
+        }
+    }
+    a.max_start_diff_ns = starts.iter().max().copied().unwrap_or(0);
+    a.max_finish_diff_ns = finishes.iter().max().copied().unwrap_or(0);
+    a.median_start_diff_ns = median(starts).unwrap_or(0);
+    a.median_finish_diff_ns = median(finishes).unwrap_or(0);
+    a
+}
+
+/// Longest run between a job's last unit of work and its thread's `clock_nanosleep`
+/// (recording the job, drawing the next one): a thread preempted in that tail has
+/// finished its job at the preemption, not when it later runs the tail and blocks.
+const TAIL_NS: i64 = 20_000;
+
+/// When a job that ran in `segs` (from `start`, the last one ending in a block) did its
+/// last unit of work: the block, or the preemption before a short tail once the job had
+/// run its execution time `exec`.
+fn work_end(segs: &[RunSeg], start: i64, exec: u64) -> i64 {
+    let ran = |s: &RunSeg| s.end - s.start.max(start);
+    let mut k = segs.len() - 1;
+    let mut tail = 0;
+    while k > 0 {
+        tail += ran(&segs[k]);
+        let before: i64 = segs[..k].iter().map(ran).sum();
+        if tail > TAIL_NS || !segs[k - 1].runnable || before < exec as i64 - TAIL_NS {
+            break;
+        }
+        k -= 1;
+    }
+    segs[k].end
+}
+
+fn median(mut v: Vec<u64>) -> Option<u64> {
+    v.sort_unstable();
+    v.get(v.len().saturating_sub(1) / 2).copied()
+}
+
+fn metrics(r: &Replay, jobs: &[TracedJob]) -> TracedMetrics {
+    let per_cpu: Vec<TracedCpu> = r.cpus.iter().map(|c| c.stats.clone()).collect();
+    let cs: u64 = per_cpu.iter().map(|c| c.context_switches).sum();
+    let idle: u64 = per_cpu.iter().map(|c| c.idle_switches).sum();
+    let scale = per_cpu.len().max(1) as f64 * (r.dur.max(1) as f64 / 1e9);
+    let responses: Vec<u64> = jobs.iter().filter_map(TracedJob::response).collect();
+    let latencies: Vec<u64> = jobs.iter().filter_map(TracedJob::start_latency).collect();
+    TracedMetrics {
+        jobs_released: jobs.len() as u64,
+        jobs_completed: responses.len() as u64,
+        deadline_misses: jobs.iter().filter(|j| j.missed).count() as u64,
+        context_switches: cs,
+        context_switches_per_cpu_per_s: cs as f64 / scale,
+        task_switches_per_cpu_per_s: (cs - idle) as f64 / scale,
+        preemptions: jobs.iter().map(|j| j.preemptions).sum(),
+        interruptions: jobs.iter().map(|j| j.interruptions).sum(),
+        migrations: jobs.iter().map(|j| j.migrations).sum(),
+        mean_response_ns: (!responses.is_empty())
+            .then(|| responses.iter().sum::<u64>() as f64 / responses.len() as f64),
+        median_response_ns: median(responses),
+        max_start_latency_ns: latencies.iter().max().copied(),
+        median_start_latency_ns: median(latencies),
+        per_cpu,
+    }
+}
+
+/// Whether `pid` is a kernel thread (PF_KTHREAD in /proc/PID/stat; pid 2 is kthreadd).
+fn is_kthread(pid: u32) -> bool {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = s.get(s.rfind(')')? + 2..)?;
+            rest.split_whitespace().nth(6)?.parse::<u64>().ok()
+        })
+        .is_some_and(|flags| flags & PF_KTHREAD != 0)
+}
+
+fn other_work(r: &Replay) -> Vec<OtherWork> {
+    let kind = |pid: u32, comm: &str| -> &'static str {
+        if Some(pid) == r.ctx.dispatcher_tid {
+            "dispatcher"
+        } else if r.ctx.runner_tids.contains(&pid) || comm.starts_with("sl-") {
+            "runner"
+        } else if comm.starts_with("ksoftirqd/") {
+            "softirq threads"
+        } else if is_kthread(pid)
+            || [
+                "kworker/",
+                "rcu",
+                "migration/",
+                "cpuhp/",
+                "irq/",
+                "kthreadd",
+            ]
+            .iter()
+            .any(|p| comm.starts_with(p))
+        {
+            "kernel threads"
+        } else {
+            "other processes"
+        }
+    };
+    let mut by: BTreeMap<&'static str, OtherWork> = BTreeMap::new();
+    for (&pid, o) in &r.others {
+        if o.ns == 0 && o.switches_in == 0 {
+            continue;
+        }
+        let k = kind(pid, &o.comm);
+        let e = by.entry(k).or_insert_with(|| OtherWork {
+            kind: k,
+            ..OtherWork::default()
+        });
+        e.threads += 1;
+        e.switches_in += o.switches_in;
+        e.cpu_ns += o.ns;
+        e.busiest.push((o.comm.clone(), o.ns));
+    }
+    by.into_values()
+        .map(|mut w| {
+            w.busiest.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            w.busiest.truncate(3);
+            w
+        })
+        .collect()
+}
+
+fn schedule(r: &Replay, jobs: &[TracedJob], with_other: bool) -> Schedule {
+    let ctx = r.ctx;
+    let n = ctx.tasks.len();
+    let mut tasks: Vec<TaskInfo> = ctx
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TaskInfo {
+            name: t.name.clone(),
+            pid: PROCESS_PID + 1 + i as u32,
+            prio: t.prio,
+        })
+        .collect();
+    if with_other {
+        tasks.push(TaskInfo {
+            name: "other".into(),
+            pid: PROCESS_PID + 1 + n as u32,
+            prio: 120,
+        });
+    }
+    let dur = r.dur;
+    let clip = |a: i64, b: i64| (a.max(0) as Ns, b.min(dur).max(0) as Ns);
+    // Each run stretch belongs to the job in progress when it started.
+    let job_at = |i: usize, t: i64| -> u64 {
+        jobs.iter()
+            .rev()
+            .find(|j| j.task == i && j.start.is_some_and(|s| s as i64 <= t))
+            .map_or(0, |j| j.job)
+    };
+    let mut segments: Vec<Segment> = Vec::new();
+    for (i, segs) in r.segs.iter().enumerate() {
+        for s in segs.iter().filter(|s| s.end > 0 && s.start < dur) {
+            let (start, end) = clip(s.start, s.end);
+            if end > start {
+                segments.push(Segment {
+                    cpu: s.cpu,
+                    task: i,
+                    job: job_at(i, s.start.max(0)),
+                    start,
+                    end,
+                });
+            }
+        }
+    }
+    let mut switches = r.switches.clone();
+    switches.sort_by_key(|s| s.time);
+    if with_other {
+        // Other work's stretches, from the switches into and out of it.
+        let mut open: Vec<Option<Ns>> = vec![None; ctx.cpus.len()];
+        for s in &switches {
+            if s.prev == Some(n) {
+                let from = open[s.cpu].take().unwrap_or(0);
+                if s.time > from {
+                    segments.push(Segment {
+                        cpu: s.cpu,
+                        task: n,
+                        job: 0,
+                        start: from,
+                        end: s.time,
+                    });
+                }
+            }
+            if s.next == Some(n) {
+                open[s.cpu] = Some(s.time);
+            }
+        }
+        for (cpu, o) in open.iter().enumerate() {
+            if let Some(from) = *o {
+                if (dur as Ns) > from {
+                    segments.push(Segment {
+                        cpu,
+                        task: n,
+                        job: 0,
+                        start: from,
+                        end: dur as Ns,
+                    });
+                }
+            }
+        }
+    }
+    segments.sort_by_key(|s| (s.start, s.cpu));
+    // Wake-up targets: the CPU the task runs on next, else where it last ran.
+    let wakeups = {
+        let mut seen = vec![false; n];
+        r.wakeups
+            .iter()
+            .map(|&(t, i)| {
+                let target_cpu = switches
+                    .iter()
+                    .find(|s| s.next == Some(i) && s.time as i64 >= t)
+                    .map_or(0, |s| s.cpu);
+                Wakeup {
+                    time: t as Ns,
+                    task: i,
+                    target_cpu,
+                    first: !std::mem::replace(&mut seen[i], true),
+                }
+            })
+            .collect()
+    };
+    let rows = jobs
+        .iter()
+        .map(|j| JobRow {
+            task: j.task,
+            job: j.job,
+            release: j.release,
+            deadline: j.deadline,
+            exec: ctx.tasks[j.task].jobs[j.job as usize].exec,
+            start: j.start,
+            finish: j.finish,
+            cpu: j.cpu,
+            aborted: ctx.tasks[j.task].jobs[j.job as usize].aborted,
+            missed: j.missed,
+        })
+        .collect();
+    Schedule {
+        name: String::new(),
+        policy: String::new(),
+        cpus: ctx.cpus.len(),
+        duration: ctx.duration,
+        tasks,
+        switches,
+        wakeups,
+        jobs: rows,
+        segments,
+    }
+}
