@@ -37,6 +37,7 @@ pub mod machine_lock;
 pub mod measure;
 pub mod pm_qos;
 pub mod policy;
+pub mod prediction;
 pub mod privileges;
 pub mod releases;
 pub mod runner;

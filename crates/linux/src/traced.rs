@@ -5,9 +5,12 @@
 //! Definitions (those of the simulator's metrics, restricted to the workload):
 //! - **context switch**: per run CPU, a timeline of "which workload thread, or idle"; a
 //!   switch is a change of that timeline (idle counts). Other work on the CPU (kernel
-//!   threads, softirq threads, the runner's threads, the dispatcher, other processes) is
-//!   transparent: A → kworker → A is no switch, A → kworker → B is one (A → B). Other
-//!   work is reported on its own line ([`OtherWork`]). `task_switches` leave out the
+//!   threads, softirq threads, the runner's threads, the dispatcher, other processes)
+//!   counts as idle when it runs after a workload thread blocked, and is transparent when
+//!   it preempted one (the simulator, which has no other work, would have kept that
+//!   thread running): A preempted → kworker → A is no switch, A preempted → kworker → B
+//!   is one (A → B), A blocks → kworker → B are two (A → idle → B). Other work is
+//!   reported on its own line ([`OtherWork`]). `task_switches` leave out the
 //!   switches to and from idle, as the simulator's `task_switches_per_cpu_per_s` does.
 //! - **preemption**: a change of that timeline away from a workload thread that was still
 //!   runnable while one of its jobs was in progress. A job put aside for other work and
@@ -372,10 +375,12 @@ impl Replay<'_> {
                 },
             });
         }
-        // The workload timeline: other work is transparent.
+        // The workload timeline: other work is idle after a worker blocked, and
+        // transparent when it preempted one (the simulator would have kept it running).
         let view = match wn {
             Who::Task(i) => Some(i),
             Who::Idle => None,
+            Who::Other(_) if matches!(wp, Who::Task(_)) && !runnable => None,
             Who::Other(_) => self.cpus[c].view,
         };
         let st = &mut self.cpus[c];
