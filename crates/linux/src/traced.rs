@@ -902,3 +902,167 @@ fn schedule(r: &Replay, jobs: &[TracedJob], with_other: bool) -> Schedule {
         segments,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: u64 = 100_000_000_000;
+
+    /// A raw ftrace line at `us` µs after t0 on CPU `cpu`, recorded while `pid` runs.
+    fn line(us: f64, cpu: usize, pid: u32, event: &str, body: &str) -> String {
+        let ns = T0 + (us * 1000.0).round() as u64;
+        format!(
+            "  {}-{pid} [{cpu:03}] d..2. {}.{:06}: {event}: {body}\n",
+            comm(pid),
+            ns / 1_000_000_000,
+            ns % 1_000_000_000 / 1000
+        )
+    }
+
+    fn comm(pid: u32) -> String {
+        match pid {
+            0 => "swapper/0".into(),
+            200 => "kworker/0:1".into(),
+            p => format!("w{p}"),
+        }
+    }
+
+    fn sw(us: f64, prev: u32, state: &str, next: u32) -> String {
+        line(
+            us,
+            0,
+            prev,
+            "sched_switch",
+            &format!(
+                "prev_comm={} prev_pid={prev} prev_prio=120 prev_state={state} ==> next_comm={} next_pid={next} next_prio=120",
+                comm(prev),
+                comm(next)
+            ),
+        )
+    }
+
+    fn job(release_ms: u64, exec_ms: f64) -> JobRecord {
+        JobRecord {
+            release: release_ms * 1_000_000,
+            deadline: release_ms * 1_000_000 + 10_000_000,
+            exec: (exec_ms * 1e6) as u64,
+            ..JobRecord::default()
+        }
+    }
+
+    /// Task `a` (tid 101, periodic, `jobs`) and fair task `b` (tid 102) on one CPU.
+    fn ctx(jobs: Vec<JobRecord>) -> TraceContext {
+        let task = |name: &str, tid, periodic, jobs| TaskContext {
+            name: name.into(),
+            tid,
+            prio: 120,
+            periodic,
+            jobs,
+        };
+        TraceContext {
+            t0: T0,
+            duration: 20_000_000,
+            cpus: vec![0],
+            tasks: vec![task("a", 101, true, jobs), task("b", 102, false, vec![])],
+            runner_tids: vec![],
+            dispatcher_tid: None,
+        }
+    }
+
+    #[test]
+    fn jobs_switches_preemptions_and_other_work_follow_the_definitions() {
+        let text = [
+            sw(5.0, 0, "R", 101),
+            sw(1000.0, 101, "R+", 200), // a put aside for a kworker...
+            sw(1100.0, 200, "S", 101),  // ... and given back: no switch
+            sw(2100.0, 101, "S", 0),    // job 0 done
+            sw(10_000.0, 0, "R", 101),
+            sw(12_000.0, 101, "R+", 102), // a preempted by b
+            sw(13_000.0, 102, "S", 101),
+            sw(14_000.0, 101, "S", 0), // job 1 done (3 ms of work)
+        ]
+        .concat();
+        let t = analyse(&text, &ctx(vec![job(0, 2.0), job(10, 3.0)]), 0).unwrap();
+        let j = &t.jobs;
+        assert_eq!(j.len(), 2);
+        assert_eq!((j[0].start, j[0].finish), (Some(5_000), Some(2_100_000)));
+        assert_eq!((j[0].interruptions, j[0].preemptions), (1, 0));
+        assert_eq!(
+            (j[1].start, j[1].finish),
+            (Some(10_000_000), Some(14_000_000))
+        );
+        assert_eq!((j[1].interruptions, j[1].preemptions), (0, 1));
+        let m = &t.metrics;
+        // idle→a, a→idle, idle→a, a→b, b→a, a→idle: the kworker is invisible.
+        assert_eq!(m.context_switches, 6);
+        assert_eq!(m.per_cpu[0].idle_switches, 4);
+        assert!((m.task_switches_per_cpu_per_s - 100.0).abs() < 1e-9);
+        assert_eq!(m.preemptions, 1);
+        assert_eq!(m.median_response_ns, Some(2_100_000));
+        assert_eq!(t.other.len(), 1);
+        assert_eq!(t.other[0].kind, "kernel threads");
+        assert_eq!((t.other[0].switches_in, t.other[0].cpu_ns), (1, 100_000));
+        // The exported schedule shows the kworker as the pseudo-task `other`.
+        assert_eq!(t.schedule.tasks.last().unwrap().name, "other");
+        assert!(t.schedule.segments.iter().any(|s| s.task == 2));
+    }
+
+    #[test]
+    fn a_preempted_tail_after_the_work_does_not_extend_the_job() {
+        let text = [
+            sw(0.0, 0, "R", 101),
+            sw(2000.0, 101, "R+", 102), // work done (2 ms), preempted before sleeping
+            sw(7000.0, 102, "S", 101),
+            sw(7004.0, 101, "S", 0), // 4 µs of tail, then clock_nanosleep
+        ]
+        .concat();
+        let t = analyse(&text, &ctx(vec![job(0, 2.0)]), 0).unwrap();
+        assert_eq!(t.jobs[0].finish, Some(2_000_000));
+        assert_eq!(t.jobs[0].preemptions, 0);
+    }
+
+    #[test]
+    fn a_marker_ends_a_job_whose_thread_did_not_block() {
+        let text = [
+            sw(5.0, 0, "R", 101),
+            line(10_500.0, 0, 101, "tracing_mark_write", "schedlab-job-end 0"),
+            sw(12_000.0, 101, "S", 0),
+        ]
+        .concat();
+        let t = analyse(&text, &ctx(vec![job(0, 10.5), job(10, 1.5)]), 0).unwrap();
+        let j = &t.jobs;
+        assert_eq!((j[0].start, j[0].finish), (Some(5_000), Some(10_500_000)));
+        assert_eq!(
+            (j[1].start, j[1].finish),
+            (Some(10_500_000), Some(12_000_000))
+        );
+        // One thread ran throughout: idle→a, then a→idle.
+        assert_eq!(t.metrics.context_switches, 2);
+    }
+
+    #[test]
+    fn a_lost_switch_is_inferred_and_counted() {
+        // a's switch back to idle after job 0 is missing: idle appears as `prev`.
+        let text = [
+            sw(5.0, 0, "R", 101),
+            sw(10_000.0, 0, "R", 101),
+            sw(11_000.0, 101, "S", 0),
+        ]
+        .concat();
+        let t = analyse(&text, &ctx(vec![job(0, 1.0), job(10, 1.0)]), 0).unwrap();
+        assert_eq!(t.inferred_switches, 1);
+        assert_eq!(t.jobs[1].start, Some(10_000_000));
+        assert_eq!(t.jobs[1].finish, Some(11_000_000));
+        assert_eq!(t.metrics.context_switches, 4);
+    }
+
+    #[test]
+    fn a_job_never_run_in_the_span_is_unstarted_and_missed() {
+        let text = sw(5.0, 0, "R", 200);
+        let t = analyse(&text, &ctx(vec![job(0, 1.0)]), 0).unwrap();
+        assert_eq!((t.jobs[0].start, t.jobs[0].finish), (None, None));
+        assert!(t.jobs[0].missed);
+        assert_eq!(t.metrics.deadline_misses, 1);
+    }
+}

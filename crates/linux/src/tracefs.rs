@@ -50,6 +50,16 @@ struct Journal {
     instance: PathBuf,
     /// The tracefs mount point this run mounted (None: it was mounted already).
     mounted: Option<PathBuf>,
+    /// The mount namespace it mounted in (`mnt:[INODE]`): a run in another namespace
+    /// must not unmount a tracefs that is not this run's.
+    #[serde(default)]
+    mnt_ns: Option<String>,
+}
+
+fn mount_namespace() -> Option<String> {
+    fs::read_link("/proc/self/ns/mnt")
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 fn journal_path(pid: u32) -> PathBuf {
@@ -165,6 +175,7 @@ impl TraceSession {
                     .join("instances")
                     .join(format!("{INSTANCE_PREFIX}{pid}")),
                 mounted,
+                mnt_ns: mount_namespace(),
             },
             marker: None,
             missing_events: Vec::new(),
@@ -291,7 +302,7 @@ fn undo(j: &Journal) -> Result<(), String> {
         errors.push(e);
     }
     if let Some(at) = &j.mounted {
-        if tracefs_mount().as_deref() == Some(at.as_path()) {
+        if tracefs_mount().as_deref() == Some(at.as_path()) && j.mnt_ns == mount_namespace() {
             if let Err(e) = unmount(at) {
                 errors.push(format!("cannot unmount tracefs at {}: {e}", at.display()));
             }
