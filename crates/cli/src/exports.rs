@@ -58,6 +58,18 @@ impl ExportArgs {
         self.trace_out.is_some() || self.gantt.is_some() || self.jobs_csv.is_some()
     }
 
+    /// Refuse, before a run, a --gantt window that a schedule of `duration` ns cannot
+    /// show (a real run would otherwise be lost to the error at its end).
+    pub fn check_window(&self, duration: schedlab_model::Ns) -> Result<(), Failure> {
+        match self.gantt {
+            Some(win) => win
+                .clip(duration)
+                .map(|_| ())
+                .map_err(|e| Failure::input(format!("--gantt: {e}"))),
+            None => Ok(()),
+        }
+    }
+
     fn format(&self, path: &Path) -> TraceFormat {
         self.trace_format.unwrap_or_else(|| {
             let ext = path

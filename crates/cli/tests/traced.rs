@@ -206,10 +206,7 @@ fn the_trace_of_a_short_run_holds_exactly_the_runners_jobs() {
     assert_eq!(rows.lines().count() as u64, released + 1, "{rows}");
     let text = std::fs::read_to_string(&trace).unwrap();
     for task in ["big1", "small4"] {
-        assert!(
-            text.contains(&format!("==> {task}:")),
-            "{task} never ran"
-        );
+        assert!(text.contains(&format!("==> {task}:")), "{task} never ran");
     }
     // The machine as it was: no instance, tracefs mounted as before, no journal.
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
@@ -364,4 +361,43 @@ fn compare_real_predicts_metric_by_metric_and_reports_both_gantts() {
     // The simulated and the real Gantt: one row per CPU each, on the same window.
     assert_eq!(dom.matches("class=\"gantt-row\"").count(), 4, "{dom}");
     assert!(dom.matches("<tr>").count() > 10);
+}
+
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_SYS_ADMIN) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn without_cap_sys_admin_and_tracefs_the_run_names_the_capability_and_keeps_its_counters() {
+    needs_root!();
+    if Command::new("capsh").arg("--help").output().is_err() {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "capsh missing");
+        eprintln!("capsh (libcap) not installed: not checked");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = Scratch::new("traced-nocap");
+    let csv = dir.path("jobs.csv");
+    let ns = Namespace::new();
+    let w = example("table1-2cpu.yaml");
+    let out = ns
+        .enter()
+        .args(["capsh", "--drop=cap_sys_admin", "--", "-c"])
+        .arg(format!(
+            "exec {BIN} run {} --policy rm --duration 300ms --json --jobs-csv {}",
+            w.display(),
+            csv.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = v["trace"]["unavailable"].as_str().unwrap();
+    assert!(why.contains("needs CAP_SYS_ADMIN"), "{why}");
+    assert!(stderr(&out).contains("--jobs-csv"), "{}", stderr(&out));
+    // The counters are still there, and nothing was left behind.
+    assert!(v["jobs_released"].as_u64().unwrap() > 0);
+    assert!(v["context_switches"].as_u64().unwrap() > 0);
+    assert!(!csv.exists());
+    assert!(!ns.mounted());
 }

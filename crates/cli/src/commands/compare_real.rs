@@ -56,7 +56,7 @@ pub struct RealArgs {
 impl RealArgs {
     /// Whether compare must go through this module.
     pub fn active(&self) -> bool {
-        self.real || self.platform.is_some()
+        self.real || self.platform.is_some() || self.exports.wants_trace()
     }
 }
 
@@ -138,6 +138,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             .map_err(|m| Failure::input(format!("{}: {m}", path.display())))
     };
     let base = load(None)?;
+    ra.exports.check_window(base.duration)?;
     let mut policies: Vec<Policy> = Vec::new();
     let requested: &[Policy] = if args.policies.is_empty() {
         if ra.real {

@@ -217,6 +217,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let ov = args.overrides.to_overrides(args.policy);
     let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
     let mut cfg = config(args, file_sets_margin(&args.file))?;
+    args.exports.check_window(w.duration)?;
     // The workload's PM QoS limit is held for real unless --dma-latency overrides it.
     cfg.dma_latency = cfg.dma_latency.or(w
         .platform
