@@ -401,3 +401,25 @@ fn without_cap_sys_admin_and_tracefs_the_run_names_the_capability_and_keeps_its_
     assert!(!csv.exists());
     assert!(!ns.mounted());
 }
+
+/// Refusals that come before any real run (no root needed).
+#[test]
+fn compare_trace_flags_need_real() {
+    let w = example("table1-2cpu.yaml");
+    let w = w.to_str().unwrap();
+    let out = common::schedlab(&["compare", w, "--trace-out", "/tmp/never.pftrace"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("with compare write the real runs' traces: add --real"),
+        "{}",
+        stderr(&out)
+    );
+    // A Gantt window the run cannot show is refused before the run, not after it.
+    let out = common::schedlab(&["run", w, "--duration", "300ms", "--gantt", "1s..2s"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--gantt: the window starts at 1s"),
+        "{}",
+        stderr(&out)
+    );
+}
