@@ -130,18 +130,12 @@ fn signal(pid: u32, sig: i32) {
     assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
 }
 
+/// The test is built to run here (`cfg(real_kernel)`), so a missing capability at run
+/// time is a failure, not a silent pass.
 macro_rules! needs_root {
     () => {
-        let caps = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("CapEff:"))
-                    .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-            })
-            .unwrap_or(0);
         assert!(
-            caps & (1 << 21) != 0,
+            common::cap_eff() & (1 << 21) != 0,
             "built for real-kernel tests but cannot run them now: needs CAP_SYS_ADMIN (root)"
         );
     };

@@ -65,7 +65,7 @@ fn sim_jobs(s: &Schedule, periodic: &[bool]) -> JobFigures {
 fn real_jobs(t: &TracedRun) -> JobFigures {
     JobFigures {
         released: t.jobs.len() as u64,
-        misses: t.jobs.iter().filter(|j| j.missed).count() as u64,
+        misses: t.jobs.iter().filter(|j| j.row.missed).count() as u64,
         responses: t.jobs.iter().filter_map(|j| j.response()).collect(),
         latencies: t.jobs.iter().filter_map(|j| j.start_latency()).collect(),
     }

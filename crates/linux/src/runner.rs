@@ -933,8 +933,8 @@ fn watchdog(shared: &Shared, hard_end: u64, dl: bool) {
     }
 }
 
-/// A job that completes this close to its successor's release writes a job-end marker:
-/// the thread may reach `clock_nanosleep` only after the release and not block.
+/// A worker this close to its next release writes the previous job's end marker: it may
+/// reach `clock_nanosleep` only after the release and not block.
 const MARK_AHEAD_NS: u64 = 50_000;
 
 /// One task's thread: release, burn and record its jobs until the end of the run.
@@ -973,10 +973,23 @@ fn worker(
     }
     // The first job not started yet.
     let mut pending = jobs.next_job();
+    // The last completed job, while the trace cannot yet see where it ended: a thread
+    // that sleeps until its next release ends it with that sleep; one that goes straight
+    // on (the release is due) or leaves (the run ends) writes a marker (crate::traced).
+    let mut unmarked: Option<usize> = None;
+    let mark = |k: Option<usize>| {
+        if let (Some(tr), Some(k)) = (tracer.as_ref(), k) {
+            tr.mark(&format!("{}{k}", traced::JOB_END_MARK));
+        }
+    };
     while let Some(job) = pending {
         let rel = t0.saturating_add(job.release);
         if rel >= end || stop.load(Ordering::SeqCst) {
             break;
+        }
+        let k = unmarked.take();
+        if job::now_ns() + MARK_AHEAD_NS >= rel {
+            mark(k);
         }
         let (exec, deadline) = (job.exec, t0.saturating_add(job.deadline));
         if let Some(s) = slot {
@@ -1019,22 +1032,14 @@ fn worker(
             migrations: b.migrations as u64,
         });
         pending = jobs.next_job();
-        // Unless the thread now sleeps until its next release, the trace cannot see
-        // where this job ended (crate::traced): the next release is already due, or
-        // this was the last job and the thread goes on to demote itself and exit.
-        if let Some(tr) = tracer.as_ref() {
-            let sleeps = pending.as_ref().is_some_and(|n| {
-                let rel = t0 + n.release;
-                rel > fin + MARK_AHEAD_NS && rel < end
-            });
-            if !sleeps {
-                tr.mark(&format!("{}{}", traced::JOB_END_MARK, rep.jobs.len() - 1));
-            }
+        if b.end == BurnEnd::Done {
+            unmarked = Some(rep.jobs.len() - 1);
         }
         if b.end != BurnEnd::Done && !aborted {
             break;
         }
     }
+    mark(unmarked);
     // Jobs released (logically) but never started before the end (or the stop).
     let stop_at = shared.stop_at.load(Ordering::SeqCst);
     let eff_end = if stop_at == u64::MAX {

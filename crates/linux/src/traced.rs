@@ -75,39 +75,28 @@ pub struct TaskContext {
 /// One job as the trace shows it (ns after t0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TracedJob {
-    /// Task index.
-    pub task: usize,
-    /// Job number within the task.
-    pub job: u64,
-    /// Release.
-    pub release: u64,
-    /// Absolute deadline.
-    pub deadline: u64,
-    /// When its thread first ran for it (None: never started in the span).
-    pub start: Option<u64>,
-    /// When it completed (None: not completed in the span).
-    pub finish: Option<u64>,
-    /// CPU it completed on (else the one it last ran on).
-    pub cpu: Option<usize>,
+    /// Task, number, release, deadline, execution time, start (when its thread first ran
+    /// for it; None: never in the span), finish (None: not completed in the span), CPU,
+    /// abort and miss: the exporters' job row.
+    #[serde(flatten)]
+    pub row: JobRow,
     /// Preemptions (by other workload threads, see the module documentation).
     pub preemptions: u64,
     /// Times other work (kernel threads, the runner) took its CPU and gave it back.
     pub interruptions: u64,
     /// CPU changes while it was in progress.
     pub migrations: u64,
-    /// Missed its deadline (finished after it, or unfinished at a deadline in the span).
-    pub missed: bool,
 }
 
 impl TracedJob {
     /// Completion − release.
     pub fn response(&self) -> Option<u64> {
-        self.finish.map(|f| f - self.release)
+        self.row.response()
     }
 
     /// Start − release.
     pub fn start_latency(&self) -> Option<u64> {
-        self.start.map(|s| s.saturating_sub(self.release))
+        self.row.start.map(|s| s.saturating_sub(self.row.release))
     }
 }
 
@@ -576,17 +565,21 @@ fn rebuild_jobs(r: &Replay, i: usize) -> Vec<TracedJob> {
     let mut si = 0;
     for (k, rec) in r.ctx.tasks[i].jobs.iter().enumerate() {
         let mut job = TracedJob {
-            task: i,
-            job: k as u64,
-            release: rec.release,
-            deadline: rec.deadline,
-            start: None,
-            finish: None,
-            cpu: None,
+            row: JobRow {
+                task: i,
+                job: k as u64,
+                release: rec.release,
+                deadline: rec.deadline,
+                exec: rec.exec,
+                start: None,
+                finish: None,
+                cpu: None,
+                aborted: rec.aborted,
+                missed: false,
+            },
             preemptions: 0,
             interruptions: 0,
             migrations: 0,
-            missed: false,
         };
         let from = (rec.release as i64).max(prev_fin);
         while si < segs.len() && segs[si].end <= from {
@@ -594,17 +587,18 @@ fn rebuild_jobs(r: &Replay, i: usize) -> Vec<TracedJob> {
         }
         let start = segs.get(si).map(|s| s.start.max(from));
         if let Some(start) = start.filter(|&s| s < r.dur && prev_fin != i64::MAX) {
-            job.start = Some(start as u64);
-            let blocked = segs[si..]
-                .iter()
-                .position(|s| !s.runnable)
-                .map(|b| work_end(&segs[si..=si + b], start, rec.exec));
+            job.row.start = Some(start as u64);
+            let blocked = segs[si..].iter().find(|s| !s.runnable).map(|s| s.end);
             let marked = marks.get(&(k as u64)).copied().filter(|&m| m >= start);
-            let fin = match (blocked, marked) {
+            // Where the thread left the job (its sleep or its marker), and where the
+            // job's work ended (earlier when the thread was starved in between).
+            let left = match (blocked, marked) {
                 (Some(b), Some(m)) => Some(b.min(m)),
                 (b, m) => b.or(m),
-            }
-            .filter(|&f| f <= r.dur);
+            };
+            let fin = left
+                .map(|e| work_end(&segs[si..], start, e, rec.exec))
+                .filter(|&f| f <= r.dur);
             let until = fin.unwrap_or(r.dur);
             let mut last_cpu = None;
             for s in segs[si..].iter().take_while(|s| s.start < until) {
@@ -616,19 +610,22 @@ fn rebuild_jobs(r: &Replay, i: usize) -> Vec<TracedJob> {
                     job.interruptions += 1;
                 }
             }
-            job.cpu = last_cpu;
+            job.row.cpu = last_cpu;
             job.preemptions = r.preempted_at[i]
                 .iter()
                 .filter(|&&p| p > start && p < until)
                 .count() as u64;
-            job.finish = fin.map(|f| f as u64);
-            prev_fin = fin.unwrap_or(i64::MAX);
+            job.row.finish = fin.map(|f| f as u64);
+            prev_fin = match fin {
+                Some(_) => left.unwrap_or(i64::MAX),
+                None => i64::MAX,
+            };
         } else {
             prev_fin = i64::MAX;
         }
-        job.missed = match job.finish {
-            Some(f) => f > job.deadline,
-            None => rec.aborted || job.deadline <= r.ctx.duration,
+        job.row.missed = match job.row.finish {
+            Some(f) => f > job.row.deadline,
+            None => rec.aborted || job.row.deadline <= r.ctx.duration,
         };
         out.push(job);
     }
@@ -639,6 +636,7 @@ fn agreement(ctx: &TraceContext, jobs: &[TracedJob]) -> Agreement {
     let mut a = Agreement::default();
     let (mut starts, mut finishes) = (Vec::new(), Vec::new());
     for j in jobs {
+        let j = &j.row;
         let Some(rec) = ctx.tasks[j.task].jobs.get(j.job as usize) else {
             continue;
         };
@@ -663,14 +661,18 @@ fn agreement(ctx: &TraceContext, jobs: &[TracedJob]) -> Agreement {
 /// Longest run between a job's last unit of work and its thread's `clock_nanosleep`
 /// (recording the job, drawing the next one): a thread preempted in that tail has
 /// finished its job at the preemption, not when it later runs the tail and blocks.
-const TAIL_NS: i64 = 20_000;
+const TAIL_NS: i64 = 50_000;
 
-/// When a job that ran in `segs` (from `start`, the last one ending in a block) did its
-/// last unit of work: the block, or the preemption before a short tail once the job had
-/// run its execution time `exec`.
-fn work_end(segs: &[RunSeg], start: i64, exec: u64) -> i64 {
-    let ran = |s: &RunSeg| s.end - s.start.max(start);
-    let mut k = segs.len() - 1;
+/// When a job that ran in `segs` from `start` and whose thread blocked (or marked the
+/// job's end) at `until` did its last unit of work: `until`, or the preemption before a
+/// short tail once the job had run its execution time `exec`.
+fn work_end(segs: &[RunSeg], start: i64, until: i64, exec: u64) -> i64 {
+    let ran = |s: &RunSeg| s.end.min(until) - s.start.max(start);
+    let n = segs.iter().take_while(|s| s.start < until).count();
+    if n == 0 {
+        return until;
+    }
+    let mut k = n - 1;
     let mut tail = 0;
     while k > 0 {
         tail += ran(&segs[k]);
@@ -680,7 +682,11 @@ fn work_end(segs: &[RunSeg], start: i64, exec: u64) -> i64 {
         }
         k -= 1;
     }
-    segs[k].end
+    if k == n - 1 {
+        until
+    } else {
+        segs[k].end
+    }
 }
 
 fn median(mut v: Vec<u64>) -> Option<u64> {
@@ -698,7 +704,7 @@ fn metrics(r: &Replay, jobs: &[TracedJob]) -> TracedMetrics {
     TracedMetrics {
         jobs_released: jobs.len() as u64,
         jobs_completed: responses.len() as u64,
-        deadline_misses: jobs.iter().filter(|j| j.missed).count() as u64,
+        deadline_misses: jobs.iter().filter(|j| j.row.missed).count() as u64,
         context_switches: cs,
         context_switches_per_cpu_per_s: cs as f64 / scale,
         task_switches_per_cpu_per_s: (cs - idle) as f64 / scale,
@@ -797,12 +803,19 @@ fn schedule(r: &Replay, jobs: &[TracedJob], with_other: bool) -> Schedule {
     }
     let dur = r.dur;
     let clip = |a: i64, b: i64| (a.max(0) as Ns, b.min(dur).max(0) as Ns);
-    // Each run stretch belongs to the job in progress when it started.
+    // Each run stretch belongs to the job in progress when it started: per task, the
+    // jobs' starts in order.
+    let mut starts: Vec<Vec<(i64, u64)>> = vec![Vec::new(); n];
+    for j in jobs.iter().map(|j| &j.row) {
+        if let Some(st) = j.start {
+            starts[j.task].push((st as i64, j.job));
+        }
+    }
     let job_at = |i: usize, t: i64| -> u64 {
-        jobs.iter()
-            .rev()
-            .find(|j| j.task == i && j.start.is_some_and(|s| s as i64 <= t))
-            .map_or(0, |j| j.job)
+        let v = &starts[i];
+        v.partition_point(|&(st, _)| st <= t)
+            .checked_sub(1)
+            .map_or(0, |k| v[k].1)
     };
     let mut segments: Vec<Segment> = Vec::new();
     for (i, segs) in r.segs.iter().enumerate() {
@@ -858,14 +871,22 @@ fn schedule(r: &Replay, jobs: &[TracedJob], with_other: bool) -> Schedule {
     segments.sort_by_key(|s| (s.start, s.cpu));
     // Wake-up targets: the CPU the task runs on next, else where it last ran.
     let wakeups = {
+        let mut ins: Vec<Vec<(i64, usize)>> = vec![Vec::new(); n];
+        for s in &switches {
+            if let Some(k) = s.next.filter(|&k| k < n) {
+                ins[k].push((s.time as i64, s.cpu));
+            }
+        }
         let mut seen = vec![false; n];
         r.wakeups
             .iter()
             .map(|&(t, i)| {
-                let target_cpu = switches
-                    .iter()
-                    .find(|s| s.next == Some(i) && s.time as i64 >= t)
-                    .map_or(0, |s| s.cpu);
+                let v = &ins[i];
+                let k = v.partition_point(|&(x, _)| x < t);
+                let target_cpu = v
+                    .get(k)
+                    .or_else(|| k.checked_sub(1).and_then(|p| v.get(p)))
+                    .map_or(0, |&(_, c)| c);
                 Wakeup {
                     time: t as Ns,
                     task: i,
@@ -875,21 +896,7 @@ fn schedule(r: &Replay, jobs: &[TracedJob], with_other: bool) -> Schedule {
             })
             .collect()
     };
-    let rows = jobs
-        .iter()
-        .map(|j| JobRow {
-            task: j.task,
-            job: j.job,
-            release: j.release,
-            deadline: j.deadline,
-            exec: ctx.tasks[j.task].jobs[j.job as usize].exec,
-            start: j.start,
-            finish: j.finish,
-            cpu: j.cpu,
-            aborted: ctx.tasks[j.task].jobs[j.job as usize].aborted,
-            missed: j.missed,
-        })
-        .collect();
+    let rows = jobs.iter().map(|j| j.row).collect();
     Schedule {
         name: String::new(),
         policy: String::new(),
@@ -986,10 +993,13 @@ mod tests {
         let t = analyse(&text, &ctx(vec![job(0, 2.0), job(10, 3.0)]), 0).unwrap();
         let j = &t.jobs;
         assert_eq!(j.len(), 2);
-        assert_eq!((j[0].start, j[0].finish), (Some(5_000), Some(2_100_000)));
+        assert_eq!(
+            (j[0].row.start, j[0].row.finish),
+            (Some(5_000), Some(2_100_000))
+        );
         assert_eq!((j[0].interruptions, j[0].preemptions), (1, 0));
         assert_eq!(
-            (j[1].start, j[1].finish),
+            (j[1].row.start, j[1].row.finish),
             (Some(10_000_000), Some(14_000_000))
         );
         assert_eq!((j[1].interruptions, j[1].preemptions), (0, 1));
@@ -1018,7 +1028,7 @@ mod tests {
         ]
         .concat();
         let t = analyse(&text, &ctx(vec![job(0, 2.0)]), 0).unwrap();
-        assert_eq!(t.jobs[0].finish, Some(2_000_000));
+        assert_eq!(t.jobs[0].row.finish, Some(2_000_000));
         assert_eq!(t.jobs[0].preemptions, 0);
     }
 
@@ -1032,13 +1042,37 @@ mod tests {
         .concat();
         let t = analyse(&text, &ctx(vec![job(0, 10.5), job(10, 1.5)]), 0).unwrap();
         let j = &t.jobs;
-        assert_eq!((j[0].start, j[0].finish), (Some(5_000), Some(10_500_000)));
         assert_eq!(
-            (j[1].start, j[1].finish),
+            (j[0].row.start, j[0].row.finish),
+            (Some(5_000), Some(10_500_000))
+        );
+        assert_eq!(
+            (j[1].row.start, j[1].row.finish),
             (Some(10_500_000), Some(12_000_000))
         );
         // One thread ran throughout: idle→a, then a→idle.
         assert_eq!(t.metrics.context_switches, 2);
+    }
+
+    #[test]
+    fn a_thread_starved_between_its_work_and_its_sleep_ends_its_job_at_the_preemption() {
+        // Job 0's 2 ms of work end at 2 ms, where b preempts; a runs again only after
+        // job 1's release, marks job 0's end and goes straight on with job 1.
+        let text = [
+            sw(0.0, 0, "R", 101),
+            sw(2000.0, 101, "R+", 102),
+            sw(12_000.0, 102, "S", 101),
+            line(12_010.0, 0, 101, "tracing_mark_write", "schedlab-job-end 0"),
+            sw(13_010.0, 101, "S", 0),
+        ]
+        .concat();
+        let t = analyse(&text, &ctx(vec![job(0, 2.0), job(10, 1.0)]), 0).unwrap();
+        let j = &t.jobs;
+        assert_eq!(j[0].row.finish, Some(2_000_000));
+        assert_eq!(
+            (j[1].row.start, j[1].row.finish),
+            (Some(12_010_000), Some(13_010_000))
+        );
     }
 
     #[test]
@@ -1052,8 +1086,8 @@ mod tests {
         .concat();
         let t = analyse(&text, &ctx(vec![job(0, 1.0), job(10, 1.0)]), 0).unwrap();
         assert_eq!(t.inferred_switches, 1);
-        assert_eq!(t.jobs[1].start, Some(10_000_000));
-        assert_eq!(t.jobs[1].finish, Some(11_000_000));
+        assert_eq!(t.jobs[1].row.start, Some(10_000_000));
+        assert_eq!(t.jobs[1].row.finish, Some(11_000_000));
         assert_eq!(t.metrics.context_switches, 4);
     }
 
@@ -1061,8 +1095,8 @@ mod tests {
     fn a_job_never_run_in_the_span_is_unstarted_and_missed() {
         let text = sw(5.0, 0, "R", 200);
         let t = analyse(&text, &ctx(vec![job(0, 1.0)]), 0).unwrap();
-        assert_eq!((t.jobs[0].start, t.jobs[0].finish), (None, None));
-        assert!(t.jobs[0].missed);
+        assert_eq!((t.jobs[0].row.start, t.jobs[0].row.finish), (None, None));
+        assert!(t.jobs[0].row.missed);
         assert_eq!(t.metrics.deadline_misses, 1);
     }
 }
