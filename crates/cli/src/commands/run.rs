@@ -244,9 +244,14 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     };
     progress.done();
     let rr = rr.map_err(|e| run_failure(&args.file.display().to_string(), &e))?;
-    let drawing = match &rr.trace {
-        Some(t) => crate::exports::write_schedule(&t.schedule, &args.exports, None)?,
-        None => None,
+    // A trace file that cannot be written does not lose the run: the result is still
+    // printed, then the error ends the command.
+    let (drawing, unwritten) = match &rr.trace {
+        Some(t) => match crate::exports::write_schedule(&t.schedule, &args.exports, None) {
+            Ok(d) => (d, None),
+            Err(e) => (None, Some(e)),
+        },
+        None => (None, None),
     };
     let mut text = if args.output.json {
         json(&rr)?
@@ -255,6 +260,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     };
     crate::exports::append(drawing, args.output.json, &mut text);
     emit(&text, args.output.output.as_deref())?;
+    if let Some(e) = unwritten {
+        return Err(e);
+    }
     if let Some(why) = &rr.trace_unavailable {
         return Err(Failure {
             code: 1,
