@@ -665,7 +665,9 @@ const TAIL_NS: i64 = 50_000;
 
 /// When a job that ran in `segs` from `start` and whose thread blocked (or marked the
 /// job's end) at `until` did its last unit of work: `until`, or the preemption before a
-/// short tail once the job had run its execution time `exec`.
+/// short tail once the job had run for its whole execution time `exec` (run time counted
+/// from the switch-in includes the wake-up's return, so a job preempted with work left
+/// is not taken for one preempted in its tail).
 fn work_end(segs: &[RunSeg], start: i64, until: i64, exec: u64) -> i64 {
     let ran = |s: &RunSeg| s.end.min(until) - s.start.max(start);
     let n = segs.iter().take_while(|s| s.start < until).count();
@@ -677,7 +679,7 @@ fn work_end(segs: &[RunSeg], start: i64, until: i64, exec: u64) -> i64 {
     while k > 0 {
         tail += ran(&segs[k]);
         let before: i64 = segs[..k].iter().map(ran).sum();
-        if tail > TAIL_NS || !segs[k - 1].runnable || before < exec as i64 - TAIL_NS {
+        if tail > TAIL_NS || !segs[k - 1].runnable || before < exec as i64 {
             break;
         }
         k -= 1;
