@@ -883,11 +883,11 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     })
 }
 
-/// Per-CPU trace buffer for a run of `duration` ns: 4 MiB plus 4 MiB per second, at
-/// most 256 MiB. A quiet CPU logs a few thousand events a second (~50 bytes each), but
-/// a busy machine (a parallel build beside the run) logs ten times more.
+/// Per-CPU trace buffer for a run of `duration` ns: 4 MiB plus 2 MiB per second, at
+/// most 128 MiB. A quiet CPU logs a few thousand events a second (~50 bytes each); with
+/// a parallel build beside the run ten times more were seen (12,000/s, 0.7 MiB/s).
 fn trace_buffer_kb(duration: u64) -> u64 {
-    (4096 + duration.div_ceil(1_000_000_000) * 4096).min(262_144)
+    (4096 + duration.div_ceil(1_000_000_000) * 2048).min(131_072)
 }
 
 /// The watchdog: waits for a control signal or the hard end of the run.
