@@ -12,11 +12,18 @@
 //!   then again holding `/dev/cpu_dma_latency` at 0 (idle states held off, as cyclictest
 //!   does); the difference of the medians is the cost of leaving an idle state, written
 //!   as the platform's `idle_states` entry.
+//! - **per-job cost**: a SCHED_FIFO thread runs the runner's job loop (sleep to an absolute
+//!   release with `clock_nanosleep`, read the clocks and the switch counters, burn 200 µs
+//!   of thread CPU time reading its own CPU clock, read them again) 1 ms apart; the CPU
+//!   time the thread used beyond the burn, median per job, is what each job costs a
+//!   real run beyond its work — the kernel charges all of it to the thread and so to its
+//!   SCHED_DEADLINE budget. It is written as `job_costs.per_job`, with
+//!   `reads_cpu_clock: true` (the burn loop's clock reads account the task at once).
 //!
 //! Real-time policies are used when the process may (CAP_SYS_NICE), so that other
 //! threads do not get in the way; otherwise SCHED_OTHER, and the result says so.
 
-use crate::job::{now_ns, sleep_until};
+use crate::job::{burn, now_ns, sleep_until, thread_cpu_ns, BurnCtx, JobMode};
 use crate::policy::{self, KernelPolicy};
 use crate::privileges::Privileges;
 use crate::thread;
@@ -49,6 +56,10 @@ pub struct Calibration {
     pub idle_exit_ns: Option<u64>,
     /// Why the request could not be held, if it could not.
     pub pm_qos_error: Option<String>,
+    /// CPU time a job of the runner costs beyond its work (median per job).
+    pub job_overhead_ns: u64,
+    /// Of which the `clock_nanosleep` round trip (syscall, switch out and back in).
+    pub job_sleep_ns: u64,
     /// Whether SCHED_FIFO was used for the measuring threads.
     pub realtime: bool,
 }
@@ -188,6 +199,51 @@ fn wakeups(samples: usize, rt: bool) -> (u64, u64, u64) {
     h.join().unwrap_or((0, 0, 0))
 }
 
+/// The runner's job loop, `samples` jobs of 200 µs released 1 ms apart: the median CPU
+/// time per job beyond the burn, and the median of its `clock_nanosleep` round trip.
+fn job_overhead(cpu: usize, samples: usize, rt: bool) -> (u64, u64) {
+    let h = thread::spawn("sl-jobcost".into(), move || {
+        let _ = policy::set_affinity(0, &[cpu]);
+        if rt {
+            let _ = policy::set_policy(0, &KernelPolicy::Fifo(90));
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut per_cpu = vec![0u64; libc::CPU_SETSIZE as usize];
+        let (mut total, mut sleep) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+        let mut release = now_ns() + 1_000_000;
+        let mut prev = thread_cpu_ns();
+        for _ in 0..samples {
+            let before_sleep = thread_cpu_ns();
+            sleep_until(release);
+            let woke = thread_cpu_ns();
+            // What the runner's worker does around each job (runner.rs `worker`).
+            let _start = now_ns();
+            let _ = thread::thread_switches();
+            let b = burn(
+                200_000,
+                JobMode::ThreadCpu,
+                &mut BurnCtx {
+                    stop: &stop,
+                    until: u64::MAX,
+                    progress: None,
+                    per_cpu: &mut per_cpu,
+                },
+            );
+            let _fin = now_ns();
+            let _ = thread::thread_switches();
+            let end = thread_cpu_ns();
+            total.push((end - prev).saturating_sub(b.cpu_ns));
+            sleep.push(woke - before_sleep);
+            prev = end;
+            release += 1_000_000;
+        }
+        let _ = policy::set_policy(0, &KernelPolicy::Other(0));
+        (pct(&mut total, 0.5), pct(&mut sleep, 0.5))
+    })
+    .expect("thread");
+    h.join().unwrap_or((0, 0))
+}
+
 /// The deepest enabled cpuidle state of CPU 0 (name, target residency in ns), if listed.
 fn deepest_idle_state() -> Option<(String, u64)> {
     let mut deepest = None;
@@ -216,6 +272,7 @@ pub fn calibrate() -> Calibration {
     let (cs, cs99) = ping_pong(cpus[0], 20_000, rt);
     let mig = (cpus.len() > 1).then(|| migration(cpus[0], cpus[1], 400));
     let (wm, w99, wmax) = wakeups(500, rt);
+    let (job_overhead_ns, job_sleep_ns) = job_overhead(cpus[0], 300, rt);
     let (held, pm_qos_error) = match crate::pm_qos::PmQosRequest::hold(0) {
         Ok(q) => {
             let (m, _, _) = wakeups(500, rt);
@@ -246,6 +303,8 @@ pub fn calibrate() -> Calibration {
         wakeup_held_median_ns: held,
         idle_exit_ns: held.map(|h| wm.saturating_sub(h)),
         pm_qos_error,
+        job_overhead_ns,
+        job_sleep_ns,
         realtime: rt,
     }
 }
@@ -305,7 +364,18 @@ impl Calibration {
             s.push_str(&format!("  migration: {}\n", dur(m)));
         }
         s.push_str(&self.idle_yaml(deepest_idle_state()));
+        s.push_str(&self.job_costs_yaml());
         s
+    }
+
+    /// The `job_costs` lines: the runner's per-job CPU time, and budgets enforced at once.
+    fn job_costs_yaml(&self) -> String {
+        format!(
+            "# per job: the runner's job loop uses {} of CPU beyond its work ({} of it the clock_nanosleep round trip)\n  job_costs: {{ per_job: {}, reads_cpu_clock: true }}\n",
+            dur(self.job_overhead_ns),
+            dur(self.job_sleep_ns),
+            dur(self.job_overhead_ns.max(1))
+        )
     }
 
     /// The `idle_states` lines: one state whose exit latency is the measured difference,
@@ -366,6 +436,8 @@ mod tests {
             wakeup_held_median_ns: Some(19_000),
             idle_exit_ns: Some(29_000),
             pm_qos_error: None,
+            job_overhead_ns: 21_000,
+            job_sleep_ns: 9_000,
             realtime: true,
         };
         let y = c.idle_yaml(Some(("haltpoll idle".into(), 1000)));
@@ -380,6 +452,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.platform.idle_states[0].exit_latency, 29_000);
+        assert_eq!(w.platform.job_costs, schedlab_model::job_costs::JobCosts::default());
+        let j = c.job_costs_yaml();
+        let w = schedlab_model::Workload::parse_str(
+            &format!("platform:\n  cpus: 1\n{j}duration: 1s\ntasks:\n  - {{ name: p, runtime: 1ms, period: 10ms }}\n"),
+            std::path::Path::new("p.yaml"),
+            &schedlab_model::Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(w.platform.job_costs.per_job, 21_000);
+        assert!(w.platform.job_costs.reads_cpu_clock);
         c.idle_exit_ns = Some(0);
         assert!(!c.idle_yaml(None).contains("idle_states:"));
         c.idle_exit_ns = None;

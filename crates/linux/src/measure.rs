@@ -249,6 +249,8 @@ pub struct RunResult {
     pub dma_latency_us: Option<u32>,
     /// Warnings (e.g. memory not locked).
     pub warnings: Vec<String>,
+    /// Per task (workload order): its jobs as the worker recorded them.
+    pub jobs: Vec<Vec<JobRecord>>,
 }
 
 impl RunResult {

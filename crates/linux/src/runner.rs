@@ -797,6 +797,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         scx: scx_report,
         dma_latency_us: cfg.dma_latency,
         warnings,
+        jobs: reports.iter().map(|r| r.jobs.clone()).collect(),
     })
 }
 

@@ -101,7 +101,11 @@ pub struct Engine {
     cs_cost: Ns,
     mig_cost: Ns,
     tick_cost: Ns,
+    /// CBS budgets are enforced the instant they run out (HRTICK_DL, or jobs that read
+    /// their own CPU clock: `platform.job_costs.reads_cpu_clock`), not at ticks.
     hrtick: bool,
+    /// CPU time each job costs beyond its work (`platform.job_costs.per_job`).
+    job_cost: Ns,
     cbs: bool,
     placement: Placement,
     on_miss: OnMiss,
@@ -326,7 +330,11 @@ impl Engine {
             cs_cost: w.platform.context_switch,
             mig_cost: w.platform.migration,
             tick_cost: w.platform.tick,
-            hrtick: w.platform.hrtick,
+            // A job reading its own CPU clock makes the kernel account it at every read
+            // (`task_sched_runtime` → `update_curr`): exhaustion is seen at once, as with
+            // HRTICK_DL.
+            hrtick: w.platform.hrtick || w.platform.job_costs.reads_cpu_clock,
+            job_cost: w.platform.job_costs.per_job,
             cbs: w.scheduler.cbs,
             placement: w.scheduler.placement,
             on_miss: w.on_miss,

@@ -329,5 +329,14 @@ impl Engine {
         if let Some(j) = ts.job {
             self.latency[t].record(self.now.saturating_sub(j.release) + exit);
         }
+        // The job's own costs (return from the sleep, clock reads, the way back into
+        // it) are paid on the CPU it starts on, before its work, like a switch cost.
+        if self.job_cost > 0 {
+            if let Some(cpu) = self.tasks[t].on_cpu {
+                self.sync(cpu);
+                self.cpus[cpu].overhead_left += self.job_cost;
+                self.force_rearm(cpu);
+            }
+        }
     }
 }

@@ -1,0 +1,88 @@
+//! `platform.job_costs`: what each job costs a real machine beyond its own work, so that
+//! the simulator predicts what `schedlab run` measures (docs/fidelity.md).
+//!
+//! A job run by schedlab's runner is a thread that returns from `clock_nanosleep` at its
+//! release, reads its clocks, burns its execution time while reading its own CPU clock,
+//! reads its clocks again and goes back to sleep. The kernel charges all of that CPU time
+//! to the thread, and so to its SCHED_DEADLINE budget; `schedlab calibrate` measures it.
+//! Both default to off, so a workload without the block simulates exactly as before.
+
+use crate::spec::Dur;
+use crate::time::{format_ns, Ns};
+use serde::{Deserialize, Serialize};
+
+/// The `platform.job_costs:` block as written.
+#[derive(Debug, Clone, Copy, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JobCostsSpec {
+    /// CPU time each job costs beyond its execution time (the return from
+    /// `clock_nanosleep`, clock reads, the way back into it), charged to the task and its
+    /// CBS budget when the job first gets a CPU.
+    pub per_job: Option<Dur>,
+    /// The job reads its own CPU clock while it runs (as the runner's burn loop does):
+    /// every read makes the kernel account the running task (`task_sched_runtime` →
+    /// `update_curr`), so an exhausted CBS budget is caught at once instead of at the
+    /// next tick, as with HRTICK_DL.
+    pub reads_cpu_clock: Option<bool>,
+}
+
+/// Validated per-job costs (all zero/off by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct JobCosts {
+    /// CPU time charged at each job's first dispatch, beyond its execution time.
+    pub per_job: Ns,
+    /// CBS budgets are enforced exactly (the job's own clock reads account it).
+    pub reads_cpu_clock: bool,
+}
+
+/// Longest per-job cost accepted: more is not an overhead but work.
+const MAX_PER_JOB: Ns = 100_000_000;
+
+impl JobCosts {
+    /// Whether nothing is set (the workload simulates as without the block).
+    pub fn is_off(&self) -> bool {
+        *self == JobCosts::default()
+    }
+
+    /// Validate the block.
+    pub fn from_spec(spec: Option<&JobCostsSpec>) -> Result<JobCosts, String> {
+        let Some(s) = spec else {
+            return Ok(JobCosts::default());
+        };
+        let per_job = s.per_job.map_or(0, |d| d.0);
+        if per_job > MAX_PER_JOB {
+            return Err(format!(
+                "platform.job_costs.per_job: {} is more than {} (a per-job overhead, not work: put work in the task's runtime)",
+                format_ns(per_job),
+                format_ns(MAX_PER_JOB)
+            ));
+        }
+        Ok(JobCosts {
+            per_job,
+            reads_cpu_clock: s.reads_cpu_clock.unwrap_or(false),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_block_is_off_and_a_huge_cost_is_refused_by_name() {
+        assert!(JobCosts::from_spec(None).unwrap().is_off());
+        let on = JobCosts::from_spec(Some(&JobCostsSpec {
+            per_job: Some(Dur(25_000)),
+            reads_cpu_clock: Some(true),
+        }))
+        .unwrap();
+        assert_eq!((on.per_job, on.reads_cpu_clock), (25_000, true));
+        assert!(!on.is_off());
+        let e = JobCosts::from_spec(Some(&JobCostsSpec {
+            per_job: Some(Dur(200_000_000)),
+            reads_cpu_clock: None,
+        }))
+        .unwrap_err();
+        assert!(e.starts_with("platform.job_costs.per_job: 200ms"), "{e}");
+    }
+}
