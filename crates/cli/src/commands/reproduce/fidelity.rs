@@ -40,12 +40,12 @@ tasks:
 ";
 
 /// Fair tasks beside a real-time one on one CPU: a SCHED_FIFO periodic task (RM), two
-/// interactive fair tasks (run 2 ms, sleep 8 ms) and a CPU hog, under the fair class
-/// with this host's base slice (`{slice}`).
+/// interactive fair tasks (run 2 ms, sleep 8 ms) and a CPU hog, under EEVDF (the
+/// kernel's fair class since 6.6) with this host's base slice (`{slice}`).
 const FAIR_MIX: &str = "name: fair-mix
 platform: { cpus: 1, hz: 250 }
 duration: 3s
-scheduler: { eevdf: { base_slice: {slice} } }
+scheduler: { fair: eevdf, eevdf: { base_slice: {slice} } }
 tasks:
   - { name: rt, runtime: 2ms, period: 10ms }
   - { name: ui, count: 2, run: 2ms, sleep: 8ms }
