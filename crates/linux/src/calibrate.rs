@@ -60,6 +60,10 @@ pub struct Calibration {
     pub job_overhead_ns: u64,
     /// Of which the `clock_nanosleep` round trip (syscall, switch out and back in).
     pub job_sleep_ns: u64,
+    /// How late the job loop's thread runs after its release: 5th percentile.
+    pub job_wake_p5_ns: u64,
+    /// 95th percentile.
+    pub job_wake_p95_ns: u64,
     /// Whether SCHED_FIFO was used for the measuring threads.
     pub realtime: bool,
 }
@@ -199,9 +203,18 @@ fn wakeups(samples: usize, rt: bool) -> (u64, u64, u64) {
     h.join().unwrap_or((0, 0, 0))
 }
 
-/// The runner's job loop, `samples` jobs of 200 µs released 1 ms apart: the median CPU
-/// time per job beyond the burn, and the median of its `clock_nanosleep` round trip.
-fn job_overhead(cpu: usize, samples: usize, rt: bool) -> (u64, u64) {
+/// What the runner's job loop measures per job (ns).
+struct JobLoop {
+    /// Median CPU time per job beyond the burn.
+    overhead: u64,
+    /// Median `clock_nanosleep` round trip (thread CPU time).
+    sleep: u64,
+    /// 5th and 95th percentiles of how late the thread runs after its release.
+    wake: (u64, u64),
+}
+
+/// The runner's job loop, `samples` jobs of 200 µs released 1 ms apart.
+fn job_loop(cpu: usize, samples: usize, rt: bool) -> JobLoop {
     let h = thread::spawn("sl-jobcost".into(), move || {
         let _ = policy::set_affinity(0, &[cpu]);
         if rt {
@@ -210,6 +223,7 @@ fn job_overhead(cpu: usize, samples: usize, rt: bool) -> (u64, u64) {
         let stop = std::sync::atomic::AtomicBool::new(false);
         let mut per_cpu = vec![0u64; libc::CPU_SETSIZE as usize];
         let (mut total, mut sleep) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+        let mut late = Vec::with_capacity(samples);
         let mut release = now_ns() + 1_000_000;
         let mut prev = thread_cpu_ns();
         for _ in 0..samples {
@@ -217,7 +231,8 @@ fn job_overhead(cpu: usize, samples: usize, rt: bool) -> (u64, u64) {
             sleep_until(release);
             let woke = thread_cpu_ns();
             // What the runner's worker does around each job (runner.rs `worker`).
-            let _start = now_ns();
+            let start = now_ns();
+            late.push(start.saturating_sub(release));
             let _ = thread::thread_switches();
             let b = burn(
                 200_000,
@@ -238,10 +253,18 @@ fn job_overhead(cpu: usize, samples: usize, rt: bool) -> (u64, u64) {
             release += 1_000_000;
         }
         let _ = policy::set_policy(0, &KernelPolicy::Other(0));
-        (pct(&mut total, 0.5), pct(&mut sleep, 0.5))
+        JobLoop {
+            overhead: pct(&mut total, 0.5),
+            sleep: pct(&mut sleep, 0.5),
+            wake: (pct(&mut late, 0.05), pct(&mut late, 0.95)),
+        }
     })
     .expect("thread");
-    h.join().unwrap_or((0, 0))
+    h.join().unwrap_or(JobLoop {
+        overhead: 0,
+        sleep: 0,
+        wake: (0, 0),
+    })
 }
 
 /// The deepest enabled cpuidle state of CPU 0 (name, target residency in ns), if listed.
@@ -264,6 +287,9 @@ fn deepest_idle_state() -> Option<(String, u64)> {
 
 /// Measure this machine (about 2 s).
 pub fn calibrate() -> Calibration {
+    // Another schedlab real run (real-time threads, a shield) would be measured too: wait
+    // for it. Without the lock (not root, or waited too long) the measurement goes on.
+    let _lock = crate::machine_lock::MachineLock::acquire("calibrate").ok();
     let rt = Privileges::current().is_ok_and(|p| p.sys_nice);
     let cpus = crate::runner::host_cpus();
     let saved_aff = policy::get_affinity(0).ok();
@@ -272,7 +298,7 @@ pub fn calibrate() -> Calibration {
     let (cs, cs99) = ping_pong(cpus[0], 20_000, rt);
     let mig = (cpus.len() > 1).then(|| migration(cpus[0], cpus[1], 400));
     let (wm, w99, wmax) = wakeups(500, rt);
-    let (job_overhead_ns, job_sleep_ns) = job_overhead(cpus[0], 300, rt);
+    let jl = job_loop(cpus[0], 300, rt);
     let (held, pm_qos_error) = match crate::pm_qos::PmQosRequest::hold(0) {
         Ok(q) => {
             let (m, _, _) = wakeups(500, rt);
@@ -303,8 +329,10 @@ pub fn calibrate() -> Calibration {
         wakeup_held_median_ns: held,
         idle_exit_ns: held.map(|h| wm.saturating_sub(h)),
         pm_qos_error,
-        job_overhead_ns,
-        job_sleep_ns,
+        job_overhead_ns: jl.overhead,
+        job_sleep_ns: jl.sleep,
+        job_wake_p5_ns: jl.wake.0,
+        job_wake_p95_ns: jl.wake.1,
         realtime: rt,
     }
 }
@@ -371,10 +399,16 @@ impl Calibration {
     /// The `job_costs` lines: the runner's per-job CPU time, and budgets enforced at once.
     fn job_costs_yaml(&self) -> String {
         format!(
-            "# per job: the runner's job loop uses {} of CPU beyond its work ({} of it the clock_nanosleep round trip)\n  job_costs: {{ per_job: {}, reads_cpu_clock: true }}\n",
+            "# per job: the runner's job loop uses {} of CPU beyond its work ({} of it the clock_nanosleep round trip);\n\
+             # its thread runs {} to {} after its release (5th to 95th percentile)\n\
+             \x20 job_costs: {{ per_job: {}, reads_cpu_clock: true, wakeup_latency: {}, wakeup_jitter: {} }}\n",
             dur(self.job_overhead_ns),
             dur(self.job_sleep_ns),
-            dur(self.job_overhead_ns.max(1))
+            dur(self.job_wake_p5_ns),
+            dur(self.job_wake_p95_ns),
+            dur(self.job_overhead_ns.max(1)),
+            dur(self.job_wake_p5_ns),
+            dur(self.job_wake_p95_ns.saturating_sub(self.job_wake_p5_ns))
         )
     }
 
@@ -438,6 +472,8 @@ mod tests {
             pm_qos_error: None,
             job_overhead_ns: 21_000,
             job_sleep_ns: 9_000,
+            job_wake_p5_ns: 20_000,
+            job_wake_p95_ns: 50_000,
             realtime: true,
         };
         let y = c.idle_yaml(Some(("haltpoll idle".into(), 1000)));
@@ -462,6 +498,10 @@ mod tests {
         .unwrap();
         assert_eq!(w.platform.job_costs.per_job, 21_000);
         assert!(w.platform.job_costs.reads_cpu_clock);
+        assert_eq!(
+            (w.platform.job_costs.wakeup_latency, w.platform.job_costs.wakeup_jitter),
+            (20_000, 30_000)
+        );
         c.idle_exit_ns = Some(0);
         assert!(!c.idle_yaml(None).contains("idle_states:"));
         c.idle_exit_ns = None;

@@ -24,6 +24,11 @@ pub struct JobCostsSpec {
     /// `update_curr`), so an exhausted CBS budget is caught at once instead of at the
     /// next tick, as with HRTICK_DL.
     pub reads_cpu_clock: Option<bool>,
+    /// How late a periodic task's thread wakes after its release (the timer interrupt
+    /// and `try_to_wake_up`): its CBS deadline is set then, not at the release.
+    pub wakeup_latency: Option<Dur>,
+    /// Extra random wake-up delay, uniform in [0, jitter] (seeded).
+    pub wakeup_jitter: Option<Dur>,
 }
 
 /// Validated per-job costs (all zero/off by default).
@@ -33,10 +38,16 @@ pub struct JobCosts {
     pub per_job: Ns,
     /// CBS budgets are enforced exactly (the job's own clock reads account it).
     pub reads_cpu_clock: bool,
+    /// Least delay from a periodic job's release to its task's wake-up.
+    pub wakeup_latency: Ns,
+    /// Extra wake-up delay, uniform in [0, jitter].
+    pub wakeup_jitter: Ns,
 }
 
 /// Longest per-job cost accepted: more is not an overhead but work.
 const MAX_PER_JOB: Ns = 100_000_000;
+/// Longest wake-up latency or jitter accepted.
+const MAX_WAKEUP: Ns = 100_000_000;
 
 impl JobCosts {
     /// Whether nothing is set (the workload simulates as without the block).
@@ -57,9 +68,25 @@ impl JobCosts {
                 format_ns(MAX_PER_JOB)
             ));
         }
+        let wakeup_latency = s.wakeup_latency.map_or(0, |d| d.0);
+        let wakeup_jitter = s.wakeup_jitter.map_or(0, |d| d.0);
+        for (field, v) in [
+            ("wakeup_latency", wakeup_latency),
+            ("wakeup_jitter", wakeup_jitter),
+        ] {
+            if v > MAX_WAKEUP {
+                return Err(format!(
+                    "platform.job_costs.{field}: {} is more than {} (a wake-up delay, not a release offset: use the task's `offset`)",
+                    format_ns(v),
+                    format_ns(MAX_WAKEUP)
+                ));
+            }
+        }
         Ok(JobCosts {
             per_job,
             reads_cpu_clock: s.reads_cpu_clock.unwrap_or(false),
+            wakeup_latency,
+            wakeup_jitter,
         })
     }
 }
@@ -74,15 +101,22 @@ mod tests {
         let on = JobCosts::from_spec(Some(&JobCostsSpec {
             per_job: Some(Dur(25_000)),
             reads_cpu_clock: Some(true),
+            ..JobCostsSpec::default()
         }))
         .unwrap();
         assert_eq!((on.per_job, on.reads_cpu_clock), (25_000, true));
         assert!(!on.is_off());
         let e = JobCosts::from_spec(Some(&JobCostsSpec {
             per_job: Some(Dur(200_000_000)),
-            reads_cpu_clock: None,
+            ..JobCostsSpec::default()
         }))
         .unwrap_err();
         assert!(e.starts_with("platform.job_costs.per_job: 200ms"), "{e}");
+        let e = JobCosts::from_spec(Some(&JobCostsSpec {
+            wakeup_jitter: Some(Dur(1_000_000_000)),
+            ..JobCostsSpec::default()
+        }))
+        .unwrap_err();
+        assert!(e.starts_with("platform.job_costs.wakeup_jitter: 1s"), "{e}");
     }
 }

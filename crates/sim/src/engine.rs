@@ -81,6 +81,7 @@ mod fair_balance;
 mod global;
 mod global_fast;
 mod idle;
+mod job_wake;
 mod jobs;
 mod kernel;
 mod latency;
@@ -106,6 +107,8 @@ pub struct Engine {
     hrtick: bool,
     /// CPU time each job costs beyond its work (`platform.job_costs.per_job`).
     job_cost: Ns,
+    /// Wake-up delays of periodic releases (None: a release wakes its task at once).
+    job_wakes: Option<job_wake::JobWakes>,
     cbs: bool,
     placement: Placement,
     on_miss: OnMiss,
@@ -335,6 +338,7 @@ impl Engine {
             // HRTICK_DL.
             hrtick: w.platform.hrtick || w.platform.job_costs.reads_cpu_clock,
             job_cost: w.platform.job_costs.per_job,
+            job_wakes: job_wake::JobWakes::new(w),
             cbs: w.scheduler.cbs,
             placement: w.scheduler.placement,
             on_miss: w.on_miss,

@@ -89,6 +89,10 @@ impl Engine {
         ts.job_started = false;
         // A fresh job has not run anywhere yet, unless its task is still on a CPU.
         ts.job_last_cpu = ts.on_cpu;
+        if self.defer_wakeup(t) {
+            return; // woken by its timer a little later (`job_wake.rs`)
+        }
+        let ts = &self.tasks[t];
         if !ts.dl.throttled {
             self.cbs_wakeup_rule(t);
             self.wakeup(t, EnqueueReason::Wakeup);

@@ -131,6 +131,10 @@ pub struct Costs {
     pub migration_ns: u64,
     /// CPU time per job beyond its work (ns).
     pub job_overhead_ns: u64,
+    /// Least delay from a release to its thread running (5th percentile, ns).
+    pub wakeup_latency_ns: u64,
+    /// Spread of that delay (95th − 5th percentile, ns).
+    pub wakeup_jitter_ns: u64,
 }
 
 impl Costs {
@@ -139,6 +143,8 @@ impl Costs {
             context_switch_ns: c.context_switch_ns,
             migration_ns: c.migration_ns.unwrap_or(0),
             job_overhead_ns: c.job_overhead_ns,
+            wakeup_latency_ns: c.job_wake_p5_ns,
+            wakeup_jitter_ns: c.job_wake_p95_ns.saturating_sub(c.job_wake_p5_ns),
         }
     }
 }
@@ -171,6 +177,8 @@ fn load(s: &Setup, base_slice_ns: u64, costs: Option<Costs>) -> Result<Workload,
         w.platform.job_costs = JobCosts {
             per_job: c.job_overhead_ns,
             reads_cpu_clock: true,
+            wakeup_latency: c.wakeup_latency_ns,
+            wakeup_jitter: c.wakeup_jitter_ns,
         };
     }
     Ok(w)
