@@ -117,6 +117,7 @@ fn the_per_job_cost_is_charged_to_the_task_once_per_job() {
     let y = "
 platform: { cpus: 1, hz: 250, job_costs: { per_job: 30us } }
 duration: 1s
+scheduler: { dl_margin: 0.05 }
 tasks:
   - { name: p, runtime: 2ms, period: 10ms }
 ";
@@ -126,4 +127,48 @@ tasks:
     assert_eq!(p.cpu_time_ns, 100 * (2_000_000 + 30_000));
     // Its work starts 30 us after the release, so it responds 30 us later.
     assert_eq!(p.max_response_ns, 2_030_000);
+}
+
+#[test]
+fn a_release_wakes_its_task_after_the_wake_up_delay_and_its_reservation_starts_then() {
+    let y = "
+platform: { cpus: 1, hz: 250, job_costs: { wakeup_latency: 50us } }
+duration: 1s
+tasks:
+  - { name: p, runtime: 2ms, period: 10ms }
+";
+    let r = run_yaml(y, "edf", "linux");
+    let p = &r.tasks[0];
+    assert_eq!(p.completed, 100);
+    assert_eq!(p.max_response_ns, 2_050_000);
+    assert_eq!(p.latency.as_ref().unwrap().p50_ns, 50_000);
+    // No CPU time is charged for the wait.
+    assert_eq!(p.cpu_time_ns, 100 * 2_000_000);
+}
+
+#[test]
+fn wake_up_jitter_decides_equal_deadlines_as_on_the_kernel() {
+    // At 240 ms a small job's deadline (300 ms) equals the running big job's. Released
+    // at once, EDF keeps the running job; with wake-up delays drawn per release instant
+    // the reservation deadlines differ by microseconds and the earlier one preempts.
+    let plain = run_yaml(&table1_2cpu_job_costs(0.05, "0ns", true), "edf", "linux");
+    let jitter = run_yaml(
+        &table1_2cpu_job_costs(0.05, "0ns", true)
+            .replace("reads_cpu_clock: true", "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us"),
+        "edf",
+        "linux",
+    );
+    assert_eq!(plain.preemptions, 20);
+    assert!(jitter.preemptions > plain.preemptions, "{jitter:?}");
+    assert_eq!(jitter.deadline_misses, 0);
+    // Releases at the same instant share their delay: fixed priorities see no extra
+    // preemption.
+    let rm_plain = run_yaml(&table1_2cpu_job_costs(0.05, "0ns", true), "rm", "linux");
+    let rm_jitter = run_yaml(
+        &table1_2cpu_job_costs(0.05, "0ns", true)
+            .replace("reads_cpu_clock: true", "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us"),
+        "rm",
+        "linux",
+    );
+    assert_eq!(rm_jitter.preemptions, rm_plain.preemptions);
 }

@@ -95,7 +95,7 @@ const SETUPS: &[Setup] = &[
 ];
 
 /// The figures compared on both sides.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metrics {
     /// Jobs released (periodic jobs and fair tasks' bursts).
     pub jobs: u64,
@@ -105,8 +105,9 @@ pub struct Metrics {
     /// switch events whose outgoing task is a workload task; the kernel's voluntary +
     /// involuntary switches of the worker threads).
     pub switches_per_cpu_s: f64,
-    /// Median response time (completion − release) over completed jobs, ms.
-    pub median_response_ms: f64,
+    /// Median response time (completion − release) over completed jobs, ms: all jobs,
+    /// then per task group (the name without its `count:` number: big1, big2 → big).
+    pub median_response_ms: BTreeMap<String, f64>,
 }
 
 /// The recorded real side: the calibration the simulator used and each setup's figures.
@@ -203,6 +204,7 @@ pub fn sim_metrics(r: &SimResult) -> Metrics {
     let log = r.log.as_deref().unwrap_or(&[]);
     let mut released = BTreeMap::new();
     let mut responses = Vec::new();
+    let names: Vec<&str> = r.tasks.iter().map(|t| t.name.as_str()).collect();
     let mut outs = 0u64;
     for e in log {
         match *e {
@@ -213,7 +215,7 @@ pub fn sim_metrics(r: &SimResult) -> Metrics {
                 time, task, job, ..
             } => {
                 if let Some(r) = released.get(&(task, job)) {
-                    responses.push(time - r);
+                    responses.push((names[task], time - r));
                 }
             }
             SimEvent::Switch { prev: Some(_), .. } => outs += 1,
@@ -224,7 +226,7 @@ pub fn sim_metrics(r: &SimResult) -> Metrics {
         jobs: r.jobs_released,
         misses: r.deadline_misses,
         switches_per_cpu_s: per_cpu_s(outs, r.cpus, r.duration_ns),
-        median_response_ms: median(responses),
+        median_response_ms: medians(&responses),
     }
 }
 
@@ -232,18 +234,46 @@ pub fn sim_metrics(r: &SimResult) -> Metrics {
 /// runner's own records: misses and response times per job, the worker threads'
 /// switch counters).
 pub fn real_metrics(r: &RunResult) -> Metrics {
-    let responses = r
+    let responses: Vec<(&str, u64)> = r
         .jobs
         .iter()
-        .flatten()
-        .filter(|j| !j.aborted)
-        .filter_map(|j| j.finish.map(|f| f - j.release))
+        .zip(&r.result.tasks)
+        .flat_map(|(jobs, t)| jobs.iter().map(move |j| (t.name.as_str(), j)))
+        .filter(|(_, j)| !j.aborted)
+        .filter_map(|(n, j)| j.finish.map(|f| (n, f - j.release)))
         .collect();
     Metrics {
         jobs: r.result.jobs_released,
         misses: r.result.deadline_misses,
         switches_per_cpu_s: per_cpu_s(r.thread_switches, r.result.cpus, r.result.duration_ns),
-        median_response_ms: median(responses),
+        median_response_ms: medians(&responses),
+    }
+}
+
+/// Medians of `(task name, response)` pairs: `all`, then one per task group.
+fn medians(responses: &[(&str, u64)]) -> BTreeMap<String, f64> {
+    let mut groups: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for &(name, ns) in responses {
+        groups.entry(group(name).to_string()).or_default().push(ns);
+    }
+    let mut out: BTreeMap<String, f64> = groups
+        .into_iter()
+        .map(|(g, v)| (g, median(v)))
+        .collect();
+    out.insert(
+        "all".into(),
+        median(responses.iter().map(|&(_, ns)| ns).collect()),
+    );
+    out
+}
+
+/// A task's group: its name without the number `count:` appended (`small3` → `small`).
+fn group(name: &str) -> &str {
+    let g = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if g.is_empty() {
+        name
+    } else {
+        g
     }
 }
 
@@ -307,21 +337,20 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
         ));
         let sim = simulate_setup(s, data.base_slice_ns, Some(data.calibration))?;
         let plain = simulate_setup(s, data.base_slice_ns, None)?;
-        let real = data.cases.get(s.key).copied();
-        if let Some(rm) = real {
-            let rows = [
-                ("misses", sim.misses as f64, rm.misses as f64),
+        let real = data.cases.get(s.key).cloned();
+        if let Some(rm) = &real {
+            let mut rows = vec![
+                ("misses".to_string(), sim.misses as f64, rm.misses as f64),
                 (
-                    "switches/CPU/s",
+                    "switches/CPU/s".to_string(),
                     sim.switches_per_cpu_s,
                     rm.switches_per_cpu_s,
                 ),
-                (
-                    "median response ms",
-                    sim.median_response_ms,
-                    rm.median_response_ms,
-                ),
             ];
+            for (g, &b) in &rm.median_response_ms {
+                let a = sim.median_response_ms.get(g).copied().unwrap_or(0.0);
+                rows.push((format!("median response ms ({g})"), a, b));
+            }
             for (metric, a, b) in rows {
                 table.insert(
                     format!("{} / {metric}", s.key),
@@ -337,7 +366,9 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
             case: s.key.to_string(),
             paper: Value::Null,
             simulated: json!({ "calibrated": sim, "without job costs": plain }),
-            real: real.map_or(Value::Null, |m| json!({ "figures": m, "source": source })),
+            real: real
+                .as_ref()
+                .map_or(Value::Null, |m| json!({ "figures": m, "source": source })),
             expected: Value::Null,
             note: note(&sim, &plain, real.as_ref()),
         });
@@ -370,7 +401,8 @@ fn note(sim: &Metrics, plain: &Metrics, real: Option<&Metrics>) -> String {
         "misses: {} simulated, {} real ({} without the job costs)",
         sim.misses, r.misses, plain.misses
     );
-    if let Some(e) = error_pct(sim.median_response_ms, r.median_response_ms) {
+    let all = |m: &Metrics| m.median_response_ms.get("all").copied().unwrap_or(0.0);
+    if let Some(e) = error_pct(all(sim), all(r)) {
         s.push_str(&format!("; median response off by {e}%"));
     }
     if let Some(e) = error_pct(sim.switches_per_cpu_s, r.switches_per_cpu_s) {
@@ -434,5 +466,9 @@ mod tests {
         assert_eq!(error_pct(110.0, 100.0), Some(10.0));
         assert_eq!(error_pct(0.0, 0.0), None);
         assert_eq!(median(vec![3_000_000, 1_000_000, 2_000_000]), 2.0);
+        let m = medians(&[("big1", 4_000_000), ("big2", 6_000_000), ("small1", 1_000_000)]);
+        assert_eq!((m["big"], m["small"], m["all"]), (5.0, 1.0, 4.0));
+        assert_eq!(group("p"), "p");
+        assert_eq!(group("42"), "42");
     }
 }
