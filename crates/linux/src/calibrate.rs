@@ -488,7 +488,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.platform.idle_states[0].exit_latency, 29_000);
-        assert_eq!(w.platform.job_costs, schedlab_model::job_costs::JobCosts::default());
+        assert_eq!(
+            w.platform.job_costs,
+            schedlab_model::job_costs::JobCosts::default()
+        );
         let j = c.job_costs_yaml();
         let w = schedlab_model::Workload::parse_str(
             &format!("platform:\n  cpus: 1\n{j}duration: 1s\ntasks:\n  - {{ name: p, runtime: 1ms, period: 10ms }}\n"),
@@ -499,7 +502,10 @@ mod tests {
         assert_eq!(w.platform.job_costs.per_job, 21_000);
         assert!(w.platform.job_costs.reads_cpu_clock);
         assert_eq!(
-            (w.platform.job_costs.wakeup_latency, w.platform.job_costs.wakeup_jitter),
+            (
+                w.platform.job_costs.wakeup_latency,
+                w.platform.job_costs.wakeup_jitter
+            ),
             (20_000, 30_000)
         );
         c.idle_exit_ns = Some(0);

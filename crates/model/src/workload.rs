@@ -192,7 +192,8 @@ pub struct Platform {
     pub idle_states: Vec<crate::kernel::IdleState>,
     /// PM QoS CPU latency limit: states with a larger exit latency are not entered.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pm_qos_latency: Option<Ns>,    /// Per-job costs of a real run (off by default: `platform.job_costs`).
+    pub pm_qos_latency: Option<Ns>,
+    /// Per-job costs of a real run (off by default: `platform.job_costs`).
     #[serde(skip_serializing_if = "crate::job_costs::JobCosts::is_off")]
     pub job_costs: crate::job_costs::JobCosts,
 }

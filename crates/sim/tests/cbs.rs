@@ -153,8 +153,10 @@ fn wake_up_jitter_decides_equal_deadlines_as_on_the_kernel() {
     // the reservation deadlines differ by microseconds and the earlier one preempts.
     let plain = run_yaml(&table1_2cpu_job_costs(0.05, "0ns", true), "edf", "linux");
     let jitter = run_yaml(
-        &table1_2cpu_job_costs(0.05, "0ns", true)
-            .replace("reads_cpu_clock: true", "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us"),
+        &table1_2cpu_job_costs(0.05, "0ns", true).replace(
+            "reads_cpu_clock: true",
+            "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us",
+        ),
         "edf",
         "linux",
     );
@@ -165,8 +167,10 @@ fn wake_up_jitter_decides_equal_deadlines_as_on_the_kernel() {
     // preemption.
     let rm_plain = run_yaml(&table1_2cpu_job_costs(0.05, "0ns", true), "rm", "linux");
     let rm_jitter = run_yaml(
-        &table1_2cpu_job_costs(0.05, "0ns", true)
-            .replace("reads_cpu_clock: true", "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us"),
+        &table1_2cpu_job_costs(0.05, "0ns", true).replace(
+            "reads_cpu_clock: true",
+            "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us",
+        ),
         "rm",
         "linux",
     );

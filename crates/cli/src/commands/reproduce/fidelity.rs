@@ -208,7 +208,9 @@ pub fn sim_metrics(r: &SimResult) -> Metrics {
     let mut outs = 0u64;
     for e in log {
         match *e {
-            SimEvent::Release { time, task, job, .. } => {
+            SimEvent::Release {
+                time, task, job, ..
+            } => {
                 released.insert((task, job), time);
             }
             SimEvent::Complete {
@@ -256,10 +258,7 @@ fn medians(responses: &[(&str, u64)]) -> BTreeMap<String, f64> {
     for &(name, ns) in responses {
         groups.entry(group(name).to_string()).or_default().push(ns);
     }
-    let mut out: BTreeMap<String, f64> = groups
-        .into_iter()
-        .map(|(g, v)| (g, median(v)))
-        .collect();
+    let mut out: BTreeMap<String, f64> = groups.into_iter().map(|(g, v)| (g, median(v))).collect();
     out.insert(
         "all".into(),
         median(responses.iter().map(|&(_, ns)| ns).collect()),
@@ -320,8 +319,8 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
         Some(why) => (recorded()?, format!("recorded, not measured: {why}")),
     };
     if let Some(path) = record {
-        let mut text = serde_json::to_string_pretty(&data)
-            .map_err(|e| Failure::output(e.to_string()))?;
+        let mut text =
+            serde_json::to_string_pretty(&data).map_err(|e| Failure::output(e.to_string()))?;
         text.push('\n');
         crate::atomic::write_atomic(path, text.as_bytes())
             .map_err(|e| Failure::output(format!("{}: {e}", path.display())))?;
@@ -375,11 +374,13 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
     }
     cases.push(Case {
         case: format!(
-            "prediction error (real side {source}, kernel {}; calibrated: context switch {} ns, migration {} ns, per job {} ns)",
+            "prediction error (real side {source}, kernel {}; calibrated: context switch {} ns, migration {} ns, per job {} ns, wake-up {} ns + up to {} ns)",
             data.kernel,
             data.calibration.context_switch_ns,
             data.calibration.migration_ns,
-            data.calibration.job_overhead_ns
+            data.calibration.job_overhead_ns,
+            data.calibration.wakeup_latency_ns,
+            data.calibration.wakeup_jitter_ns
         ),
         paper: Value::Null,
         simulated: Value::Object(table),
@@ -466,7 +467,11 @@ mod tests {
         assert_eq!(error_pct(110.0, 100.0), Some(10.0));
         assert_eq!(error_pct(0.0, 0.0), None);
         assert_eq!(median(vec![3_000_000, 1_000_000, 2_000_000]), 2.0);
-        let m = medians(&[("big1", 4_000_000), ("big2", 6_000_000), ("small1", 1_000_000)]);
+        let m = medians(&[
+            ("big1", 4_000_000),
+            ("big2", 6_000_000),
+            ("small1", 1_000_000),
+        ]);
         assert_eq!((m["big"], m["small"], m["all"]), (5.0, 1.0, 4.0));
         assert_eq!(group("p"), "p");
         assert_eq!(group("42"), "42");
