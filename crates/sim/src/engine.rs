@@ -2,8 +2,8 @@
 //!
 //! Events are processed in time order; events at the same instant in this fixed order
 //! (then by insertion): CPU timers (job completion, budget exhaustion, class decision
-//! instants), CBS replenishments, deadline checks, job releases (workload order), the
-//! tick. Only after every event of an instant has been handled does the engine make
+//! instants), CBS replenishments, deadline checks, job releases (workload order) and
+//! wake-ups (fair tasks' bursts, delayed wake-ups of released jobs), the tick. Only after every event of an instant has been handled does the engine make
 //! scheduling decisions, CPU by CPU in index order — like `need_resched` being acted on
 //! when the interrupt handlers return. The window is `[0, duration]`: releases and ticks
 //! happen before `duration`, completions at exactly `duration` still count, and no
@@ -33,6 +33,7 @@
 //! - `accounting.rs`: `update_curr`, CPU time and job progress;
 //! - `jobs.rs`: releases, fair bursts and sleeps, completions, aborts;
 //! - `cbs.rs`: SCHED_DEADLINE's reservations (wake-up rule, throttle, replenish);
+//! - `job_wake.rs`: the wake-up delay of released jobs (`platform.job_costs`);
 //! - `wakeup.rs`: `try_to_wake_up` and `select_task_rq_*`;
 //! - `tick.rs`: the scheduler tick and periodic fair balancing;
 //! - `decide.rs`: per-CPU `__schedule`, pick and context switch;

@@ -8,9 +8,14 @@ fn table1_2cpu(margin: f64, overheads: bool, hrtick: bool) -> String {
     } else {
         ""
     };
+    table1_2cpu_on(&format!("{oh}, hrtick: {hrtick}"), margin)
+}
+
+/// The 2-CPU Table-1 analogue with `platform` appended to its platform block.
+fn table1_2cpu_on(platform: &str, margin: f64) -> String {
     format!(
         "
-platform: {{ cpus: 2, hz: 250{oh}, hrtick: {hrtick} }}
+platform: {{ cpus: 2, hz: 250{platform} }}
 duration: 3s
 scheduler: {{ placement: linux, dl_margin: {margin} }}
 tasks:
@@ -80,18 +85,9 @@ tasks:
 }
 
 fn table1_2cpu_job_costs(margin: f64, per_job: &str, reads_cpu_clock: bool) -> String {
-    format!(
-        "
-platform:
-  cpus: 2
-  hz: 250
-  job_costs: {{ per_job: {per_job}, reads_cpu_clock: {reads_cpu_clock} }}
-duration: 3s
-scheduler: {{ placement: linux, dl_margin: {margin} }}
-tasks:
-  - {{ name: big, count: 2, runtime: 60ms, period: 100ms }}
-  - {{ name: small, count: 4, runtime: 5ms, period: 60ms }}
-"
+    table1_2cpu_on(
+        &format!(", job_costs: {{ per_job: {per_job}, reads_cpu_clock: {reads_cpu_clock} }}"),
+        margin,
     )
 }
 
@@ -151,28 +147,18 @@ fn wake_up_jitter_decides_equal_deadlines_as_on_the_kernel() {
     // At 240 ms a small job's deadline (300 ms) equals the running big job's. Released
     // at once, EDF keeps the running job; with wake-up delays drawn per release instant
     // the reservation deadlines differ by microseconds and the earlier one preempts.
-    let plain = run_yaml(&table1_2cpu_job_costs(0.05, "0ns", true), "edf", "linux");
-    let jitter = run_yaml(
-        &table1_2cpu_job_costs(0.05, "0ns", true).replace(
-            "reads_cpu_clock: true",
-            "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us",
-        ),
-        "edf",
-        "linux",
+    let plain = table1_2cpu_job_costs(0.05, "0ns", true);
+    let jitter = plain.replace(
+        "reads_cpu_clock: true",
+        "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us",
     );
-    assert_eq!(plain.preemptions, 20);
-    assert!(jitter.preemptions > plain.preemptions, "{jitter:?}");
-    assert_eq!(jitter.deadline_misses, 0);
+    let edf = |y: &str| run_yaml(y, "edf", "linux");
+    let rm = |y: &str| run_yaml(y, "rm", "linux");
+    assert_eq!(edf(&plain).preemptions, 20);
+    let j = edf(&jitter);
+    assert!(j.preemptions > 20, "{j:?}");
+    assert_eq!(j.deadline_misses, 0);
     // Releases at the same instant share their delay: fixed priorities see no extra
     // preemption.
-    let rm_plain = run_yaml(&table1_2cpu_job_costs(0.05, "0ns", true), "rm", "linux");
-    let rm_jitter = run_yaml(
-        &table1_2cpu_job_costs(0.05, "0ns", true).replace(
-            "reads_cpu_clock: true",
-            "reads_cpu_clock: true, wakeup_latency: 20us, wakeup_jitter: 20us",
-        ),
-        "rm",
-        "linux",
-    );
-    assert_eq!(rm_jitter.preemptions, rm_plain.preemptions);
+    assert_eq!(rm(&jitter).preemptions, rm(&plain).preemptions);
 }
