@@ -110,6 +110,22 @@ fn record_without_a_measurement_is_refused_and_writes_nothing() {
 }
 
 #[test]
+fn record_into_a_missing_directory_is_refused_before_any_run() {
+    let out = Command::new(common::BIN)
+        .args([
+            "reproduce",
+            "fidelity",
+            "--record",
+            "/nonexistent-dir/rec.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("its directory does not exist"), "{err}");
+}
+
+#[test]
 #[cfg_attr(
     not(real_kernel),
     ignore = "needs root and a quiet 2-CPU machine (about 20 s of real runs); cargo test -- --ignored"

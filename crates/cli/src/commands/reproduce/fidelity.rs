@@ -302,6 +302,16 @@ pub fn recorded() -> Result<Record, Failure> {
 /// Run the comparison. `real`: measure this machine (root) instead of using the
 /// record; `record`: write what was measured there.
 pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Outcome, Failure> {
+    if let Some(path) = record {
+        // Said before 20 s of real runs, not after them.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) || path.is_dir() {
+            return Err(Failure::output(format!(
+                "--record {}: its directory does not exist or it is a directory",
+                path.display()
+            )));
+        }
+    }
     // Without the privileges a real run needs, the recorded side is shown and the case
     // title says why.
     let cannot = match real {
