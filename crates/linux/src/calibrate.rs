@@ -285,7 +285,7 @@ fn deepest_idle_state() -> Option<(String, u64)> {
     deepest
 }
 
-/// Measure this machine (about 2 s).
+/// Measure this machine (about 3 s).
 pub fn calibrate() -> Calibration {
     // Another schedlab real run (real-time threads, a shield) would be measured too: wait
     // for it. Without the lock (not root, or waited too long) the measurement goes on.
