@@ -18,7 +18,11 @@
 //!   time the thread used beyond the burn, median per job, is what each job costs a
 //!   real run beyond its work — the kernel charges all of it to the thread and so to its
 //!   SCHED_DEADLINE budget. It is written as `job_costs.per_job`, with
-//!   `reads_cpu_clock: true` (the burn loop's clock reads account the task at once).
+//!   `reads_cpu_clock: true` (the burn loop's clock reads account the task at once). How
+//!   late the thread runs after each release is timed twice — with a SCHED_OTHER hog on
+//!   its CPU (the timer interrupts a running task: `wakeup_latency` and `_jitter`, 5th
+//!   to 95th percentile) and alone (the CPU must leave idle first: `wakeup_from_idle`,
+//!   the difference of the medians).
 //!
 //! Real-time policies are used when the process may (CAP_SYS_NICE), so that other
 //! threads do not get in the way; otherwise SCHED_OTHER, and the result says so.
@@ -60,10 +64,13 @@ pub struct Calibration {
     pub job_overhead_ns: u64,
     /// Of which the `clock_nanosleep` round trip (syscall, switch out and back in).
     pub job_sleep_ns: u64,
-    /// How late the job loop's thread runs after its release: 5th percentile.
+    /// How late the job loop's thread runs after its release when its CPU is busy
+    /// (another task runs there): 5th percentile.
     pub job_wake_p5_ns: u64,
     /// 95th percentile.
     pub job_wake_p95_ns: u64,
+    /// How much later it runs when its CPU was idle (median idle − median busy).
+    pub job_wake_from_idle_ns: u64,
     /// Whether SCHED_FIFO was used for the measuring threads.
     pub realtime: bool,
 }
@@ -209,12 +216,35 @@ struct JobLoop {
     overhead: u64,
     /// Median `clock_nanosleep` round trip (thread CPU time).
     sleep: u64,
-    /// 5th and 95th percentiles of how late the thread runs after its release.
-    wake: (u64, u64),
+    /// 5th, 50th and 95th percentiles of how late the thread runs after its release.
+    wake: (u64, u64, u64),
 }
 
-/// The runner's job loop, `samples` jobs of 200 µs released 1 ms apart.
-fn job_loop(cpu: usize, samples: usize, rt: bool) -> JobLoop {
+/// The runner's job loop, `samples` jobs of 200 µs released 1 ms apart; `busy`: with a
+/// SCHED_OTHER hog on the same CPU, so that each release's timer interrupts a running
+/// task instead of waking an idle CPU.
+fn job_loop(cpu: usize, samples: usize, rt: bool, busy: bool) -> JobLoop {
+    let hog_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Bounded even if nobody stops it: the loop's length and a second.
+    let hog_end = now_ns() + samples as u64 * 1_000_000 + 1_000_000_000;
+    let hog = busy.then(|| {
+        let stop = hog_stop.clone();
+        thread::spawn("sl-jobhog".into(), move || {
+            // A thread inherits its creator's policy, here SCHED_FIFO: the hog must be
+            // an ordinary task, or it would never let the creator run again.
+            if policy::set_policy(0, &KernelPolicy::Other(0)).is_err() {
+                return;
+            }
+            let _ = policy::set_affinity(0, &[cpu]);
+            let mut acc = 1u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && now_ns() < hog_end {
+                for _ in 0..1000 {
+                    acc =
+                        std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+        })
+    });
     let h = thread::spawn("sl-jobcost".into(), move || {
         let _ = policy::set_affinity(0, &[cpu]);
         if rt {
@@ -256,15 +286,24 @@ fn job_loop(cpu: usize, samples: usize, rt: bool) -> JobLoop {
         JobLoop {
             overhead: pct(&mut total, 0.5),
             sleep: pct(&mut sleep, 0.5),
-            wake: (pct(&mut late, 0.05), pct(&mut late, 0.95)),
+            wake: (
+                pct(&mut late, 0.05),
+                pct(&mut late, 0.5),
+                pct(&mut late, 0.95),
+            ),
         }
     })
     .expect("thread");
-    h.join().unwrap_or(JobLoop {
+    let r = h.join().unwrap_or(JobLoop {
         overhead: 0,
         sleep: 0,
-        wake: (0, 0),
-    })
+        wake: (0, 0, 0),
+    });
+    hog_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(Ok(h)) = hog {
+        let _ = h.join();
+    }
+    r
 }
 
 /// The deepest enabled cpuidle state of CPU 0 (name, target residency in ns), if listed.
@@ -298,7 +337,8 @@ pub fn calibrate() -> Calibration {
     let (cs, cs99) = ping_pong(cpus[0], 20_000, rt);
     let mig = (cpus.len() > 1).then(|| migration(cpus[0], cpus[1], 400));
     let (wm, w99, wmax) = wakeups(500, rt);
-    let jl = job_loop(cpus[0], 300, rt);
+    let jl = job_loop(cpus[0], 300, rt, false);
+    let busy = job_loop(cpus[0], 300, rt, true);
     let (held, pm_qos_error) = match crate::pm_qos::PmQosRequest::hold(0) {
         Ok(q) => {
             let (m, _, _) = wakeups(500, rt);
@@ -331,8 +371,9 @@ pub fn calibrate() -> Calibration {
         pm_qos_error,
         job_overhead_ns: jl.overhead,
         job_sleep_ns: jl.sleep,
-        job_wake_p5_ns: jl.wake.0,
-        job_wake_p95_ns: jl.wake.1,
+        job_wake_p5_ns: busy.wake.0,
+        job_wake_p95_ns: busy.wake.2,
+        job_wake_from_idle_ns: jl.wake.1.saturating_sub(busy.wake.1),
         realtime: rt,
     }
 }
@@ -400,15 +441,17 @@ impl Calibration {
     fn job_costs_yaml(&self) -> String {
         format!(
             "# per job: the runner's job loop uses {} of CPU beyond its work ({} of it the clock_nanosleep round trip);\n\
-             # its thread runs {} to {} after its release (5th to 95th percentile)\n\
-             \x20 job_costs: {{ per_job: {}, reads_cpu_clock: true, wakeup_latency: {}, wakeup_jitter: {} }}\n",
+             # its thread runs {} to {} after its release on a busy CPU (5th to 95th percentile), {} later from an idle one\n\
+             \x20 job_costs: {{ per_job: {}, reads_cpu_clock: true, wakeup_latency: {}, wakeup_jitter: {}, wakeup_from_idle: {} }}\n",
             dur(self.job_overhead_ns),
             dur(self.job_sleep_ns),
             dur(self.job_wake_p5_ns),
             dur(self.job_wake_p95_ns),
+            dur(self.job_wake_from_idle_ns),
             dur(self.job_overhead_ns.max(1)),
             dur(self.job_wake_p5_ns),
-            dur(self.job_wake_p95_ns.saturating_sub(self.job_wake_p5_ns))
+            dur(self.job_wake_p95_ns.saturating_sub(self.job_wake_p5_ns)),
+            dur(self.job_wake_from_idle_ns)
         )
     }
 
@@ -474,6 +517,7 @@ mod tests {
             job_sleep_ns: 9_000,
             job_wake_p5_ns: 20_000,
             job_wake_p95_ns: 50_000,
+            job_wake_from_idle_ns: 12_000,
             realtime: true,
         };
         let y = c.idle_yaml(Some(("haltpoll idle".into(), 1000)));
@@ -516,6 +560,26 @@ mod tests {
         assert!(c
             .idle_yaml(None)
             .contains("not measured: permission denied"));
+    }
+
+    #[test]
+    fn the_busy_job_loop_ends_even_when_started_from_a_realtime_thread() {
+        // calibrate's own thread is SCHED_FIFO and pinned by then; the hog it starts
+        // must not inherit that, or it would never let it run again.
+        let cpu = crate::runner::host_cpus()[0];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = policy::set_affinity(0, &[cpu]);
+            let rt = policy::set_policy(0, &KernelPolicy::Fifo(10)).is_ok();
+            let r = job_loop(cpu, 20, rt, true);
+            let _ = policy::set_policy(0, &KernelPolicy::Other(0));
+            let _ = tx.send((r.wake, r.overhead));
+        });
+        let ((p5, p50, p95), overhead) = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the job loop ended");
+        assert!(p5 <= p50 && p50 <= p95 && p95 > 0, "{p5} {p50} {p95}");
+        assert!(overhead > 0);
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct JobCostsSpec {
     pub wakeup_latency: Option<Dur>,
     /// Extra random wake-up delay, uniform in [0, jitter] (seeded).
     pub wakeup_jitter: Option<Dur>,
+    /// Extra wake-up delay when the CPU whose timer wakes the task (the one it last ran
+    /// on) is idle: it must leave its idle state before the interrupt runs.
+    pub wakeup_from_idle: Option<Dur>,
 }
 
 /// Validated per-job costs (all zero/off by default).
@@ -42,6 +45,8 @@ pub struct JobCosts {
     pub wakeup_latency: Ns,
     /// Extra wake-up delay, uniform in [0, jitter].
     pub wakeup_jitter: Ns,
+    /// Extra wake-up delay from an idle CPU.
+    pub wakeup_from_idle: Ns,
 }
 
 /// Longest per-job cost accepted: more is not an overhead but work.
@@ -70,9 +75,11 @@ impl JobCosts {
         }
         let wakeup_latency = s.wakeup_latency.map_or(0, |d| d.0);
         let wakeup_jitter = s.wakeup_jitter.map_or(0, |d| d.0);
+        let wakeup_from_idle = s.wakeup_from_idle.map_or(0, |d| d.0);
         for (field, v) in [
             ("wakeup_latency", wakeup_latency),
             ("wakeup_jitter", wakeup_jitter),
+            ("wakeup_from_idle", wakeup_from_idle),
         ] {
             if v > MAX_WAKEUP {
                 return Err(format!(
@@ -87,6 +94,7 @@ impl JobCosts {
             reads_cpu_clock: s.reads_cpu_clock.unwrap_or(false),
             wakeup_latency,
             wakeup_jitter,
+            wakeup_from_idle,
         })
     }
 }

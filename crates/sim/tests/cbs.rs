@@ -140,6 +140,16 @@ tasks:
     assert_eq!(p.latency.as_ref().unwrap().p50_ns, 50_000);
     // No CPU time is charged for the wait.
     assert_eq!(p.cpu_time_ns, 100 * 2_000_000);
+    // Its CPU is idle at every release: it must leave idle first.
+    let r = run_yaml(
+        &y.replace(
+            "wakeup_latency: 50us",
+            "wakeup_latency: 50us, wakeup_from_idle: 10us",
+        ),
+        "edf",
+        "linux",
+    );
+    assert_eq!(r.tasks[0].max_response_ns, 2_060_000);
 }
 
 #[test]

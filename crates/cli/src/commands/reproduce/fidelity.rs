@@ -136,6 +136,9 @@ pub struct Costs {
     pub wakeup_latency_ns: u64,
     /// Spread of that delay (95th − 5th percentile, ns).
     pub wakeup_jitter_ns: u64,
+    /// Extra delay when the CPU was idle (ns).
+    #[serde(default)]
+    pub wakeup_from_idle_ns: u64,
 }
 
 impl Costs {
@@ -146,6 +149,7 @@ impl Costs {
             job_overhead_ns: c.job_overhead_ns,
             wakeup_latency_ns: c.job_wake_p5_ns,
             wakeup_jitter_ns: c.job_wake_p95_ns.saturating_sub(c.job_wake_p5_ns),
+            wakeup_from_idle_ns: c.job_wake_from_idle_ns,
         }
     }
 }
@@ -180,6 +184,7 @@ fn load(s: &Setup, base_slice_ns: u64, costs: Option<Costs>) -> Result<Workload,
             reads_cpu_clock: true,
             wakeup_latency: c.wakeup_latency_ns,
             wakeup_jitter: c.wakeup_jitter_ns,
+            wakeup_from_idle: c.wakeup_from_idle_ns,
         };
     }
     Ok(w)
@@ -384,13 +389,14 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
     }
     cases.push(Case {
         case: format!(
-            "prediction error (real side {source}, kernel {}; calibrated: context switch {} ns, migration {} ns, per job {} ns, wake-up {} ns + up to {} ns)",
+            "prediction error (real side {source}, kernel {}; calibrated: context switch {} ns, migration {} ns, per job {} ns, wake-up {} ns + up to {} ns, + {} ns from idle)",
             data.kernel,
             data.calibration.context_switch_ns,
             data.calibration.migration_ns,
             data.calibration.job_overhead_ns,
             data.calibration.wakeup_latency_ns,
-            data.calibration.wakeup_jitter_ns
+            data.calibration.wakeup_jitter_ns,
+            data.calibration.wakeup_from_idle_ns
         ),
         paper: Value::Null,
         simulated: Value::Object(table),
