@@ -256,6 +256,8 @@ pub struct RunResult {
     pub trace: Option<crate::traced::TracedRun>,
     /// Why a trace was asked for and not recorded (the counters above remain).
     pub trace_unavailable: Option<String>,
+    /// Per task (workload order): its jobs as the worker recorded them.
+    pub jobs: Vec<Vec<JobRecord>>,
 }
 
 impl RunResult {

@@ -880,6 +880,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         warnings,
         trace,
         trace_unavailable,
+        jobs: reports.iter().map(|r| r.jobs.clone()).collect(),
     })
 }
 
