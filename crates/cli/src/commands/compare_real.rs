@@ -95,6 +95,9 @@ pub fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failur
     if cp.pm_qos_latency.is_some() {
         p.pm_qos_latency = cp.pm_qos_latency;
     }
+    if cp.job_costs.is_some() {
+        p.job_costs = cp.job_costs;
+    }
     Ok(())
 }
 

@@ -105,6 +105,12 @@ pub struct Metrics {
     /// switch events whose outgoing task is a workload task; the kernel's voluntary +
     /// involuntary switches of the worker threads).
     pub switches_per_cpu_s: f64,
+    /// Context switches per CPU per second counted on the workload's timeline, idle
+    /// included (the simulator's `context_switches_per_cpu_per_s`; the real side's from
+    /// the run's kernel trace, so other processes' switches are left out). None in a
+    /// record made without a trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traced_switches_per_cpu_s: Option<f64>,
     /// Median response time (completion − release) over completed jobs, ms: all jobs,
     /// then per task group (the name without its `count:` number: big1, big2 → big).
     pub median_response_ms: BTreeMap<String, f64>,
@@ -233,6 +239,7 @@ pub fn sim_metrics(r: &SimResult) -> Metrics {
         jobs: r.jobs_released,
         misses: r.deadline_misses,
         switches_per_cpu_s: per_cpu_s(outs, r.cpus, r.duration_ns),
+        traced_switches_per_cpu_s: Some(r2(r.context_switches_per_cpu_per_s)),
         median_response_ms: medians(&responses),
     }
 }
@@ -253,6 +260,10 @@ pub fn real_metrics(r: &RunResult) -> Metrics {
         jobs: r.result.jobs_released,
         misses: r.result.deadline_misses,
         switches_per_cpu_s: per_cpu_s(r.thread_switches, r.result.cpus, r.result.duration_ns),
+        traced_switches_per_cpu_s: r
+            .trace
+            .as_ref()
+            .map(|t| r2(t.metrics.context_switches_per_cpu_per_s)),
         median_response_ms: medians(&responses),
     }
 }
@@ -361,6 +372,15 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
                     rm.switches_per_cpu_s,
                 ),
             ];
+            if let (Some(a), Some(b)) =
+                (sim.traced_switches_per_cpu_s, rm.traced_switches_per_cpu_s)
+            {
+                rows.push((
+                    "task-level switches/CPU/s (with idle, traced)".to_string(),
+                    a,
+                    b,
+                ));
+            }
             for (g, &b) in &rm.median_response_ms {
                 let a = sim.median_response_ms.get(g).copied().unwrap_or(0.0);
                 rows.push((format!("median response ms ({g})"), a, b));
@@ -446,6 +466,8 @@ fn measure(progress: &Progress) -> Result<Record, Failure> {
         let cfg = RunConfig {
             margin: s.margin,
             fair_group: s.fair_group,
+            // The task-level switch count comes from the run's kernel trace.
+            trace: true,
             ..RunConfig::default()
         };
         let r = runner::run(&w, &cfg)
