@@ -192,6 +192,9 @@ impl TraceSession {
             }
         }
         let dir = s.journal.instance.clone();
+        // A killed run that had this PID before us may have left its instance: it is not
+        // in use (recovery skips this PID, which is ours now).
+        let _ = remove_instance(&dir);
         if let Err(e) = fs::create_dir(&dir) {
             return Err(match e.raw_os_error() {
                 Some(libc::ENOENT) => format!(
