@@ -3,8 +3,8 @@
 //! one rebuilt from the kernel trace, [`crate::traced`]), with the prediction error.
 //!
 //! Only the periodic tasks' jobs enter the job metrics (responses, release-to-start
-//! latencies, misses, preemptions, migrations): they are the jobs both sides release at
-//! the same instants. The error is relative to the real value, `(simulated − real) /
+//! latencies, misses, preemptions, migrations, the order of completions): they are the
+//! jobs both sides release at the same instants. The error is relative to the real value, `(simulated − real) /
 //! real`; where the real value is 0 it is 0 when the simulator also says 0, else
 //! undefined (the table then shows the difference).
 
@@ -101,7 +101,7 @@ pub fn compare(
             .sum::<u64>() as f64
     };
     let ms = |v: Option<f64>| v.map(|x| x / 1e6);
-    let rows: [(&'static str, &'static str, Option<f64>, Option<f64>); 11] = [
+    let rows: [(&'static str, &'static str, Option<f64>, Option<f64>); 12] = [
         (
             "jobs_released",
             "jobs released",
@@ -163,6 +163,12 @@ pub fn compare(
             ms(rj.latencies.iter().max().map(|&x| x as f64)),
         ),
         (
+            "completion_order",
+            "jobs completing in the simulated order (share)",
+            Some(1.0),
+            order_agreement(sim_schedule, real, periodic),
+        ),
+        (
             "other_work_share",
             "other work on the run's CPUs (share)",
             None,
@@ -181,6 +187,40 @@ pub fn compare(
             },
         })
         .collect()
+}
+
+/// Of the pairs of periodic jobs whose simulated lifetimes (release to completion)
+/// overlap — the jobs the scheduler had to order — the share the kernel completed in
+/// the simulated order; None when no such pair completed on both sides.
+pub fn order_agreement(sim: &Schedule, real: &TracedRun, periodic: &[bool]) -> Option<f64> {
+    let finish_real: std::collections::HashMap<(usize, u64), u64> = real
+        .jobs
+        .iter()
+        .filter_map(|j| Some(((j.row.task, j.row.job), j.row.finish?)))
+        .collect();
+    // (release, simulated finish, real finish), by release.
+    let jobs: Vec<(u64, u64, u64)> = sim
+        .jobs
+        .iter()
+        .filter(|j| periodic.get(j.task).copied().unwrap_or(false))
+        .filter_map(|j| Some((j.release, j.finish?, *finish_real.get(&(j.task, j.job))?)))
+        .collect();
+    concordance(jobs)
+}
+
+/// Of jobs `(release, simulated finish, real finish)`, the pairs whose simulated
+/// lifetimes overlap, and the share of them finished in the same order on both sides.
+fn concordance(mut jobs: Vec<(u64, u64, u64)>) -> Option<f64> {
+    jobs.sort_unstable();
+    let (mut pairs, mut same) = (0u64, 0u64);
+    for (k, a) in jobs.iter().enumerate() {
+        // Later releases only, while they start before `a` completes.
+        for b in jobs[k + 1..].iter().take_while(|b| b.0 < a.1) {
+            pairs += 1;
+            same += ((a.1 <= b.1) == (a.2 <= b.2)) as u64;
+        }
+    }
+    (pairs > 0).then(|| same as f64 / pairs as f64)
 }
 
 /// Share of the run's CPU time taken by other work (kernel threads, the runner, other
@@ -232,4 +272,29 @@ pub fn render(rows: &[MetricRow]) -> String {
         let _ = writeln!(out, "{label:<38} {sim:>12} {real:>12} {err:>12}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_agreement_counts_overlapping_pairs_only() {
+        // a and b overlap and swap order for real; c starts after both ended.
+        let a = (0, 10, 12);
+        let b = (5, 15, 11);
+        let c = (20, 30, 30);
+        assert_eq!(concordance(vec![c, b, a]), Some(0.0));
+        // A third overlapping job kept in order: 2 of 3 pairs agree.
+        let d = (8, 20, 25);
+        assert_eq!(concordance(vec![a, b, d]), Some(2.0 / 3.0));
+        assert_eq!(concordance(vec![a, c]), None);
+    }
+
+    #[test]
+    fn errors_are_relative_to_the_real_value() {
+        assert_eq!(error(12.0, 10.0), Some(0.2));
+        assert_eq!(error(0.0, 0.0), Some(0.0));
+        assert_eq!(error(3.0, 0.0), None);
+    }
 }

@@ -192,6 +192,9 @@ impl TraceSession {
             }
         }
         let dir = s.journal.instance.clone();
+        // A killed run that had this PID before us may have left its instance: it is not
+        // in use (recovery skips this PID, which is ours now).
+        let _ = remove_instance(&dir);
         if let Err(e) = fs::create_dir(&dir) {
             return Err(match e.raw_os_error() {
                 Some(libc::ENOENT) => format!(
@@ -281,7 +284,7 @@ impl TraceSession {
         }
         self.done = true;
         self.marker = None;
-        let r = undo(&self.journal);
+        let r = undo(&self.journal).map(|_| ());
         let _ = fs::remove_file(journal_path(self.journal.pid));
         r
     }
@@ -295,21 +298,24 @@ impl Drop for TraceSession {
     }
 }
 
-/// Undo what a journal says: the instance, then the mount.
-fn undo(j: &Journal) -> Result<(), String> {
+/// Undo what a journal says: the instance, then the mount (only where this process sees
+/// it, in the namespace that made it). Ok(whether it unmounted).
+fn undo(j: &Journal) -> Result<bool, String> {
     let mut errors = Vec::new();
     if let Err(e) = remove_instance(&j.instance) {
         errors.push(e);
     }
+    let mut unmounted = false;
     if let Some(at) = &j.mounted {
         if tracefs_mount().as_deref() == Some(at.as_path()) && j.mnt_ns == mount_namespace() {
-            if let Err(e) = unmount(at) {
-                errors.push(format!("cannot unmount tracefs at {}: {e}", at.display()));
+            match unmount(at) {
+                Ok(()) => unmounted = true,
+                Err(e) => errors.push(format!("cannot unmount tracefs at {}: {e}", at.display())),
             }
         }
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(unmounted)
     } else {
         Err(errors.join("; "))
     }
@@ -341,18 +347,30 @@ fn lost_events(dir: &Path) -> u64 {
 /// what it removed.
 pub fn recover_stale() -> Option<String> {
     let mut said = Vec::new();
-    for (pid, path, text) in machine_lock::dead_journals("trace-") {
-        let Ok(j) = serde_json::from_str::<Journal>(&text) else {
+    let dead = machine_lock::dead_journals("trace-");
+    // Instances live in the kernel, not in a mount: with tracefs unmounted here (the
+    // killed run mounted it in a namespace now gone), mount it to reach them.
+    let borrowed = (!dead.is_empty() && tracefs_mount().is_none())
+        .then(|| mount_tracefs(Path::new(MOUNT_POINT)).ok())
+        .flatten()
+        .is_some();
+    for (pid, path, text) in dead {
+        let Ok(mut j) = serde_json::from_str::<Journal>(&text) else {
             continue;
         };
+        if borrowed {
+            // The mount is this run's, undone below; the instance is under it.
+            j.mounted = None;
+            j.instance = Path::new(MOUNT_POINT).join("instances").join(
+                j.instance
+                    .file_name()
+                    .unwrap_or_else(|| std::ffi::OsStr::new("")),
+            );
+        }
         match undo(&j) {
-            Ok(()) => said.push(format!(
+            Ok(unmounted) => said.push(format!(
                 "removed the tracefs instance{} left by killed run {pid}",
-                if j.mounted.is_some() {
-                    " and mount"
-                } else {
-                    ""
-                }
+                if unmounted { " and mount" } else { "" }
             )),
             Err(e) => said.push(format!("could not undo killed run {pid}'s tracing: {e}")),
         }
@@ -377,6 +395,9 @@ pub fn recover_stale() -> Option<String> {
                 }
             }
         }
+    }
+    if borrowed {
+        let _ = unmount(Path::new(MOUNT_POINT));
     }
     (!said.is_empty()).then(|| said.join("; "))
 }

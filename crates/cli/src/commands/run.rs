@@ -23,10 +23,14 @@ Examples:
   sudo schedlab run examples/table1-2cpu.yaml --policy llf      # user-space dispatcher
   sudo schedlab run examples/table1-2cpu.yaml --margin 0         # budget = runtime
   sudo schedlab run examples/table1-2cpu.yaml --policy illf --backend scx   # sched_ext BPF
+  sudo schedlab run examples/table1-2cpu.yaml --policy rm --trace-out rm.pftrace --jobs-csv rm.csv
+                    # the kernel's schedule, traced (private tracefs instance; docs/run.md)
 
 Needs CAP_SYS_NICE (root). Exit status: 0 on success, 2 on bad input, missing privileges
-or SCHED_DEADLINE admission refusal, 130/143 when interrupted by SIGINT/SIGTERM (the
-partial result is still printed, marked \"partial\": true). See docs/run.md.";
+or SCHED_DEADLINE admission refusal, 1 when a trace was asked for and could not be
+recorded (the result is printed, measured with the counters), 130/143 when interrupted by
+SIGINT/SIGTERM (the partial result is still printed, marked \"partial\": true). See
+docs/run.md.";
 
 /// `schedlab run`
 #[derive(Debug, Args)]

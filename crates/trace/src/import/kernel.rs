@@ -230,6 +230,8 @@ fn header_line(t: &str, meta: &mut Meta) -> bool {
         }
     }
     (t.starts_with("CPU ") && (t.ends_with(" is empty") || t.contains("events lost")))
+        // ftrace's own note where the ring buffer overwrote events: `CPU:1 [LOST 12 EVENTS]`.
+        || (t.starts_with("CPU:") && t.contains(" [LOST "))
         || t.starts_with("version = ")
         || t.starts_with("trace-cmd: ")
 }
@@ -1123,6 +1125,14 @@ mod tests {
             },
         );
         assert!(ok.is_ok(), "{ok:?}");
+    }
+
+    #[test]
+    fn lost_event_notes_are_skipped() {
+        let text = "CPU:1 [LOST 12 EVENTS]\n  a-7 [001] d..2. 1.000001: sched_switch: prev_comm=a prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n";
+        let lines = events(text).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!((lines[0].pid, lines[0].cpu), (7, 1));
     }
 
     #[test]
