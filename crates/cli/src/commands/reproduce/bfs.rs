@@ -35,9 +35,9 @@ pub const POLICIES: [(&str, Policy, bool); 4] = [
 ];
 
 /// The seed's measured times (s): (CPU, Vanilla = CFS, CK-patched = BFS, stated result).
-type Row = (&'static str, f64, f64, &'static str);
+pub(super) type Row = (&'static str, f64, f64, &'static str);
 
-const COMPILE: [Row; 7] = [
+pub(super) const COMPILE: [Row; 7] = [
     ("AMD Athlon XP", 1120.6486, 1095.6486, "2.3% faster"),
     ("Intel E5200", 374.0274, 366.0912, "2.1% faster"),
     ("Intel Atom 330", 1568.5016, 1546.4804, "1.4% faster"),
@@ -47,7 +47,7 @@ const COMPILE: [Row; 7] = [
     ("Dual Intel E5620", 74.1218, 68.2665, "7.9% faster"),
 ];
 
-const COMPRESSION: [Row; 7] = [
+pub(super) const COMPRESSION: [Row; 7] = [
     ("AMD Athlon XP", 558.3320, 547.7577, "1.9% faster"),
     ("Intel E5200", 166.3141, 165.7622, "0.3% faster"),
     ("Intel Atom 330", 470.0283, 454.8185, "3.2% faster"),
@@ -57,7 +57,7 @@ const COMPRESSION: [Row; 7] = [
     ("Dual Intel E5620", 27.7919, 28.2716, "1.7% slower"),
 ];
 
-const VIDEO: [Row; 7] = [
+pub(super) const VIDEO: [Row; 7] = [
     ("AMD Athlon XP", 380.8340, 386.4206, "1.5% slower"),
     ("Intel E5200", 102.3183, 99.8744, "2.4% faster"),
     ("Intel Atom 330", 471.0781, 443.4450, "5.9% faster"),
@@ -165,7 +165,7 @@ fn ideal_makespan(yaml: &str) -> Result<u64, Failure> {
 }
 
 /// `Ok(None)` when the policy is not simulated yet.
-fn try_sim(
+pub(super) fn try_sim(
     yaml: &str,
     policy: Policy,
     locality: bool,
@@ -205,7 +205,7 @@ fn latency(r: &SimResult) -> (u64, f64, f64) {
     (n, mean / US, p99 as f64 / US)
 }
 
-fn makespan_ms(r: &SimResult) -> Option<f64> {
+pub(super) fn makespan_ms(r: &SimResult) -> Option<f64> {
     r.fairness
         .as_ref()
         .and_then(|f| f.makespan_ns)

@@ -602,3 +602,8 @@ fn real_nice_mix(measure: bool, progress: &Progress) -> Result<Case, Failure> {
         note,
     })
 }
+
+/// TEMP
+pub fn review(_p: &Progress) -> Result<super::review::Review, Failure> {
+    Ok(Default::default())
+}

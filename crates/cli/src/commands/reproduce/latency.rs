@@ -512,3 +512,8 @@ fn note_for(step: usize) -> String {
     }
     .to_string()
 }
+
+/// TEMP
+pub fn review(_p: &Progress) -> Result<super::review::Review, Failure> {
+    Ok(Default::default())
+}
