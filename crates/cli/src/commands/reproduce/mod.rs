@@ -7,8 +7,10 @@ pub mod cfs_weights;
 pub mod illf;
 pub mod interactive;
 pub mod latency;
+pub mod latency_review;
 pub mod review;
 pub mod shield;
+pub mod shield_review;
 
 use crate::cli::ReproduceArgs;
 use crate::commands::emit;
@@ -163,8 +165,8 @@ fn review_of(
     match name {
         "illf" => illf::review(dir, progress, plots),
         "bfs" => bfs_machines::review(dir, progress, plots),
-        "latency" => latency::review(progress),
-        "shield" => shield::review(progress),
+        "latency" => latency_review::review(progress),
+        "shield" => shield_review::review(progress),
         "cfs-weights" => cfs_weights::review(progress),
         _ => Ok(Review::default()),
     }

@@ -180,8 +180,3 @@ fn share_le(l: &schedlab_sim::result::LatencyStats, us: u64) -> f64 {
     let le: u64 = h.iter().filter(|b| b[0] <= us).map(|b| b[1]).sum();
     (le as f64 / l.samples.max(1) as f64 * 1e4).round() / 1e4
 }
-
-/// TEMP
-pub fn review(_p: &Progress) -> Result<super::review::Review, Failure> {
-    Ok(Default::default())
-}
