@@ -4,6 +4,7 @@
 pub mod bfs;
 pub mod bfs_machines;
 pub mod cfs_weights;
+pub mod cfs_weights_review;
 pub mod illf;
 pub mod interactive;
 pub mod latency;
@@ -167,7 +168,7 @@ fn review_of(
         "bfs" => bfs_machines::review(dir, progress, plots),
         "latency" => latency_review::review(progress),
         "shield" => shield_review::review(progress),
-        "cfs-weights" => cfs_weights::review(progress),
+        "cfs-weights" => cfs_weights_review::review(progress),
         _ => Ok(Review::default()),
     }
 }
