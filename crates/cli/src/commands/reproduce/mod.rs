@@ -176,7 +176,7 @@ fn review_of(
 fn render(name: &str, cases: &[Case], review: &Review, plots: &[PathBuf]) -> String {
     let mut s = format!("reproduce {name}: the seed's numbers next to the simulator's\n\n");
     for c in cases {
-        let _ = writeln!(s, "{}", c.case);
+        s.push_str(&wrap_words("", "  ", &c.case));
         if !c.paper.is_null() {
             s.push_str(&labelled("paper", &c.paper));
         }

@@ -7,7 +7,6 @@
 use super::{table, wrap_words};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fmt::Write;
 
 /// One row of a headline's sensitivity table: the result with one choice changed.
 #[derive(Debug, Clone, Serialize)]
@@ -163,7 +162,7 @@ impl Review {
             s.push_str("Headlines: the result across the choices that can change it\n\n");
         }
         for h in &self.headlines {
-            let _ = writeln!(s, "{}", h.headline);
+            s.push_str(&wrap_words("", "  ", &h.headline));
             s.push_str(&wrap_words("  paper: ", "    ", &h.paper));
             let mut rows = Map::new();
             for r in &h.sensitivity {
