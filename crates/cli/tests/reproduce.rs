@@ -323,9 +323,11 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     let dir = temp_dir("bfs");
     let v = reproduce_named("bfs", &dir);
     assert_eq!(v["experiment"], "bfs");
+    // Three workloads, without and with switch costs, then the review's machine sweep.
     let cases = v["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 6);
-    for c in cases {
+    assert_eq!(cases.len(), 7);
+    assert!(cases[6]["case"].as_str().unwrap().starts_with("sweep"));
+    for c in &cases[..6] {
         // The seed's measured times, per machine.
         assert!(c["paper"]["Intel i7-3770K"]["cfs_s"].as_f64().unwrap() > 0.0);
         let ideal = c["expected"]["ideal_makespan_ms"].as_f64().unwrap();

@@ -295,6 +295,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
         }
         rows.push(row(c, s, vals(x), x.2 < 200.0));
     }
+    let isolated_robust = rows.iter().all(|r| r.holds);
     rv.headline(
         "steps 7-8: the hybrid / isolated probe keeps latency deterministic below 200 us",
         "average 49 us, worst case 210 us, deterministic latency below 200 us",
@@ -415,17 +416,10 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     progress.step("latency review: halt-polling");
     let long_poll = probe(&halt_poll(&step_yaml(8), 2000)?)?;
 
-    let verdict = |b: bool| {
-        if b {
-            Verdict::Holds
-        } else {
-            Verdict::DoesNotHold
-        }
-    };
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
     rv.claim(
         "baseline: average 82 us, worst case 1.2 ms",
-        verdict((27.0..=246.0).contains(&f(&base, "avg_us"))),
+        Verdict::of((27.0..=246.0).contains(&f(&base, "avg_us"))),
         format!(
             "order of magnitude: SCHED_OTHER probe avg {} us, max {} us; an RT probe (the method's cyclictest thread) avg {} us, max {} us",
             f(&base, "avg_us"), f(&base, "max_us"), base_fifo.0, base_fifo.2
@@ -433,7 +427,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "latency grows non-linearly with load",
-        verdict(tail_grows),
+        Verdict::of(tail_grows),
         format!(
             "for the worst case of a SCHED_OTHER probe (0, 2, 4, 8, 16 hogs: {} us); not for its average ({} us), nor for an RT probe's ({} us), which meets only sections and interrupts (latency-against-load case)",
             [0, 2, 4, 8, 16].map(|n| table["SCHED_OTHER probe"][format!("max_{n}_hogs_us")].to_string()).join(", "),
@@ -451,7 +445,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "sched_latency 24 -> 6 ms: average 82 -> 54 us",
-        verdict(f(&s1_default, "avg_6ms_us") < f(&s1_default, "avg_24ms_us")),
+        Verdict::of(f(&s1_default, "avg_6ms_us") < f(&s1_default, "avg_24ms_us")),
         format!(
             "{} -> {} us with the kernel's wakeup_granularity (4 ms); it falls only with the granularity lowered too (headline)",
             f(&s1_default, "avg_24ms_us"), f(&s1_default, "avg_6ms_us")
@@ -464,7 +458,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "SCHED_FIFO 99: stable latency as low as 15 us",
-        verdict(f(&s4, "fifo_avg_us") * 2.0 < f(&s4, "other_avg_us")),
+        Verdict::of(f(&s4, "fifo_avg_us") * 2.0 < f(&s4, "other_avg_us")),
         format!(
             "avg {} us (from {}), the median is the 5 us wake-up cost",
             f(&s4, "fifo_avg_us"),
@@ -473,7 +467,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "SCHED_RR: average 28 us (RR average at least FIFO's)",
-        Verdict::Holds,
+        Verdict::of(step(5, &[])?.0 >= step(4, &[])?.0),
         "RR equals FIFO for a probe alone at its priority (its slice never ends before it sleeps): the 28 vs 15 us cannot come from the policy",
     );
     rv.claim(
@@ -493,7 +487,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "KVM halt_poll_ns is decisive for VM-exit latency",
-        verdict(halt.len() == 2 && long_poll.0 < halt[0].0),
+        Verdict::of(halt.len() == 2 && long_poll.0 < halt[0].0),
         format!(
             "with a 17 us halt exit: avg {} us polling 0 us, {} us at 200 us (the probe idles ~1 ms, longer than the window), {} us at 2 ms — it matters only when the window covers the probe's idle gap",
             halt.first().map_or(0.0, |h| h.0), halt.get(1).map_or(0.0, |h| h.0), long_poll.0
@@ -501,7 +495,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "hybrid: average 49 us, worst case 210 us, 85% utilisation; deterministic latency below 200 us",
-        Verdict::Holds,
+        Verdict::of(isolated_robust),
         "below 200 us in every variation (headline); the model's 5 / 7.4 us are far below 49 / 210 us because its isolated CPU has no other source",
     );
     rv.claim(
@@ -511,7 +505,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "PREEMPT_RT further cuts latency, at about 5% overall performance loss",
-        verdict(rt_after.2 < rt_before.2),
+        Verdict::of(rt_after.2 < rt_before.2),
         format!(
             "FIFO probe max {} -> {} us; the throughput loss is not modelled",
             rt_before.2, rt_after.2
@@ -519,7 +513,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "a tuning can give a low average and a bad tail (35 us average, 1.5 ms worst case)",
-        verdict(f(&s4, "fifo_max_us") > 10.0 * f(&s4, "fifo_avg_us")),
+        Verdict::of(f(&s4, "fifo_max_us") > 10.0 * f(&s4, "fifo_avg_us")),
         format!(
             "SCHED_FIFO alone: avg {} us, max {} us",
             f(&s4, "fifo_avg_us"),

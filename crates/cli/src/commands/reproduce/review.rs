@@ -47,6 +47,15 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Holds or does not hold.
+    pub fn of(holds: bool) -> Verdict {
+        if holds {
+            Verdict::Holds
+        } else {
+            Verdict::DoesNotHold
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
