@@ -109,7 +109,69 @@ fn illf_experiment_reproduces_the_papers_findings() {
         assert!(svg.starts_with("<svg"));
         assert_eq!(svg.matches("<polyline").count(), 3, "{f}");
     }
+    illf_review(&v, &dir);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Seed 000's review: every headline across its choices, with the deterministic values
+/// the audit found (global placement and the narrative's swap put ILLF above
+/// EDF; task-to-task EDF is 33.33/s).
+fn illf_review(v: &Value, dir: &std::path::Path) {
+    common::assert_review(v, 7);
+    let t1 = common::headline(v, "Table 1: LLF");
+    assert_eq!(common::row(t1, "default", "")["illf/edf"], 0.94);
+    let global = common::row(t1, "placement", "global");
+    assert_eq!(
+        (global["edf"].as_f64(), global["illf"].as_f64()),
+        (Some(60.0), Some(69.17))
+    );
+    assert_eq!(common::row(t1, "ILLF swap", "at activation")["illf"], 62.5);
+    assert_eq!(
+        common::row(t1, "switch metric", "task-to-task")["edf"],
+        33.33
+    );
+    assert_eq!(common::row(t1, "tick", "HZ 100")["llf"], 91.67);
+    let verdict = t1["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("placement = global")
+            && verdict.contains("ILLF swap = at activation only"),
+        "{verdict}"
+    );
+    assert!(common::headline(v, "Table 1: ILLF/EDF")["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("DOES NOT REPRODUCE"));
+    let e2 = common::headline(v, "E2");
+    assert_eq!(common::row(e2, "default", "")["order"], "t1 t2 t3 t1' t2'");
+    assert_eq!(
+        common::row(e2, "ILLF swap", "")["order"],
+        "t1 t3 t2 t3 t1' t2'"
+    );
+    let fig4 = common::headline(v, "Fig. 4");
+    assert_eq!(common::row(fig4, "default", "")["onset_u_pct"], 30);
+    assert_eq!(
+        common::row(fig4, "advantage threshold", "")["onset_u_pct"],
+        60
+    );
+    assert!(common::row(fig4, "placement", "global")["onset_u_pct"].is_null());
+    assert_eq!(
+        common::claim_verdict(v, "Table 1: LLF ≫ EDF > ILLF"),
+        "holds"
+    );
+    assert_eq!(
+        common::claim_verdict(v, "Fig. 4: ILLF's clear advantage"),
+        "does_not_hold"
+    );
+    assert_eq!(
+        common::claim_verdict(v, "Fig. 5: the switch rate barely"),
+        "does_not_hold"
+    );
+    assert_eq!(
+        common::claim_verdict(v, "the 320% utilisation cap"),
+        "does_not_hold"
+    );
+    let svg = std::fs::read_to_string(dir.join("illf-fig4-sensitivity.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 5);
 }
 
 #[test]
@@ -216,6 +278,35 @@ fn cfs_weights_experiment_reproduces_the_papers_findings() {
     assert!(done("grouped-5") < done("linux") - 1000.0);
     assert_eq!(done("extended-60"), done("linux"));
 
+    // The review: Fig. 2's direction depends on the tables compared (extended-60 is the
+    // kernel's table inside nice -20..19), the extended table has 58 distinct weights,
+    // "batch programs performed better" depends on the batch jobs' nice value.
+    common::assert_review(&v, 4);
+    let fig2 = common::headline(&v, "Fig. 2");
+    let ext = common::row(fig2, "tables compared", "linux -> extended-60");
+    assert_eq!(ext["fibo_vruntime_coarse_s"], ext["fibo_vruntime_fine_s"]);
+    assert_eq!(
+        common::row(fig2, "default", "")["fibo_vruntime_coarse_s"],
+        1.1173
+    );
+    assert_eq!(
+        common::claim_verdict(&v, "the extended table has 60 weights"),
+        "does_not_hold"
+    );
+    assert_eq!(
+        common::claim_verdict(&v, "Fig. 2: as the weight range grows"),
+        "does_not_hold"
+    );
+    let batch = common::headline(&v, "Table 7");
+    assert_eq!(
+        common::row(batch, "batch nice", "batch at nice 1")["grouped-2_ms"],
+        6008.0
+    );
+    assert_eq!(
+        common::row(batch, "batch nice", "batch at nice 5")["grouped-5_ms"],
+        8015.0
+    );
+
     for f in [
         "cfs-weights-shares.svg",
         "cfs-weights-vruntime.svg",
@@ -232,9 +323,11 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     let dir = temp_dir("bfs");
     let v = reproduce_named("bfs", &dir);
     assert_eq!(v["experiment"], "bfs");
+    // Three workloads, without and with switch costs, then the review's machine sweep.
     let cases = v["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 6);
-    for c in cases {
+    assert_eq!(cases.len(), 7);
+    assert!(cases[6]["case"].as_str().unwrap().starts_with("sweep"));
+    for c in &cases[..6] {
         // The seed's measured times, per machine.
         assert!(c["paper"]["Intel i7-3770K"]["cfs_s"].as_f64().unwrap() > 0.0);
         let ideal = c["expected"]["ideal_makespan_ms"].as_f64().unwrap();
@@ -258,6 +351,34 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     }
     let c = case(&v, "video encode");
     assert_eq!(c["paper"]["Intel i7-3770K"]["result"], "8.0% faster");
+    // The review: the seven machines by logical CPUs, two shapes, four setups.
+    common::assert_review(&v, 4);
+    let sweep = &case(&v, "sweep: BFS faster than CFS")["simulated"];
+    let cpus: Vec<u64> = sweep
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|m| m["cpus"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cpus.iter().sum::<u64>(), 1 + 2 + 4 + 4 + 4 + 8 + 16);
+    // Machines with the same logical CPU count are the same machine to the model.
+    assert_eq!(
+        sweep["Intel Atom 330"]["compile_A"],
+        sweep["Intel X3360"]["compile_A"]
+    );
+    assert_eq!(sweep["Intel i7-3770K"]["compression_B"], 2.11);
+    assert_eq!(sweep["Intel i7-3770K"]["compression_A"], -4.27);
+    assert_eq!(sweep["Dual Intel E5620"]["compression_seed"], -1.7);
+    let most = common::headline(&v, "BFS is faster than CFS in most");
+    assert_eq!(common::row(most, "default", "")["bfs_faster_cells"], 6);
+    assert!(most["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("DOES NOT REPRODUCE"));
+    assert_eq!(
+        common::claim_verdict(&v, "BFS was faster in 19 of 21"),
+        "does_not_hold"
+    );
     let svg = std::fs::read_to_string(dir.join("bfs-makespan.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 4);
     let _ = std::fs::remove_dir_all(&dir);

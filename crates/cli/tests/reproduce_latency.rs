@@ -85,6 +85,46 @@ fn seed_002_tuning_steps() {
             "{plot}"
         );
     }
+    // The review: each step's direction across the article's open choices.
+    common::assert_review(&v, 6);
+    let base = common::headline(&v, "baseline");
+    assert_eq!(common::row(base, "default", "")["avg_us"], 107.47);
+    assert_eq!(
+        common::row(base, "probe policy", "SCHED_FIFO 99")["avg_us"],
+        32.63
+    );
+    let s1 = common::headline(&v, "step 1");
+    let lowered = common::row(s1, "wakeup_granularity", "lowered");
+    assert_eq!(
+        (
+            lowered["avg_24ms_us"].as_f64(),
+            lowered["avg_6ms_us"].as_f64()
+        ),
+        (Some(107.47), Some(82.7))
+    );
+    assert!(s1["verdict"]
+        .as_str()
+        .unwrap()
+        .contains("wakeup_granularity = lowered"));
+    let s6 = common::headline(&v, "step 6");
+    assert_eq!(
+        common::row(s6, "kernel sections", "up to 20 us")["change_pct"],
+        -49.6
+    );
+    assert_eq!(common::row(s6, "default", "")["change_pct"], -3.73);
+    // The added steps: latency against load, attribution, PREEMPT_RT, halt-polling.
+    let load = &case(&v, "latency against load")["simulated"];
+    assert_eq!(load["SCHED_OTHER probe"]["max_16_hogs_us"], 12424.54);
+    assert!(
+        case(&v, "attribution")["simulated"]["step 4 (FIFO 99)"]["kernel sections_pct"]
+            .as_f64()
+            .unwrap()
+            > 50.0
+    );
+    let rt = &case(&v, "PREEMPT_RT")["simulated"];
+    assert_eq!(rt["fifo, PREEMPT_RT"]["max_us"], 29.7);
+    assert_eq!(common::claim_verdict(&v, "KVM halt_poll_ns"), "holds");
+    assert_eq!(common::claim_verdict(&v, "NUMA"), "not_testable");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -111,6 +151,37 @@ fn seed_003_shield_before_and_after_moving_the_timers() {
     assert_eq!(f(a, "p99_us"), f(b, "p99_us"));
     // The v4.8+ wheel never cascades: no spike without the technique.
     assert!(f(modern, "max_us") <= 37.0);
+    // The review: the spike's size is the constants', its existence is not.
+    common::assert_review(&v, 3);
+    let size = common::headline(&v, "scenario A (shield");
+    assert_eq!(
+        common::row(size, "timers on the RT core", "1000")["max_us"],
+        544.0
+    );
+    assert_eq!(
+        common::row(size, "cost per timer moved", "1 us")["max_us"],
+        2273.0
+    );
+    assert!(
+        common::headline(&v, "scenario A: the shield alone")["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("ROBUST")
+    );
+    let b_rows = common::headline(&v, "scenario B");
+    assert_eq!(common::row(b_rows, "wake-up cost", "35 us")["max_us"], 47.0);
+    // The technique's second half: timers the RT application registers during the run.
+    let late = common::headline(&v, "scenario B with timers registered");
+    assert_eq!(common::row(late, "default", "both halves")["max_us"], 37.0);
+    assert_eq!(
+        common::row(late, "technique", "first half only: timers")["max_us"],
+        1127.0
+    );
+    assert_eq!(
+        common::row(late, "technique", "first half only, 500")["cascade_us"],
+        252.0
+    );
+    assert_eq!(common::claim_verdict(&v, "both halves are needed"), "holds");
     assert!(std::fs::read_to_string(dir.join("shield-histograms.svg"))
         .unwrap()
         .contains("<polyline"));

@@ -154,6 +154,8 @@ pub struct TimerGroup {
     pub spread: Ns,
     /// Re-armed with the same timeout at each expiry.
     pub periodic: bool,
+    /// When they are registered (0: armed when the run starts).
+    pub offset: Ns,
     /// CPUs whose wheels hold them.
     pub cpus: Vec<usize>,
 }
@@ -169,8 +171,11 @@ pub struct Timers {
     pub cascade_per_timer: Ns,
     /// Softirq cost per expired timer.
     pub expiry_cost: Ns,
-    /// Timers of isolated CPUs go to housekeeping CPUs (seed 003's technique).
+    /// Timers of isolated CPUs armed at the start go to housekeeping CPUs (seed 003's
+    /// technique, first half).
     pub migrate: bool,
+    /// Timers registered later for isolated CPUs go to housekeeping CPUs (its second half).
+    pub forbid_new: bool,
     /// The timer population.
     pub groups: Vec<TimerGroup>,
 }
@@ -277,6 +282,7 @@ pub fn apply_platform(pf: &PlatformSpec, p: &mut Platform) -> Result<(), String>
                 .map_or(DEFAULT_CASCADE_PER_TIMER, |d| d.0),
             expiry_cost: ts.expiry_cost.map_or(0, |d| d.0),
             migrate: ts.migrate.unwrap_or(false),
+            forbid_new: ts.forbid_new.or(ts.migrate).unwrap_or(false),
             groups,
         });
     }
@@ -368,6 +374,7 @@ fn group(g: &TimerGroupSpec, i: usize, cpus: usize) -> Result<TimerGroup, String
         timeout,
         spread,
         periodic: g.periodic.unwrap_or(false),
+        offset: g.offset.map_or(0, |d| d.0),
         cpus: cpus_v,
     })
 }

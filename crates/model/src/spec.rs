@@ -156,6 +156,9 @@ pub struct TimersSpec {
     pub expiry_cost: Option<Dur>,
     /// Move the timers of isolated CPUs to housekeeping CPUs and register new ones there.
     pub migrate: Option<bool>,
+    /// Register timers armed during the run (a group's `offset` > 0) for an isolated CPU
+    /// on the housekeeping CPUs instead (default: as `migrate`).
+    pub forbid_new: Option<bool>,
     /// The timers armed on the CPUs.
     pub groups: Option<Vec<TimerGroupSpec>>,
 }
@@ -176,6 +179,8 @@ pub struct TimerGroupSpec {
     pub periodic: Option<bool>,
     /// CPUs whose wheels hold these timers (default all).
     pub cpus: Option<Vec<i64>>,
+    /// When the timers are registered (default 0: armed when the run starts).
+    pub offset: Option<Dur>,
 }
 
 /// `platform.kernel_sections:` block.

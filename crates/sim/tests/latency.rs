@@ -138,6 +138,55 @@ tasks:
     ))
 }
 
+/// Seed 003's second half: 1000 timers (400-450 ms) registered for the shielded CPU 1 at
+/// 200 ms into the run, with the start's timers moved (`migrate`) and new registrations
+/// there forbidden or not.
+fn registered_late(forbid_new: &str) -> SimResult {
+    sim(&format!(
+        "platform:
+  cpus: 2
+  hz: 1000
+  wakeup_cost: 5us
+  isolated: [1]
+  timers:
+    migrate: true{forbid_new}
+    cascade_cost: 2us
+    cascade_per_timer: 500ns
+    groups:
+      - {{ name: early, count: 1000, timeout: 300ms, spread: 100ms }}
+      - {{ name: late, count: 1000, timeout: 400ms, spread: 50ms, offset: 200ms, cpus: [1] }}
+duration: 700ms
+tasks:
+  - {{ name: p, probe: {{ interval: 1ms }}, affinity: [1] }}
+  - {{ name: hog }}
+"
+    ))
+}
+
+#[test]
+fn timers_registered_during_the_run_reach_the_shielded_cpu_unless_forbidden() {
+    // Moving the start's timers alone: the late ones are registered on CPU 1 at jiffy 200,
+    // due at 600-650, i.e. in tv2's bucket 2 (512-767), cascaded together at jiffy 512.
+    let only_moved = registered_late("\n    forbid_new: false");
+    let k = kcpu(&only_moved, 1);
+    assert_eq!((k.cascades, k.largest_cascade_timers), (1, 1000), "{k:?}");
+    assert_eq!(k.largest_cascade_at_ns, 512 * 1_000_000);
+    assert_eq!(k.largest_cascade_ns, 2 * US + 1000 * 500);
+    assert_eq!(k.timer_expiries, 1000);
+    assert_eq!(kcpu(&only_moved, 0).timer_expiries, 2000);
+    let l = probe(&only_moved, "p");
+    assert!(l.max_ns >= 5 * US + 2 * US + 1000 * 500, "{l:?}");
+    // With the ban (explicit, or by default with `migrate`) they go to CPU 0 instead.
+    for forbid in ["\n    forbid_new: true", ""] {
+        let r = registered_late(forbid);
+        let k = kcpu(&r, 1);
+        assert_eq!((k.cascades, k.timer_expiries), (0, 0), "{forbid:?}: {k:?}");
+        // The early timers of both CPUs (2 × 1000) and the late ones.
+        assert_eq!(kcpu(&r, 0).timer_expiries, 3000, "{forbid:?}");
+        assert_eq!(probe(&r, "p").max_ns, 5 * US, "{forbid:?}");
+    }
+}
+
 #[test]
 fn with_timers_migrated_the_isolated_cpu_is_bounded_by_the_remaining_sources() {
     let a = shield(false);

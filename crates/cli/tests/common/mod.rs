@@ -63,6 +63,93 @@ pub fn schedlab(args: &[&str]) -> Output {
         .expect("run schedlab")
 }
 
+/// A reproduce review's shape: every headline has a default row and at least one other
+/// sensitivity row, each with values and a holds flag, and a verdict line that says
+/// robust or names what it depends on; every claim has a verdict and a reason; the
+/// assumptions and the steps not modelled are listed.
+pub fn assert_review(v: &serde_json::Value, min_headlines: usize) {
+    let headlines = v["headlines"].as_array().expect("headlines");
+    assert!(headlines.len() >= min_headlines, "{}", headlines.len());
+    for h in headlines {
+        let rows = h["sensitivity"].as_array().unwrap();
+        assert!(rows.len() >= 2, "{}", h["headline"]);
+        assert_eq!(rows[0]["choice"], "default", "{}", h["headline"]);
+        for r in rows {
+            assert!(r["holds"].is_boolean(), "{r}");
+            assert!(!r["values"].as_object().unwrap().is_empty(), "{r}");
+            assert!(!r["setting"].as_str().unwrap().is_empty(), "{r}");
+        }
+        let verdict = h["verdict"].as_str().unwrap();
+        let all_agree = rows.iter().all(|r| r["holds"] == rows[0]["holds"]);
+        let expect = match (rows[0]["holds"].as_bool().unwrap(), all_agree) {
+            (true, true) => "ROBUST",
+            (false, true) => "DOES NOT REPRODUCE",
+            _ => "DEPENDS ON A CHOICE",
+        };
+        assert!(verdict.starts_with(expect), "{}: {verdict}", h["headline"]);
+        if !all_agree {
+            // It names a choice and setting that flip the conclusion.
+            let flip = rows
+                .iter()
+                .find(|r| r["holds"] != rows[0]["holds"])
+                .unwrap();
+            let named = format!(
+                "{} = {}",
+                flip["choice"].as_str().unwrap(),
+                flip["setting"].as_str().unwrap()
+            );
+            assert!(verdict.contains(&named), "{verdict} should name {named}");
+        }
+    }
+    let claims = v["claims"].as_array().expect("claims");
+    assert!(!claims.is_empty());
+    for c in claims {
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(
+            ["holds", "does_not_hold", "not_testable"].contains(&verdict),
+            "{c}"
+        );
+        assert!(!c["why"].as_str().unwrap().is_empty(), "{c}");
+    }
+    assert!(!v["assumptions"].as_array().unwrap().is_empty());
+    for n in v["not_modelled"].as_array().unwrap() {
+        assert!(!n["why"].as_str().unwrap().is_empty(), "{n}");
+    }
+}
+
+/// The headline whose text starts with `prefix`.
+pub fn headline<'a>(v: &'a serde_json::Value, prefix: &str) -> &'a serde_json::Value {
+    v["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["headline"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no headline {prefix}"))
+}
+
+/// The values of the sensitivity row `choice: setting` (setting by prefix) of a headline.
+pub fn row<'a>(h: &'a serde_json::Value, choice: &str, setting: &str) -> &'a serde_json::Value {
+    let r = h["sensitivity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["choice"] == choice && r["setting"].as_str().unwrap().starts_with(setting))
+        .unwrap_or_else(|| panic!("no row {choice}: {setting} in {}", h["headline"]));
+    &r["values"]
+}
+
+/// The verdict of the claim that starts with `prefix`.
+pub fn claim_verdict<'a>(v: &'a serde_json::Value, prefix: &str) -> &'a str {
+    v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["claim"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no claim {prefix}"))["verdict"]
+        .as_str()
+        .unwrap()
+}
+
 /// This process's effective capabilities (`CapEff` of /proc/self/status; 0 if unknown).
 pub fn cap_eff() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -33,7 +33,7 @@ use schedlab_model::kernel::{Irq, KernelSections, TimerWheel, Timers};
 use schedlab_model::time::S;
 use schedlab_model::{Ns, Workload};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// `TVR_BITS` / `TVN_BITS` of the pre-4.8 wheel.
 const TVR_BITS: u32 = 8;
@@ -202,6 +202,9 @@ pub(super) struct KernelState {
     irqs: Vec<IrqRt>,
     /// Per CPU (empty without `platform.timers`).
     wheels: Vec<Wheel>,
+    /// Timers registered during the run: (jiffy of registration, CPU, timer with its
+    /// expiry relative to that jiffy), in registration order.
+    pending: VecDeque<(u64, CpuId, Timer)>,
     timers: Option<Timers>,
     sections: Option<KernelSections>,
     section_rng: ChaCha8Rng,
@@ -239,6 +242,7 @@ impl KernelState {
             })
             .collect();
         let mut wheels = Vec::new();
+        let mut pending = Vec::new();
         if let Some(t) = &p.timers {
             let hier = t.wheel == TimerWheel::Hierarchical;
             wheels = (0..ncpu).map(|_| Wheel::new(hier, p.hz)).collect();
@@ -246,11 +250,17 @@ impl KernelState {
             let mut rr = 0usize;
             for (gi, g) in t.groups.iter().enumerate() {
                 let mut rng = ChaCha8Rng::seed_from_u64(w.seed ^ 0x7133_0000 ^ gi as u64);
+                // Seed 003's technique: timers of an isolated CPU armed at the start are
+                // moved to the housekeeping CPUs (`migrate`), and those registered later
+                // are registered there instead (`forbid_new`).
+                let moved = if g.offset == 0 {
+                    t.migrate
+                } else {
+                    t.forbid_new
+                };
                 for &cpu in &g.cpus {
                     for _ in 0..g.count {
-                        // Seed 003's technique: timers of an isolated CPU are moved to (and
-                        // new ones registered on) the housekeeping CPUs.
-                        let target = if t.migrate && p.isolated.contains(&cpu) {
+                        let target = if moved && p.isolated.contains(&cpu) {
                             rr += 1;
                             housekeeping[(rr - 1) % housekeeping.len()]
                         } else {
@@ -263,6 +273,16 @@ impl KernelState {
                                 0
                             };
                         let timeout = ns.div_ceil(tick_ns).max(1);
+                        if g.offset > 0 {
+                            let at = g.offset.div_ceil(tick_ns);
+                            let timer = Timer {
+                                expires: timeout,
+                                timeout,
+                                periodic: g.periodic,
+                            };
+                            pending.push((at, target, timer));
+                            continue;
+                        }
                         // A periodic timer is in its steady state at the start (next expiry
                         // anywhere in its period); a one-shot timer was armed at the start.
                         let expires = if g.periodic {
@@ -282,10 +302,13 @@ impl KernelState {
                 }
             }
         }
+        // Stable: equal instants keep the groups' order.
+        pending.sort_by_key(|p| p.0);
         Ok(KernelState {
             busy_until: vec![0; ncpu],
             irqs,
             wheels,
+            pending: pending.into(),
             timers: p.timers.clone(),
             sections: p.kernel_sections,
             section_rng: ChaCha8Rng::seed_from_u64(w.seed ^ 0x5EC7_0000),
@@ -435,6 +458,17 @@ impl Engine {
             Some(t) => (t.cascade_cost, t.cascade_per_timer, t.expiry_cost),
             None => return,
         };
+        // Timers registered at this tick (`mod_timer` from a running task).
+        while self.kernel.pending.front().is_some_and(|p| p.0 <= j) {
+            let Some((_, cpu, mut timer)) = self.kernel.pending.pop_front() else {
+                break;
+            };
+            timer.expires += j;
+            let wh = &mut self.kernel.wheels[cpu];
+            wh.timers.push(timer);
+            let id = (wh.timers.len() - 1) as u32;
+            wh.add(id, j);
+        }
         for cpu in 0..self.kernel.wheels.len() {
             let (moved, expired) = self.kernel.wheels[cpu].run(j);
             let cascade = if moved > 0 { a + b * moved } else { 0 };

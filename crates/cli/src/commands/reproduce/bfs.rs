@@ -11,7 +11,7 @@
 //! scaling and no real dependencies between the stages of a pipeline, so its makespans
 //! are not the seed's seconds (docs/reproduction.md says what follows and what does not).
 
-use super::{r2, write_plot, Case, Outcome};
+use super::{bfs_machines, r2, write_plot, Case, Outcome};
 use crate::failure::Failure;
 use crate::plot::{Chart, Series};
 use crate::progress::Progress;
@@ -35,9 +35,9 @@ pub const POLICIES: [(&str, Policy, bool); 4] = [
 ];
 
 /// The seed's measured times (s): (CPU, Vanilla = CFS, CK-patched = BFS, stated result).
-type Row = (&'static str, f64, f64, &'static str);
+pub(super) type Row = (&'static str, f64, f64, &'static str);
 
-const COMPILE: [Row; 7] = [
+pub(super) const COMPILE: [Row; 7] = [
     ("AMD Athlon XP", 1120.6486, 1095.6486, "2.3% faster"),
     ("Intel E5200", 374.0274, 366.0912, "2.1% faster"),
     ("Intel Atom 330", 1568.5016, 1546.4804, "1.4% faster"),
@@ -47,7 +47,7 @@ const COMPILE: [Row; 7] = [
     ("Dual Intel E5620", 74.1218, 68.2665, "7.9% faster"),
 ];
 
-const COMPRESSION: [Row; 7] = [
+pub(super) const COMPRESSION: [Row; 7] = [
     ("AMD Athlon XP", 558.3320, 547.7577, "1.9% faster"),
     ("Intel E5200", 166.3141, 165.7622, "0.3% faster"),
     ("Intel Atom 330", 470.0283, 454.8185, "3.2% faster"),
@@ -57,7 +57,7 @@ const COMPRESSION: [Row; 7] = [
     ("Dual Intel E5620", 27.7919, 28.2716, "1.7% slower"),
 ];
 
-const VIDEO: [Row; 7] = [
+pub(super) const VIDEO: [Row; 7] = [
     ("AMD Athlon XP", 380.8340, 386.4206, "1.5% slower"),
     ("Intel E5200", 102.3183, 99.8744, "2.4% faster"),
     ("Intel Atom 330", 471.0781, 443.4450, "5.9% faster"),
@@ -78,63 +78,33 @@ fn paper(rows: &[Row]) -> Value {
     Value::Object(m)
 }
 
-const HEAD: &str = "platform: { cpus: 4, hz: 1000PLATFORM }\nduration: 30s\nscheduler: { bfs: { locality: LOCALITY } }\ntasks:\n";
-
 /// How many variants of each workload are run (the seed averaged repeated runs): each
 /// shifts start times and work by a few milliseconds, so that one lucky or unlucky
 /// alignment of slices, ticks and balancing does not decide a comparison.
 pub const VARIANTS: u64 = 5;
 
-/// `make -j8` of a kernel tree: 48 compiler runs in six waves of eight (a new wave
-/// every 150 ms, as make starts jobs while earlier ones finish), each 60-250 ms of CPU
-/// in 4 ms bursts separated by 1 ms of I/O, plus make itself (0.2 ms every 5 ms).
+/// `make -j8` of a kernel tree on 4 CPUs: 48 compiler runs in six waves of eight (a new
+/// wave every 150 ms, as make starts jobs while earlier ones finish), each 60-250 ms of
+/// CPU in 4 ms bursts separated by 1 ms of I/O, plus make itself (0.2 ms every 5 ms).
 pub fn compile(v: u64) -> String {
-    let mut y = format!("name: bfs-compile\n{HEAD}");
-    for k in 0..48u64 {
-        let work = 60 + (k * 37 + v * 11) % 191;
-        let _ = writeln!(
-            y,
-            "  - {{ name: cc{k}, work: {work}ms, run: 4ms, sleep: 1ms, offset: {}us }}",
-            (k / 8) * 150_000 + v * 370
-        );
-    }
-    y.push_str("  - { name: make, work: 40ms, run: 200us, sleep: 5ms }\n");
-    y
+    bfs_machines::compile(4, 8, v, CASE_DURATION)
 }
 
-/// lrzip: five long compression threads (about 1.2 s of CPU each: one more thread than
-/// CPUs) and a reader thread feeding them (1 ms of CPU every 5 ms).
+/// lrzip on 4 CPUs: five long compression threads (about 1.2 s of CPU each: one more
+/// thread than CPUs) and a reader thread feeding them (1 ms of CPU every 5 ms).
 pub fn compression(v: u64) -> String {
-    let mut y = format!("name: bfs-compression\n{HEAD}");
-    for j in 0..5u64 {
-        let _ = writeln!(
-            y,
-            "  - {{ name: lrzip{j}, work: {}ms, offset: {}us }}",
-            1200 + (j * v * 13) % 50,
-            j * v * 100
-        );
-    }
-    y.push_str("  - { name: reader, work: 100ms, run: 1ms, sleep: 4ms }\n");
-    y
+    bfs_machines::compression(4, 5, v, CASE_DURATION)
 }
 
-/// ffmpeg 720p → 360p: a demux/decode thread, four encoder slice threads that wait for
-/// frames (sleeps stand for the waits) and a muxer.
+/// ffmpeg 720p → 360p on 4 CPUs: a demux/decode thread, four encoder slice threads that
+/// wait for frames (sleeps stand for the waits) and a muxer.
 pub fn video(v: u64) -> String {
-    let mut y = format!(
-        "name: bfs-video\n{HEAD}  - {{ name: decode, work: 400ms, run: 2ms, sleep: 1ms }}\n"
-    );
-    for j in 0..4u64 {
-        let _ = writeln!(
-            y,
-            "  - {{ name: encode{j}, work: {}ms, run: 6ms, sleep: 1ms, offset: {}us }}",
-            1500 + (j * v * 11) % 40,
-            j * v * 150
-        );
-    }
-    y.push_str("  - { name: mux, work: 50ms, run: 500us, sleep: 4ms }\n");
-    y
+    bfs_machines::video(4, 4, v, CASE_DURATION)
 }
+
+/// The cases' simulated time: far beyond every makespan (their switch rates are per
+/// second of it).
+const CASE_DURATION: &str = "30s";
 
 /// The shortest possible makespan on 4 CPUs, ns: the total work spread evenly, or the
 /// task that needs longest on its own (its start, its work and the sleeps between its
@@ -165,7 +135,7 @@ fn ideal_makespan(yaml: &str) -> Result<u64, Failure> {
 }
 
 /// `Ok(None)` when the policy is not simulated yet.
-fn try_sim(
+pub(super) fn try_sim(
     yaml: &str,
     policy: Policy,
     locality: bool,
@@ -192,7 +162,7 @@ fn try_sim(
 }
 
 /// Wake-up latency over every burst of every task: (samples, mean µs, largest p99 µs).
-fn latency(r: &SimResult) -> (u64, f64, f64) {
+pub(super) fn latency(r: &SimResult) -> (u64, f64, f64) {
     let (mut n, mut sum, mut p99) = (0u64, 0.0, 0u64);
     for t in &r.tasks {
         if let Some(l) = &t.latency {
@@ -205,7 +175,7 @@ fn latency(r: &SimResult) -> (u64, f64, f64) {
     (n, mean / US, p99 as f64 / US)
 }
 
-fn makespan_ms(r: &SimResult) -> Option<f64> {
+pub(super) fn makespan_ms(r: &SimResult) -> Option<f64> {
     r.fairness
         .as_ref()
         .and_then(|f| f.makespan_ns)

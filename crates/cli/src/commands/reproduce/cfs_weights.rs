@@ -31,13 +31,13 @@ fn workload(yaml: &str) -> Result<Workload, Failure> {
 }
 
 /// Simulate `yaml` with its `WEIGHTS` placeholder set to `table`; the trace is kept.
-fn run(yaml: &str, table: &str) -> Result<SimResult, Failure> {
+pub(super) fn run(yaml: &str, table: &str) -> Result<SimResult, Failure> {
     let w = workload(&yaml.replace("WEIGHTS", table))?;
     simulate(&w, &SimOptions { trace: true })
         .map_err(|e| Failure::input(format!("cfs-weights: {e}")))
 }
 
-fn mix(cpus: usize, duration: &str, fair: &str, tasks: &str) -> String {
+pub(super) fn mix(cpus: usize, duration: &str, fair: &str, tasks: &str) -> String {
     format!(
         "name: cfs-weights\nplatform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {duration}\nscheduler: {{ fair: {fair}, weights: WEIGHTS }}\ntasks:\n{tasks}"
     )
@@ -55,7 +55,7 @@ fn three_nice(fair: &str) -> String {
 
 /// fibo + c-ray (batch, 1 s of CPU each) + two sysbench-like threads, at nice values
 /// `batch` and `inter`.
-fn fibo_sysbench(batch: i8, inter: i8) -> String {
+pub(super) fn fibo_sysbench(batch: i8, inter: i8) -> String {
     mix(
         1,
         "10s",
@@ -78,7 +78,7 @@ fn fibo_nice3_sysbench0() -> String {
 }
 
 /// fibo (0.5 s of CPU) beside a CPU-bound application and two sysbench-like threads.
-fn fibo_app_sysbench() -> String {
+pub(super) fn fibo_app_sysbench() -> String {
     mix(
         1,
         "10s",
@@ -88,7 +88,7 @@ fn fibo_app_sysbench() -> String {
 }
 
 /// The first mix on 4 CPUs: 4 batch jobs and 8 sysbench-like threads.
-fn fibo_sysbench_4cpu() -> String {
+pub(super) fn fibo_sysbench_4cpu() -> String {
     mix(
         4,
         "10s",
@@ -111,7 +111,7 @@ fn picks(r: &SimResult) -> Vec<(u64, u64, usize, usize)> {
 }
 
 /// "identical" or the instant the schedule first departs from `base`'s.
-fn order_vs(base: &SimResult, r: &SimResult) -> String {
+pub(super) fn order_vs(base: &SimResult, r: &SimResult) -> String {
     let (a, b) = (picks(base), picks(r));
     match a.iter().zip(&b).position(|(x, y)| x != y) {
         None if a.len() == b.len() => format!("identical ({} segments)", a.len()),
@@ -135,11 +135,11 @@ fn mean_run_ms(r: &SimResult, task: usize) -> f64 {
     }
 }
 
-fn share(r: &SimResult, task: usize) -> f64 {
+pub(super) fn share(r: &SimResult, task: usize) -> f64 {
     r.tasks[task].fair.as_ref().map_or(0.0, |f| f.share)
 }
 
-fn finished_ms(r: &SimResult, task: usize) -> Value {
+pub(super) fn finished_ms(r: &SimResult, task: usize) -> Value {
     match r.tasks[task].fair.as_ref().and_then(|f| f.finished_ns) {
         Some(t) => json!(r2(t as f64 / MS)),
         None => Value::Null,
@@ -154,7 +154,7 @@ fn latency_ms(r: &SimResult, task: usize) -> f64 {
         .map_or(0.0, |l| l.mean_ns / MS)
 }
 
-fn vruntime_s(r: &SimResult, task: usize) -> f64 {
+pub(super) fn vruntime_s(r: &SimResult, task: usize) -> f64 {
     let v = r.tasks[task]
         .fair
         .as_ref()
@@ -163,7 +163,7 @@ fn vruntime_s(r: &SimResult, task: usize) -> f64 {
     (v as f64 / S * 1e4).round() / 1e4
 }
 
-fn weight(table: &str, nice: i8) -> u64 {
+pub(super) fn weight(table: &str, nice: i8) -> u64 {
     WeightTable::parse(table).map_or(0, |t| t.weight(nice))
 }
 

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// One tuning step of the article, as simulated.
-struct Step {
+pub(super) struct Step {
     /// Case title.
     title: &'static str,
     /// The article's numbers (µs; strings for relative claims).
@@ -91,7 +91,7 @@ fn irqs(bound: bool) -> String {
 
 /// The workload of a step: the probe on CPU 3, 4 CPU-bound hogs and 8 interactive
 /// general-purpose tasks (different run/sleep lengths).
-fn yaml(s: &Step, seconds: u64) -> String {
+pub(super) fn yaml(s: &Step, seconds: u64) -> String {
     let mut y = format!(
         "name: latency-{}\nplatform:\n{PLATFORM}{}",
         s.title.split(':').next().unwrap_or("step"),
@@ -136,7 +136,7 @@ fn yaml(s: &Step, seconds: u64) -> String {
     y
 }
 
-fn steps() -> Vec<Step> {
+pub(super) fn steps() -> Vec<Step> {
     let base = Step {
         title: "",
         paper: Value::Null,

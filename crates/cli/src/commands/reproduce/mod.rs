@@ -2,17 +2,23 @@
 //! put the seed's numbers next to ours. One module per experiment.
 
 pub mod bfs;
+pub mod bfs_machines;
 pub mod cfs_weights;
+pub mod cfs_weights_review;
 pub mod fidelity;
 pub mod illf;
 pub mod interactive;
 pub mod latency;
+pub mod latency_review;
+pub mod review;
 pub mod shield;
+pub mod shield_review;
 
 use crate::cli::ReproduceArgs;
 use crate::commands::emit;
 use crate::failure::Failure;
 use crate::progress::Progress;
+use review::Review;
 use schedlab_model::{Overrides, Policy, Workload};
 use schedlab_sim::{simulate, SimOptions, SimResult};
 use serde::Serialize;
@@ -106,6 +112,7 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     let progress = Progress::new();
     let mut cases = Vec::new();
     let mut plots = Vec::new();
+    let mut reviews = Review::default();
     for (i, name) in names.iter().enumerate() {
         if names.len() > 1 {
             progress.set_prefix(&format!("[{}/{}] ", i + 1, names.len()));
@@ -125,29 +132,57 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
         } else {
             String::new()
         };
-        cases.extend(out.cases.into_iter().map(|mut c| {
+        let mut review = review_of(name, &args.out_dir, &progress, &mut plots)?;
+        let extra = std::mem::take(&mut review.cases);
+        cases.extend(out.cases.into_iter().chain(extra).map(|mut c| {
             c.case = format!("{prefix}{}", c.case);
             c
         }));
         plots.extend(out.plots);
+        reviews.extend(review, &prefix);
     }
     progress.done();
     let text = if args.output.json {
-        let v = serde_json::json!({ "experiment": args.experiment, "cases": cases });
+        let v = serde_json::json!({
+            "experiment": args.experiment,
+            "cases": cases,
+            "headlines": reviews.headlines,
+            "claims": reviews.claims,
+            "assumptions": reviews.assumptions,
+            "not_modelled": reviews.not_modelled,
+        });
         format!(
             "{}\n",
             serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
         )
     } else {
-        render(&args.experiment, &cases, &plots)
+        render(&args.experiment, &cases, &reviews, &plots)
     };
     emit(&text, args.output.output.as_deref())
 }
 
-fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
+/// An experiment's review: headlines with their sensitivity, the seed's claims checked,
+/// assumptions and steps not modelled (empty for experiments without a seed headline).
+fn review_of(
+    name: &str,
+    dir: &Path,
+    progress: &Progress,
+    plots: &mut Vec<PathBuf>,
+) -> Result<Review, Failure> {
+    match name {
+        "illf" => illf::review(dir, progress, plots),
+        "bfs" => bfs_machines::review(dir, progress, plots),
+        "latency" => latency_review::review(progress),
+        "shield" => shield_review::review(progress),
+        "cfs-weights" => cfs_weights_review::review(progress),
+        _ => Ok(Review::default()),
+    }
+}
+
+fn render(name: &str, cases: &[Case], review: &Review, plots: &[PathBuf]) -> String {
     let mut s = format!("reproduce {name}: the seed's numbers next to the simulator's\n\n");
     for c in cases {
-        let _ = writeln!(s, "{}", c.case);
+        s.push_str(&wrap_words("", "  ", &c.case));
         if !c.paper.is_null() {
             s.push_str(&labelled("paper", &c.paper));
         }
@@ -169,6 +204,7 @@ fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&review.render());
     if !plots.is_empty() {
         s.push_str("plots:\n");
         for p in plots {
@@ -270,17 +306,19 @@ const WIDTH: usize = 100;
 fn wrap_words(first: &str, indent: &str, text: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
-    let bare = first.chars().count();
+    // Whether `line` has a word yet (after `first` or `indent`).
+    let mut has_word = false;
     for w in text.split(' ') {
         let len = line.chars().count();
-        if len > bare && len + 1 + w.chars().count() > WIDTH {
+        if has_word && len + 1 + w.chars().count() > WIDTH {
             out.push_str(line.trim_end());
             out.push('\n');
             line = indent.to_string();
-        } else if len > bare {
+        } else if has_word {
             line.push(' ');
         }
         line.push_str(w);
+        has_word = true;
     }
     out.push_str(line.trim_end());
     out.push('\n');
