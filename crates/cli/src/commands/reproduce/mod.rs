@@ -6,6 +6,7 @@ pub mod cfs_weights;
 pub mod illf;
 pub mod interactive;
 pub mod latency;
+pub mod scx_guest;
 pub mod shield;
 
 use crate::cli::ReproduceArgs;
@@ -65,6 +66,16 @@ pub struct Case {
     pub note: String,
 }
 
+/// A case as reported: with the "sched_ext guest" column where the guest lane has one
+/// ([`scx_guest`]).
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    #[serde(flatten)]
+    case: Case,
+    #[serde(rename = "sched_ext_guest", skip_serializing_if = "Value::is_null")]
+    guest: Value,
+}
+
 /// An experiment's outcome: cases, plus files (plots) written.
 pub struct Outcome {
     /// Cases in order.
@@ -99,8 +110,13 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| Failure::output(format!("cannot create {}: {e}", args.out_dir.display())))?;
     let progress = Progress::new();
-    let mut cases = Vec::new();
+    let mut cases: Vec<Row> = Vec::new();
     let mut plots = Vec::new();
+    let guest_src = scx_guest::GuestSource {
+        results: args.guest_results.clone(),
+        run: args.guest,
+    };
+    let mut guest = None;
     for (i, name) in names.iter().enumerate() {
         if names.len() > 1 {
             progress.set_prefix(&format!("[{}/{}] ", i + 1, names.len()));
@@ -114,14 +130,37 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
             "interactive" => interactive::run(&args.out_dir, &progress, !args.no_real)?,
             _ => unreachable!("listed in EXPERIMENTS"),
         };
+        // The sched_ext guest lane's case (seed 004: scx_cfsw, seed 001: scx_bfs).
+        let guest_case = match *name {
+            "cfs-weights" | "bfs" => {
+                if guest.is_none() {
+                    guest = Some(scx_guest::load(&guest_src, &progress)?);
+                }
+                let g = guest.as_ref().expect("loaded above");
+                Some(if *name == "bfs" {
+                    scx_guest::bfs_case(g)?
+                } else {
+                    scx_guest::cfs_case(g)?
+                })
+            }
+            _ => None,
+        };
         let prefix = if names.len() > 1 {
             format!("{name}: ")
         } else {
             String::new()
         };
-        cases.extend(out.cases.into_iter().map(|mut c| {
-            c.case = format!("{prefix}{}", c.case);
-            c
+        let rows = out.cases.into_iter().map(|case| Row {
+            case,
+            guest: Value::Null,
+        });
+        let guest_rows = guest_case.map(|g| Row {
+            case: g.case,
+            guest: g.guest,
+        });
+        cases.extend(rows.chain(guest_rows).map(|mut r| {
+            r.case.case = format!("{prefix}{}", r.case.case);
+            r
         }));
         plots.extend(out.plots);
     }
@@ -138,9 +177,9 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     emit(&text, args.output.output.as_deref())
 }
 
-fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
+fn render(name: &str, rows: &[Row], plots: &[PathBuf]) -> String {
     let mut s = format!("reproduce {name}: the seed's numbers next to the simulator's\n\n");
-    for c in cases {
+    for Row { case: c, guest } in rows {
         let _ = writeln!(s, "{}", c.case);
         if !c.paper.is_null() {
             s.push_str(&labelled("paper", &c.paper));
@@ -157,6 +196,14 @@ fn render(name: &str, cases: &[Case], plots: &[PathBuf]) -> String {
         }
         if !c.real.is_null() {
             s.push_str(&labelled("real", &c.real));
+        }
+        match table(guest) {
+            Some(t) if !guest.is_null() => {
+                let _ = writeln!(s, "  sched_ext guest");
+                s.push_str(&t);
+            }
+            _ if !guest.is_null() => s.push_str(&labelled("sched_ext guest", guest)),
+            _ => {}
         }
         if !c.note.is_empty() {
             s.push_str(&wrap_words("  → ", "    ", &c.note));
