@@ -133,7 +133,10 @@ pub fn check(w: &Workload, backend: Backend, host: &HostSched) -> Result<Vec<Str
             let how = if sc.fair == Policy::Cfs {
                 via_scx.to_string()
             } else {
-                format!(" (--backend scx runs it with `fair: cfs`, not `{}`)", sc.fair.name())
+                format!(
+                    " (--backend scx runs it with `fair: cfs`, not `{}`)",
+                    sc.fair.name()
+                )
             };
             return refuse(format!(
                 "scheduler.weights: the kernel's nice-to-weight table is `linux`; `{}` is simulated only on this backend{how}",
@@ -419,26 +422,37 @@ tasks: [{ name: hog }, { name: ui, run: 2ms, sleep: 8ms }]
             Workload::parse_str(yaml, Path::new("w.yaml"), &Overrides::default()).unwrap()
         };
         let bfs = load("scheduler: { fair: bfs }\ntasks: [{ name: a }, { name: b, nice: 19 }]\n");
-        let e = check(&bfs, Backend::Kernel, &host()).unwrap_err().to_string();
+        let e = check(&bfs, Backend::Kernel, &host())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--backend scx runs it"), "{e}");
         assert!(check(&bfs, Backend::Scx, &host()).is_ok());
         let g5 = load("scheduler: { weights: grouped-5 }\ntasks: [{ name: a, nice: -5 }]\n");
         assert!(check(&g5, Backend::Scx, &host()).is_ok());
-        let e = check(&g5, Backend::Dispatcher, &host()).unwrap_err().to_string();
+        let e = check(&g5, Backend::Dispatcher, &host())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--backend scx runs it"), "{e}");
         // One sched_ext scheduler at a time: periodic tasks take it.
         let mixed = load(
             "scheduler: { fair: bfs }\ntasks: [{ name: a }, { name: p, runtime: 1ms, period: 10ms }]\n",
         );
-        let e = check(&mixed, Backend::Scx, &host()).unwrap_err().to_string();
+        let e = check(&mixed, Backend::Scx, &host())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("one sched_ext scheduler at a time"), "{e}");
         let eevdf_g2 =
             load("scheduler: { fair: eevdf, weights: grouped-2 }\ntasks: [{ name: a }]\n");
-        let e = check(&eevdf_g2, Backend::Scx, &host()).unwrap_err().to_string();
+        let e = check(&eevdf_g2, Backend::Scx, &host())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("with `fair: cfs`, not `eevdf`"), "{e}");
         let iso = load("scheduler: { fair: bfs }\ntasks: [{ name: a, class: iso }]\n");
         let e = check(&iso, Backend::Scx, &host()).unwrap_err().to_string();
-        assert!(e.starts_with("task a: class iso (SCHED_ISO) has no sched_ext version"), "{e}");
+        assert!(
+            e.starts_with("task a: class iso (SCHED_ISO) has no sched_ext version"),
+            "{e}"
+        );
     }
 
     #[test]

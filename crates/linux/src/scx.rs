@@ -600,7 +600,14 @@ mod tests {
         );
         assert_eq!(
             FairScheduler::for_workload(&w).unwrap().loader_args(&w),
-            ["--policy", "bfs", "--rr-interval-ms", "10", "--fair-cpus", "2"]
+            [
+                "--policy",
+                "bfs",
+                "--rr-interval-ms",
+                "10",
+                "--fair-cpus",
+                "2"
+            ]
         );
         // EEVDF has no sched_ext version; periodic tasks take the one scheduler.
         let w = load("scheduler: { fair: eevdf }\ntasks: [{ name: a }]\n");
@@ -623,7 +630,10 @@ mod tests {
         let e = r
             .check_weight(WeightTable::Linux, -5, WeightTable::Linux.weight(-5))
             .unwrap_err();
-        assert!(e.contains("weight 2095 in table linux, schedlab's model 3121"), "{e}");
+        assert!(
+            e.contains("weight 2095 in table linux, schedlab's model 3121"),
+            "{e}"
+        );
         assert_eq!(FairRegistration::parse("ok fair 12 weight=x diff=0"), None);
     }
 

@@ -66,8 +66,8 @@ pub fn default_results_file() -> PathBuf {
 pub fn read_results(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
     if v.get("schema").and_then(Value::as_str) != Some(SCHEMA) {
         return Err(format!(
             "{}: schema: expected `{SCHEMA}` (a fair-shares.json written by scx/guest/check.py), found {}",
@@ -78,7 +78,10 @@ pub fn read_results(path: &Path) -> Result<Value, String> {
     let share_ok = |x: &Value| x.is_null() || x.as_f64().is_some_and(|s| (0.0..=1.0).contains(&s));
     if let Some(tables) = v.get("cfs_weights") {
         let tables = tables.as_object().ok_or_else(|| {
-            format!("{}: cfs_weights: expected an object of tables", path.display())
+            format!(
+                "{}: cfs_weights: expected an object of tables",
+                path.display()
+            )
         })?;
         for (table, row) in tables {
             for (task, _) in CFS_TASKS {
@@ -147,7 +150,8 @@ fn run_lane(progress: &Progress) -> Result<(), Failure> {
                 "--guest runs scx/guest/run.sh of a schedlab source checkout: run reproduce from inside one (or give --guest-results FILE)",
             )
         })?;
-    progress.step("sched_ext guest lane (scx/guest/run.sh; minutes, longer on a cold kernel cache)");
+    progress
+        .step("sched_ext guest lane (scx/guest/run.sh; minutes, longer on a cold kernel cache)");
     let st = std::process::Command::new("bash")
         .arg(&script)
         .stdout(std::process::Stdio::null())
@@ -180,6 +184,16 @@ fn r4(x: f64) -> f64 {
     (x * 1e4).round() / 1e4
 }
 
+/// A CPU share as a percentage with two decimals (the terminal table shows two).
+fn pct(x: f64) -> f64 {
+    (x * 1e4).round() / 100.0
+}
+
+/// [`pct`] of a share read from the results file (null stays null).
+fn pct_of(v: &Value) -> Value {
+    v.as_f64().map_or(Value::Null, |x| json!(pct(x)))
+}
+
 /// The column when there are no results: one sentence.
 fn missing(why: &str) -> Value {
     json!({ "claim": why, "numbers": Value::Null })
@@ -199,17 +213,20 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
     let mut sim = Map::new();
     let mut guest = Map::new();
     for table in TABLES {
-        let r = simulate_yaml(&CFS_NICE.replace("WEIGHTS", table), "scx/guest/fair/cfs-nice.yaml")?;
+        let r = simulate_yaml(
+            &CFS_NICE.replace("WEIGHTS", table),
+            "scx/guest/fair/cfs-nice.yaml",
+        )?;
         let mut row = Map::new();
         for (task, nice) in CFS_TASKS {
-            row.insert(format!("share_{nice}"), json!(r4(share(&r, task))));
+            row.insert(format!("pct_{nice}"), json!(pct(share(&r, task))));
         }
         sim.insert(table.into(), Value::Object(row));
         if let GuestResults::Found(_, v) = g {
             if let Some(t) = v.get("cfs_weights").and_then(|c| c.get(table)) {
                 let mut row = Map::new();
                 for (task, nice) in CFS_TASKS {
-                    row.insert(format!("share_{nice}"), t[task]["guest"].clone());
+                    row.insert(format!("pct_{nice}"), pct_of(&t[task]["guest"]));
                 }
                 guest.insert(table.into(), Value::Object(row));
             }
@@ -231,7 +248,7 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
     };
     Ok(GuestCase {
         case: Case {
-            case: "CPU shares under sched_ext: nice -5/0/5 CPU-bound on one CPU, 2 s (the guest lane's mix)".into(),
+            case: "CPU shares (%) under sched_ext: nice -5/0/5 CPU-bound on one CPU, 2 s (the guest lane's mix)".into(),
             paper: json!({ "claim": "CFS shares the CPU in proportion to the weights whatever the range (Fig. 3)", "numbers": Value::Null }),
             simulated: Value::Object(sim),
             real: Value::Null,
@@ -267,8 +284,8 @@ pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
         .and_then(|t| t.latency.as_ref())
         .map(|l| (r4(l.mean_ns / 1e6), r4(l.max_ns as f64 / 1e6)));
     let simulated = json!({ "bfs": {
-        "share_n0": r4(n0), "share_n19": r4(n19), "share_ui": r4(ui),
-        "n19_of_hogs": r4(n19 / (n0 + n19).max(f64::MIN_POSITIVE)),
+        "pct_n0": pct(n0), "pct_n19": pct(n19), "pct_ui": pct(ui),
+        "n19_of_hogs_pct": pct(n19 / (n0 + n19).max(f64::MIN_POSITIVE)),
         "ui_wakeup_mean_ms": lat.map(|l| l.0), "ui_wakeup_max_ms": lat.map(|l| l.1),
     }});
     let (guest, note) = match g {
@@ -277,8 +294,8 @@ pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
             let l = &b["ui_latency_ms"];
             (
                 json!({ "scx_bfs": {
-                    "share_n0": b["n0"], "share_n19": b["n19"], "share_ui": b["ui"],
-                    "n19_of_hogs": b["n19_of_hogs"],
+                    "pct_n0": pct_of(&b["n0"]), "pct_n19": pct_of(&b["n19"]), "pct_ui": pct_of(&b["ui"]),
+                    "n19_of_hogs_pct": pct_of(&b["n19_of_hogs"]),
                     "ui_wakeup_mean_ms": l.get(0), "ui_wakeup_max_ms": l.get(1),
                 }}),
                 format!(
@@ -295,13 +312,13 @@ pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
     };
     Ok(GuestCase {
         case: Case {
-            case: "BFS nice 0 vs nice 19 beside an interactive task (1 ms / 10 ms), one CPU, rr_interval 6 ms, 3 s (the guest lane's mix)".into(),
+            case: "BFS CPU shares (%): nice 0 vs nice 19 beside an interactive task (1 ms / 10 ms), one CPU, rr_interval 6 ms, 3 s (the guest lane's mix)".into(),
             paper: json!({ "claim": "a task's virtual deadline offset grows with its nice level (prio_ratios, ×1.1 per level): a nice-19 task waits longer for its turn", "numbers": Value::Null }),
             simulated,
             real: Value::Null,
             expected: json!({
-                "n19_of_hogs_two_hogs_alone": r4(bfs_n19_of_hogs(rr_ms, 0.0)),
-                "n19_of_hogs_beside_ui": r4(bfs_n19_of_hogs(rr_ms, ui)),
+                "n19_of_hogs_pct_two_hogs_alone": pct(bfs_n19_of_hogs(rr_ms, 0.0)),
+                "n19_of_hogs_pct_beside_ui": pct(bfs_n19_of_hogs(rr_ms, ui)),
                 "from": "1 / (k + 1), k = floor((d(19) - d(0)) x (1 - ui share) / slice) + 1 (prio_ratios; not d(0) / (d(0) + d(19)) = 0.14: deadlines restart from now at each refill)",
             }),
             note,
@@ -322,16 +339,21 @@ mod tests {
     fn the_fixture_fills_both_guest_columns() {
         let g = GuestResults::Found(fixture(), read_results(&fixture()).unwrap());
         let c = cfs_case(&g).unwrap();
-        assert_eq!(c.guest["grouped-5"]["share_-5"], json!(0.6742));
+        assert_eq!(c.guest["grouped-5"]["pct_-5"], json!(67.42));
         assert_eq!(c.case.simulated.as_object().unwrap().len(), 4);
         // The simulator gives the weight ratios: grouped-5 = 2095 / 690 / 226.
-        let s = c.case.simulated["grouped-5"]["share_-5"].as_f64().unwrap();
-        assert!((s - 2095.0 / 3011.0).abs() < 0.01, "{s}");
+        let s = c.case.simulated["grouped-5"]["pct_-5"].as_f64().unwrap();
+        assert!((s - 100.0 * 2095.0 / 3011.0).abs() < 1.0, "{s}");
         let b = bfs_case(&g).unwrap();
-        assert_eq!(b.guest["scx_bfs"]["n19_of_hogs"], json!(0.0315));
-        let want = b.case.expected["n19_of_hogs_beside_ui"].as_f64().unwrap();
-        let sim = b.case.simulated["bfs"]["n19_of_hogs"].as_f64().unwrap();
-        assert!((sim - want).abs() < 0.01, "simulated {sim} vs prio_ratio {want}");
+        assert_eq!(b.guest["scx_bfs"]["n19_of_hogs_pct"], json!(3.15));
+        let want = b.case.expected["n19_of_hogs_pct_beside_ui"]
+            .as_f64()
+            .unwrap();
+        let sim = b.case.simulated["bfs"]["n19_of_hogs_pct"].as_f64().unwrap();
+        assert!(
+            (sim - want).abs() < 1.0,
+            "simulated {sim}% vs prio_ratio {want}%"
+        );
         // Two hogs alone: 34 nice-0 slices per nice-19 one at rr_interval 6 ms.
         assert!((bfs_n19_of_hogs(6, 0.0) - 1.0 / 35.0).abs() < 1e-12);
     }
@@ -351,7 +373,10 @@ mod tests {
             .replace("0.6742", "1.6742");
         std::fs::write(&bad, text).unwrap();
         let e = read_results(&bad).unwrap_err();
-        assert!(e.contains("cfs_weights.grouped-5.n-5.guest: expected a CPU share"), "{e}");
+        assert!(
+            e.contains("cfs_weights.grouped-5.n-5.guest: expected a CPU share"),
+            "{e}"
+        );
         let e = load(
             &GuestSource {
                 results: Some(dir.join("none.json")),
@@ -360,7 +385,11 @@ mod tests {
             &Progress::new(),
         )
         .unwrap_err();
-        assert!(e.message.contains("none.json: cannot read"), "{}", e.message);
+        assert!(
+            e.message.contains("none.json: cannot read"),
+            "{}",
+            e.message
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
