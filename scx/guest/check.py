@@ -245,6 +245,17 @@ def simulate_file(schedlab, path):
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
+def check_loaded(c, name, j, scheduler):
+    """`scheduler` ran the workload: enabled during the run, disabled after, clean exit."""
+    scx = j.get("scx") or {}
+    c.check("%s: scx_%s enabled during the run, disabled after" % (name, scheduler),
+            scx.get("scheduler") == scheduler and scx.get("state_during") == "enabled"
+            and scx.get("state_after") == "disabled" and scx.get("loader_status") == 0,
+            "scheduler=%s during=%s after=%s loader_status=%s" % (
+                scx.get("scheduler"), scx.get("state_during"), scx.get("state_after"),
+                scx.get("loader_status")))
+
+
 def check_fair(c, rep, runs, a, guest):
     """Assertions and report of the fair mixes; returns the fair-shares.json content."""
     by_set = {r["begin"].get("set"): r for r in runs}
@@ -262,13 +273,7 @@ def check_fair(c, rep, runs, a, guest):
         if r is None or r["json"] is None:
             continue
         j = r["json"]
-        scx = j.get("scx") or {}
-        c.check("%s: scx_cfsw enabled during the run, disabled after" % name,
-                scx.get("scheduler") == "cfsw" and scx.get("state_during") == "enabled"
-                and scx.get("state_after") == "disabled" and scx.get("loader_status") == 0,
-                "scheduler=%s during=%s after=%s loader_status=%s" % (
-                    scx.get("scheduler"), scx.get("state_during"), scx.get("state_after"),
-                    scx.get("loader_status")))
+        check_loaded(c, name, j, "cfsw")
         got = shares_of(j)
         weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
         total = sum(weights.values()) or 1
@@ -290,13 +295,7 @@ def check_fair(c, rep, runs, a, guest):
     c.check("bfs-mix: ran under scx_bfs", r is not None and r["json"] is not None)
     if r is not None and r["json"] is not None:
         j = r["json"]
-        scx = j.get("scx") or {}
-        c.check("bfs-mix: scx_bfs enabled during the run, disabled after",
-                scx.get("scheduler") == "bfs" and scx.get("state_during") == "enabled"
-                and scx.get("state_after") == "disabled" and scx.get("loader_status") == 0,
-                "scheduler=%s during=%s after=%s loader_status=%s" % (
-                    scx.get("scheduler"), scx.get("state_during"), scx.get("state_after"),
-                    scx.get("loader_status")))
+        check_loaded(c, "bfs-mix", j, "bfs")
         got = shares_of(j)
         c.check("bfs-mix: every task ran", all(got.get(n, 0) > 0 for n in ["n0", "n19", "ui"]),
                 " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))

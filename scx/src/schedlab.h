@@ -54,7 +54,7 @@ enum sl_stat {
 		"rollovers", "foreign_enqueues", "kicks"
 
 /*
- * The fair schedulers (scx_bfs, scx_cfsw). Value of their `fair_params` map; key =
+ * The fair schedulers (scx_bfs, scx_cfsw). Value of their `params` map; key =
  * thread id. Filled by the loader from `fair TID LEVEL CLASS INDEX`.
  */
 enum sl_fair_class {
@@ -72,7 +72,7 @@ struct sl_fair_params {
 	__u32 pad;
 };
 
-/* Value of the fair schedulers' `fair_stats` map; key = thread id. */
+/* Value of the fair schedulers' `task_stats` map; key = thread id. */
 struct sl_fair_stats {
 	__u64 cpu_ns;     /* CPU time while scheduled by us */
 	__u64 runs;       /* times it started running */

@@ -4,7 +4,7 @@
  * scx_cfsw (Linux 6.12's sched_ext API, as schedlab.bpf.h).
  *
  * Model (one queue for all CPUs, BFS's design and the simplest CFS on sched_ext):
- * - A task is *registered* when the `fair_params` map holds its thread id: nice level,
+ * - A task is *registered* when the `params` map holds its thread id: nice level,
  *   class (normal, batch, idle) and the level's weight (cfsw) or deadline offset (bfs),
  *   both worked out by the loader from the table chosen at load time. Anything else
  *   scheduled by sched_ext goes to a FIFO queue below the registered normal tasks.
@@ -55,14 +55,14 @@ struct {
 	__uint(max_entries, SL_MAX_TASKS);
 	__type(key, u32);
 	__type(value, struct sl_fair_params);
-} fair_params SEC(".maps");
+} params SEC(".maps"); /* the loader's name for every scheduler's per-thread input */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SL_MAX_TASKS);
 	__type(key, u32);
 	__type(value, struct sl_fair_stats);
-} fair_stats SEC(".maps");
+} task_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -140,11 +140,11 @@ static struct sl_fair_stats *fstats(u32 pid)
 {
 	struct sl_fair_stats zero = {}, *s;
 
-	s = bpf_map_lookup_elem(&fair_stats, &pid);
+	s = bpf_map_lookup_elem(&task_stats, &pid);
 	if (s)
 		return s;
-	bpf_map_update_elem(&fair_stats, &pid, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&fair_stats, &pid);
+	bpf_map_update_elem(&task_stats, &pid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&task_stats, &pid);
 }
 
 #define FSTAT_ADD(pid, field, n)                                                   \
@@ -172,11 +172,11 @@ static void kick(s32 cpu, u64 flags)
 	stat_add(SLF_KICKS, 1);
 }
 
-/* Refresh `t` from the `fair_params` map (the loader may register a thread late). */
+/* Refresh `t` from the `params` map (the loader may register a thread late). */
 static void load_fair(struct task_struct *p, struct fair_task *t)
 {
 	u32 pid = p->pid;
-	struct sl_fair_params *fp = bpf_map_lookup_elem(&fair_params, &pid);
+	struct sl_fair_params *fp = bpf_map_lookup_elem(&params, &pid);
 
 	t->pid = pid;
 	if (!fp || (!fp->weight && !fp->diff)) {

@@ -72,7 +72,7 @@ struct opts {
 struct sched {
 	void *skel;
 	struct bpf_map *params, *task_stats, *stats;
-	bool fair; /* bfs/cfsw: params = fair_params, task_stats = fair_stats */
+	bool fair; /* bfs/cfsw: params and task_stats hold sl_fair_params / sl_fair_stats */
 	const struct opts *o;
 	struct user_exit_info *uei;
 	char *dump;
@@ -116,18 +116,12 @@ static const char *scx_state(void)
 	return buf;
 }
 
-#define CONFIGURE(skel, NAME, o)                                                    \
+/* What every scheduler takes from the options: CPU count, debug, partial mode, watchdog. */
+#define CONFIGURE_COMMON(skel, NAME, o)                                             \
 	do {                                                                       \
-		int __i;                                                           \
 		(skel)->rodata->nr_cpus = libbpf_num_possible_cpus();              \
 		if ((skel)->rodata->nr_cpus > SL_MAX_CPUS)                         \
 			(skel)->rodata->nr_cpus = SL_MAX_CPUS;                     \
-		(skel)->rodata->slice_ns = (o)->slice_ns;                          \
-		for (__i = 0; __i < 4; __i++)                                      \
-			(skel)->rodata->rule[__i] = (o)->rule[__i];                \
-		(skel)->rodata->swap_at_activation_only = (o)->swap_at_activation_only; \
-		(skel)->rodata->strict_swap = (o)->strict;                         \
-		(skel)->rodata->lrs_tie = !(o)->fifo_tie;                          \
 		(skel)->rodata->debug = (o)->debug;                                \
 		if (!(o)->all)                                                     \
 			(skel)->struct_ops.NAME##_ops->flags |= SCX_OPS_SWITCH_PARTIAL; \
@@ -135,14 +129,48 @@ static const char *scx_state(void)
 			(skel)->struct_ops.NAME##_ops->timeout_ms = (o)->timeout_ms; \
 	} while (0)
 
-#define DEFINE_LOAD(NAME)                                                          \
+/* illf, llf, edf: the LLF family's switches. */
+#define CONFIGURE_RT(skel, o)                                                       \
+	do {                                                                       \
+		int __i;                                                           \
+		(skel)->rodata->slice_ns = (o)->slice_ns;                          \
+		for (__i = 0; __i < 4; __i++)                                      \
+			(skel)->rodata->rule[__i] = (o)->rule[__i];                \
+		(skel)->rodata->swap_at_activation_only = (o)->swap_at_activation_only; \
+		(skel)->rodata->strict_swap = (o)->strict;                         \
+		(skel)->rodata->lrs_tie = !(o)->fifo_tie;                          \
+	} while (0)
+
+/* cfsw: the CFS tunables; both fair schedulers: the workload's CPU count. */
+#define CONFIGURE_CFSW(skel, o)                                                     \
+	do {                                                                       \
+		(skel)->rodata->fair_cpus = (o)->fair_cpus ? (o)->fair_cpus : 1;   \
+		(skel)->rodata->latency_ns = (o)->latency_ns;                      \
+		(skel)->rodata->min_gran_ns = (o)->min_gran_ns;                    \
+		(skel)->rodata->wakeup_gran_ns = (o)->wakeup_gran_ns;              \
+	} while (0)
+
+/* bfs: rr_interval (BFS ms of 2^20 ns) and the locality bias. */
+#define CONFIGURE_BFS(skel, o)                                                      \
+	do {                                                                       \
+		(skel)->rodata->fair_cpus = (o)->fair_cpus ? (o)->fair_cpus : 1;   \
+		(skel)->rodata->timeslice_ns = (unsigned long long)(o)->rr_interval_ms << 20; \
+		(skel)->rodata->locality = (o)->locality;                          \
+	} while (0)
+
+/* load_NAME(): open, configure (CONFIGURE_KIND), load and attach scx_NAME. Every
+ * scheduler names its per-thread maps `params` and `task_stats`; FAIR says which
+ * layout they have (struct sl_params / sl_fair_params). */
+#define DEFINE_LOAD(NAME, CONFIGURE_KIND, FAIR)                                    \
 	static void load_##NAME(struct sched *s, const struct opts *o)             \
 	{                                                                          \
 		struct scx_##NAME *skel = SCX_OPS_OPEN(NAME##_ops, scx_##NAME);    \
-		CONFIGURE(skel, NAME, o);                                          \
+		CONFIGURE_COMMON(skel, NAME, o);                                   \
+		CONFIGURE_KIND(skel, o);                                           \
 		SCX_OPS_LOAD(skel, NAME##_ops, scx_##NAME, uei);                   \
 		s->link = SCX_OPS_ATTACH(skel, NAME##_ops, scx_##NAME);            \
 		s->skel = skel;                                                    \
+		s->fair = FAIR;                                                    \
 		s->params = skel->maps.params;                                     \
 		s->task_stats = skel->maps.task_stats;                             \
 		s->stats = skel->maps.stats;                                       \
@@ -151,50 +179,11 @@ static const char *scx_state(void)
 		s->destroy = (void (*)(void *))scx_##NAME##__destroy;              \
 	}
 
-DEFINE_LOAD(illf)
-DEFINE_LOAD(llf)
-DEFINE_LOAD(edf)
-
-#define CONFIGURE_FAIR(skel, NAME, o)                                               \
-	do {                                                                       \
-		(skel)->rodata->nr_cpus = libbpf_num_possible_cpus();              \
-		if ((skel)->rodata->nr_cpus > SL_MAX_CPUS)                         \
-			(skel)->rodata->nr_cpus = SL_MAX_CPUS;                     \
-		(skel)->rodata->fair_cpus = (o)->fair_cpus ? (o)->fair_cpus : 1;   \
-		(skel)->rodata->debug = (o)->debug;                                \
-		if (!(o)->all)                                                     \
-			(skel)->struct_ops.NAME##_ops->flags |= SCX_OPS_SWITCH_PARTIAL; \
-		if ((o)->timeout_ms)                                               \
-			(skel)->struct_ops.NAME##_ops->timeout_ms = (o)->timeout_ms; \
-	} while (0)
-
-#define DEFINE_FAIR_LOAD(NAME, EXTRA)                                              \
-	static void load_##NAME(struct sched *s, const struct opts *o)             \
-	{                                                                          \
-		struct scx_##NAME *skel = SCX_OPS_OPEN(NAME##_ops, scx_##NAME);    \
-		CONFIGURE_FAIR(skel, NAME, o);                                     \
-		EXTRA;                                                             \
-		SCX_OPS_LOAD(skel, NAME##_ops, scx_##NAME, uei);                   \
-		s->link = SCX_OPS_ATTACH(skel, NAME##_ops, scx_##NAME);            \
-		s->skel = skel;                                                    \
-		s->fair = true;                                                    \
-		s->params = skel->maps.fair_params;                                \
-		s->task_stats = skel->maps.fair_stats;                             \
-		s->stats = skel->maps.stats;                                       \
-		s->uei = &skel->data->uei;                                         \
-		s->dump = skel->data_uei_dump->uei_dump;                           \
-		s->destroy = (void (*)(void *))scx_##NAME##__destroy;              \
-	}
-
-DEFINE_FAIR_LOAD(cfsw, do {
-	skel->rodata->latency_ns = o->latency_ns;
-	skel->rodata->min_gran_ns = o->min_gran_ns;
-	skel->rodata->wakeup_gran_ns = o->wakeup_gran_ns;
-} while (0))
-DEFINE_FAIR_LOAD(bfs, do {
-	skel->rodata->timeslice_ns = (unsigned long long)o->rr_interval_ms << 20;
-	skel->rodata->locality = o->locality;
-} while (0))
+DEFINE_LOAD(illf, CONFIGURE_RT, false)
+DEFINE_LOAD(llf, CONFIGURE_RT, false)
+DEFINE_LOAD(edf, CONFIGURE_RT, false)
+DEFINE_LOAD(cfsw, CONFIGURE_CFSW, true)
+DEFINE_LOAD(bfs, CONFIGURE_BFS, true)
 
 /* sched_prio_to_weight[40] (kernel/sched/core.c), index 0 = nice -20. */
 static const unsigned long long prio_to_weight[40] = {
