@@ -12,7 +12,8 @@ Asserts only what does not depend on the guest's speed (TCG is slow and noisy):
   * fair mixes (`schedlab run --backend scx` of scx/guest/fair/*.yaml): scx_cfsw's CPU
     shares of the nice -5/0/5 tasks within SHARE_TOLERANCE of the weight table's ratios,
     for every table; scx_bfs's nice-19 part of the two hogs' CPU time within
-    BFS_TOLERANCE of prio_ratio's prediction (bfs_n19_of_hogs); every task ran;
+    BFS_TOLERANCE of prio_ratio's prediction (bfs_n19_of_hogs, slices ending at the
+    guest's ticks); every task ran; under scx_bfs with locality on two CPUs, every task ran;
     the scheduler enabled during and disabled after (CPU-time proportions between tasks
     of one vCPU do not depend on TCG's speed);
   * on each set, scx llf makes more context switches than scx illf (counted in the
@@ -62,13 +63,18 @@ def bfs_timeslice(rr_ms):
     return (rr_ms << 10) * 1024
 
 
-def bfs_n19_of_hogs(rr_ms, u):
+def bfs_n19_of_hogs(rr_ms, u, hz=None):
     """The nice-19 hog's part of two hogs' CPU time (nice 0 and 19) under BFS, other tasks
     taking the share `u`: a refilled deadline is now + d(nice), so after each nice-19
     slice the nice-0 hog runs k = floor((d(19) - d(0)) (1 - u) / slice) + 1 slices.
-    (Not d(0) / (d(0) + d(19)): deadlines restart from now at every refill.)"""
+    (Not d(0) / (d(0) + d(19)): deadlines restart from now at every refill.) With `hz`,
+    a slice lasts until the first tick after it, as sched_ext ends slices at ticks."""
     gap = bfs_deadline_diff(19, rr_ms) - bfs_deadline_diff(0, rr_ms)
-    k = int(gap * (1 - min(max(u, 0.0), 0.99)) // bfs_timeslice(rr_ms)) + 1
+    slice_ns = bfs_timeslice(rr_ms)
+    if hz:
+        tick = 10**9 // hz
+        slice_ns = -(-slice_ns // tick) * tick
+    k = int(gap * (1 - min(max(u, 0.0), 0.99)) // slice_ns) + 1
     return 1.0 / (k + 1)
 
 
@@ -299,10 +305,11 @@ def check_fair(c, rep, runs, a, guest):
         got = shares_of(j)
         c.check("bfs-mix: every task ran", all(got.get(n, 0) > 0 for n in ["n0", "n19", "ui"]),
                 " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))
-        predicted = bfs_n19_of_hogs(6, got.get("ui", 0))
+        # scx_bfs's slices end at the guest's ticks (HZ 1000): 7 ms, not 6.29.
+        predicted = bfs_n19_of_hogs(6, got.get("ui", 0), hz=1000)
         hogs = got.get("n0", 0) + got.get("n19", 0)
         part = got.get("n19", 0) / hogs if hogs else 0
-        c.check("bfs-mix: nice 19's part of the hogs' CPU time within %.2f of prio_ratio's %.4f"
+        c.check("bfs-mix: nice 19's part of the hogs' CPU time within %.2f of prio_ratio's %.4f (7 ms slices)"
                 % (BFS_TOLERANCE, predicted), abs(part - predicted) <= BFS_TOLERANCE,
                 "guest %.4f" % part)
         sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", "bfs-mix.yaml"))
@@ -325,7 +332,25 @@ def check_fair(c, rep, runs, a, guest):
             if v:
                 rep.append("    %-9s n0 %.3f  n19 %.3f  ui %.3f  n19/(n0+n19) %s (prio_ratio %.4f)  ui wake-up mean/max ms %s"
                            % (k, v["n0"], v["n19"], v["ui"], v["n19_of_hogs"],
-                              bfs_n19_of_hogs(6, v["ui"]), v["ui_latency_ms"]))
+                              bfs_n19_of_hogs(6, v["ui"], hz=1000 if k == "guest" else None),
+                              v["ui_latency_ms"]))
+    r = by_set.get("bfs-2cpu")
+    c.check("bfs-2cpu: ran under scx_bfs with locality", r is not None and r["json"] is not None)
+    if r is not None and r["json"] is not None:
+        j = r["json"]
+        check_loaded(c, "bfs-2cpu", j, "bfs")
+        got = shares_of(j)
+        c.check("bfs-2cpu: every task ran", len(got) == 4 and all(v > 0 for v in got.values()),
+                " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))
+        scx = j.get("scx") or {}
+        stats = scx.get("stats") or {}
+        migr = sum(t.get("migrations", 0) for t in (scx.get("fair_tasks") or {}).values())
+        rep.append("  scx_bfs with locality, 4 nice-0 hogs on two CPUs: shares %s; sticky picks %s,"
+                   " migrations %d, wake preemptions %s" % (
+                       " ".join("%.3f" % v for _, v in sorted(got.items())),
+                       stats.get("sticky_picks"), migr, stats.get("wake_preemptions")))
+        out["bfs_2cpu"] = {"guest": {k: round(v, 4) for k, v in got.items()},
+                           "sticky_picks": stats.get("sticky_picks"), "migrations": migr}
     with open(os.path.join(a.out, "fair-shares.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")

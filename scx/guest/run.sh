@@ -120,8 +120,10 @@ table1_tasks="--task big1:60:100:100 --task big2:60:100:100 --task small1:5:60:6
             sed "s/WEIGHTS/$table/g" "$here/fair/cfs-nice.yaml" >"$root/work/cfs-nice-$table.yaml"
             echo "fairrun cfs-nice-$table"
         done
-        cp "$here/fair/bfs-mix.yaml" "$root/work/bfs-mix.yaml"
-        echo "fairrun bfs-mix"
+        for f in bfs-mix bfs-2cpu; do
+            cp "$here/fair/$f.yaml" "$root/work/$f.yaml"
+            echo "fairrun $f"
+        done
     fi
 } >"$root/plan"
 

@@ -26,6 +26,7 @@
 
 #include <scx/common.bpf.h>
 #include "schedlab.h"
+#include "schedlab_ops.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -215,8 +216,12 @@ static bool head_key(u64 dsq, s32 cpu, u64 *key)
 
 /* Set `t->key` for a queueing; return the slice it gets. `wakeup`: it woke up. */
 static u64 pol_enqueue(struct fair_task *t, u64 now, bool wakeup);
-/* Charge `ran` ns to `t` (it stops, or its slice ended and it may keep the CPU). */
-static void pol_charge(struct fair_task *t, u64 ran, bool runnable, u64 now);
+/*
+ * Charge `ran` ns to `t` (it stops, or its slice ended and it may keep the CPU); also
+ * called on a copy to see what the charge would do, so it only computes. Returns true
+ * when it refilled the slice (bfs).
+ */
+static bool pol_charge(struct fair_task *t, u64 ran, bool runnable, u64 now);
 /* The slice `t` gets when it keeps the CPU after pol_charge(). */
 static u64 pol_keep_slice(struct fair_task *t, u64 now);
 /* Does woken `t` preempt the task running on `c` (its key brought up to `now`)? */
@@ -246,7 +251,10 @@ static void fair_charge(struct fair_task *t, u64 now, bool runnable)
 		ran = now - t->since;
 	t->since = 0;
 	FSTAT_ADD(t->pid, cpu_ns, ran);
-	pol_charge(t, ran, runnable, now);
+	if (pol_charge(t, ran, runnable, now)) {
+		FSTAT_ADD(t->pid, refills, 1);
+		stat_add(SLF_REFILLS, 1);
+	}
 	FSTAT_SET(t->pid, vruntime, t->key);
 }
 
@@ -491,62 +499,17 @@ static s32 fair_init(void)
 
 /* Define NAME_ops with the callbacks above (program names carry the policy). */
 #define SL_DEFINE_FAIR_OPS(NAME)                                                   \
-	s32 BPF_STRUCT_OPS(NAME##_select_cpu, struct task_struct *p, s32 prev_cpu, \
-			   u64 wake_flags)                                         \
-	{                                                                          \
-		return fair_select_cpu(p, prev_cpu, wake_flags);                   \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_enqueue, struct task_struct *p, u64 enq_flags)  \
-	{                                                                          \
-		fair_enqueue(p, enq_flags);                                        \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_dispatch, s32 cpu, struct task_struct *prev)    \
-	{                                                                          \
-		fair_dispatch(cpu, prev);                                          \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_tick, struct task_struct *p)                    \
-	{                                                                          \
-		fair_tick(p);                                                      \
-	}                                                                          \
+	SL_OPS_CORE(NAME, fair)                                                    \
 	void BPF_STRUCT_OPS(NAME##_runnable, struct task_struct *p, u64 enq_flags) \
 	{                                                                          \
 		fair_runnable(p, enq_flags);                                       \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_running, struct task_struct *p)                 \
-	{                                                                          \
-		fair_running(p);                                                   \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_stopping, struct task_struct *p, bool runnable) \
-	{                                                                          \
-		fair_stopping(p, runnable);                                        \
 	}                                                                          \
 	void BPF_STRUCT_OPS(NAME##_quiescent, struct task_struct *p, u64 deq_flags) \
 	{                                                                          \
 		fair_quiescent(p, deq_flags);                                      \
 	}                                                                          \
-	s32 BPF_STRUCT_OPS(NAME##_init_task, struct task_struct *p,                \
-			   struct scx_init_task_args *args)                        \
-	{                                                                          \
-		return fair_init_task(p, args);                                    \
-	}                                                                          \
-	s32 BPF_STRUCT_OPS_SLEEPABLE(NAME##_init)                                  \
-	{                                                                          \
-		return fair_init();                                                \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_exit, struct scx_exit_info *ei)                 \
-	{                                                                          \
-		UEI_RECORD(uei, ei);                                               \
-	}                                                                          \
-	SCX_OPS_DEFINE(NAME##_ops, .select_cpu = (void *)NAME##_select_cpu,        \
-		       .enqueue = (void *)NAME##_enqueue,                          \
-		       .dispatch = (void *)NAME##_dispatch,                        \
-		       .tick = (void *)NAME##_tick,                                \
+	SCX_OPS_DEFINE(NAME##_ops, SL_OPS_CORE_FIELDS(NAME),                      \
 		       .runnable = (void *)NAME##_runnable,                        \
-		       .running = (void *)NAME##_running,                          \
-		       .stopping = (void *)NAME##_stopping,                        \
-		       .quiescent = (void *)NAME##_quiescent,                      \
-		       .init_task = (void *)NAME##_init_task,                      \
-		       .init = (void *)NAME##_init, .exit = (void *)NAME##_exit,   \
-		       .name = #NAME)
+		       .quiescent = (void *)NAME##_quiescent, .name = #NAME)
 
 #endif /* __SCHEDLAB_FAIR_BPF_H */

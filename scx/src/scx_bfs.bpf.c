@@ -41,8 +41,6 @@ static void refill(struct fair_task *t, u64 now)
 {
 	t->slice_left = timeslice_ns;
 	t->key = niffies(now) + t->diff;
-	FSTAT_ADD(t->pid, refills, 1);
-	stat_add(SLF_REFILLS, 1);
 }
 
 static u64 pol_enqueue(struct fair_task *t, u64 now, bool wakeup)
@@ -53,11 +51,13 @@ static u64 pol_enqueue(struct fair_task *t, u64 now, bool wakeup)
 }
 
 /* check_deadline at every deschedule: refill when (nearly) used up, always for batch. */
-static void pol_charge(struct fair_task *t, u64 ran, bool runnable, u64 now)
+static bool pol_charge(struct fair_task *t, u64 ran, bool runnable, u64 now)
 {
 	t->slice_left = ran >= t->slice_left ? 0 : t->slice_left - ran;
-	if (t->slice_left < RESCHED_NS || t->class == SL_FAIR_BATCH)
-		refill(t, now);
+	if (t->slice_left >= RESCHED_NS && t->class != SL_FAIR_BATCH)
+		return false;
+	refill(t, now);
+	return true;
 }
 
 static u64 pol_keep_slice(struct fair_task *t, u64 now)

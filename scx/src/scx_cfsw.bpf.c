@@ -81,9 +81,10 @@ static u64 pol_enqueue(struct fair_task *t, u64 now, bool wakeup)
 	return sched_slice(t->weight);
 }
 
-static void pol_charge(struct fair_task *t, u64 ran, bool runnable, u64 now)
+static bool pol_charge(struct fair_task *t, u64 ran, bool runnable, u64 now)
 {
 	t->key += calc_delta_fair(ran, t->weight);
+	return false;
 }
 
 static u64 pol_keep_slice(struct fair_task *t, u64 now)
