@@ -297,6 +297,27 @@ def check_fair(c, rep, runs, a, guest):
         rep.append("  %-12s %s" % (table, "  ".join(
             "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
                                      v["weight_share"]) for n, v in row.items())))
+    r = by_set.get("cfs-extended")
+    c.check("cfs-extended: ran under scx_cfsw", r is not None and r["json"] is not None)
+    if r is not None and r["json"] is not None:
+        j = r["json"]
+        check_loaded(c, "cfs-extended", j, "cfsw")
+        got = shares_of(j)
+        weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
+        total = sum(weights.values()) or 1
+        want = {n: w / total for n, w in weights.items()}
+        c.check("cfs-extended: nice -25 (beyond the kernel's range) and -20 within %.2f of extended-60's ratios"
+                % SHARE_TOLERANCE, all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want),
+                " ".join("%s=%.4f/%.4f" % (n, got.get(n, 0), want[n]) for n in sorted(want)))
+        sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", "cfs-extended.yaml"))
+        sim_sh = shares_of(sim) if sim else {}
+        out["cfs_extended"] = {n: {"guest": round(got.get(n, 0), 4),
+                                   "simulated": round(sim_sh[n], 4) if n in sim_sh else None,
+                                   "weight_share": round(want[n], 4), "weight": weights[n]}
+                               for n in want}
+        rep.append("  %-12s %s" % ("ext -25/-20/0", "  ".join(
+            "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
+                                     v["weight_share"]) for n, v in out["cfs_extended"].items())))
     r = by_set.get("bfs-mix")
     c.check("bfs-mix: ran under scx_bfs", r is not None and r["json"] is not None)
     if r is not None and r["json"] is not None:

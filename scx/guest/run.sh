@@ -120,7 +120,7 @@ table1_tasks="--task big1:60:100:100 --task big2:60:100:100 --task small1:5:60:6
             sed "s/WEIGHTS/$table/g" "$here/fair/cfs-nice.yaml" >"$root/work/cfs-nice-$table.yaml"
             echo "fairrun cfs-nice-$table"
         done
-        for f in bfs-mix bfs-2cpu; do
+        for f in cfs-extended bfs-mix bfs-2cpu; do
             cp "$here/fair/$f.yaml" "$root/work/$f.yaml"
             echo "fairrun $f"
         done
