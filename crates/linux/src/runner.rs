@@ -410,6 +410,14 @@ impl Shared {
 /// Run `w` on this machine. `w.duration` bounds the run.
 pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     privileges::check()?;
+    // A workload this backend or kernel cannot run is refused before waiting for another
+    // run's lock (up to minutes); the warnings are worked out again under the lock, after
+    // a killed run's leftovers are recovered.
+    let backend = effective_backend(w, cfg)?;
+    fields::check(w, backend, &HostSched::read())?;
+    if backend == Backend::Scx {
+        scx::check_kernel().map_err(RunError::Unsupported)?;
+    }
     // One real run at a time on this machine (held until this function returns).
     let _lock = crate::machine_lock::MachineLock::acquire(&format!("run {}", w.name))
         .map_err(RunError::Setup)?;
