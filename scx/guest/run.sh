@@ -124,6 +124,10 @@ table1_tasks="--task big1:60:100:100 --task big2:60:100:100 --task small1:5:60:6
             cp "$here/fair/$f.yaml" "$root/work/$f.yaml"
             echo "fairrun $f"
         done
+        # Unloading on the other exit paths: SIGINT, and SIGKILL (the loader sees its
+        # stdin close).
+        echo "fairsig bfs-mix INT"
+        echo "fairsig bfs-mix KILL"
     fi
 } >"$root/plan"
 
@@ -173,6 +177,25 @@ while read -r kind name rest; do
         SCHEDLAB_SCX_LOADER=/bin/scx_schedlab timeout 240 schedlab run "/work/$name.yaml" \
             --backend scx --policy "$1" --duration "${2}ms" --json 2>&1 | sed 's/^/SL-SCHEDLAB /'
         echo "SL-SCHEDLAB-END set=$name policy=$1 state=$(cat /sys/kernel/sched_ext/state)"
+        ;;
+    fairsig)
+        # schedlab run killed by signal $rest while the scheduler runs; it must be unloaded.
+        SCHEDLAB_SCX_LOADER=/bin/scx_schedlab schedlab run "/work/$name.yaml" --backend scx \
+            --json >/tmp/fairsig.out 2>&1 &
+        pid=$!
+        # Loading (BPF verification) takes seconds under TCG: wait for it, then run 1 s.
+        i=0
+        while [ "$(cat /sys/kernel/sched_ext/state)" != enabled ] && [ $i -lt 300 ]; do
+            usleep 100000
+            i=$((i + 1))
+        done
+        sleep 1
+        during=$(cat /sys/kernel/sched_ext/state)
+        kill -"$rest" $pid
+        wait $pid
+        rc=$?
+        sleep 1
+        echo "SL-FAIRSIG name=$name signal=$rest rc=$rc during=$during after=$(cat /sys/kernel/sched_ext/state)"
         ;;
     fairrun)
         # schedlab run WORKLOAD --backend scx: a fair workload loads scx_bfs / scx_cfsw.
