@@ -213,6 +213,20 @@ pub struct GuestCase {
     pub guest: Value,
 }
 
+/// One of the guest lane's CFS mixes: a row of the case.
+struct CfsMix<'a> {
+    /// Row name.
+    row: String,
+    /// The workload, table filled in.
+    yaml: String,
+    /// Weight table.
+    table: &'a str,
+    /// Tasks and their nice values.
+    tasks: &'a [(&'a str, i8)],
+    /// The lane's results for it (task → {guest, ...}).
+    results: Option<&'a Value>,
+}
+
 /// One row of the CFS case for `tasks` under `table`: simulated shares, the table's
 /// weight ratios and, when the results have them (`rows`, keyed by task), the guest's.
 fn cfs_row(
@@ -249,34 +263,31 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
         GuestResults::Missing(_) => None,
     };
     let (mut sim, mut ratios, mut guest) = (Map::new(), Map::new(), Map::new());
-    let mut rows: Vec<(String, String, &str, &[(&str, i8)], Option<&Value>)> = TABLES
+    let mut mixes: Vec<CfsMix> = TABLES
         .iter()
-        .map(|&t| {
-            let res = found
+        .map(|&t| CfsMix {
+            row: t.to_string(),
+            yaml: CFS_NICE.replace("WEIGHTS", t),
+            table: t,
+            tasks: &CFS_TASKS,
+            results: found
                 .and_then(|v| v.get("cfs_weights"))
-                .and_then(|c| c.get(t));
-            (
-                t.to_string(),
-                CFS_NICE.replace("WEIGHTS", t),
-                t,
-                &CFS_TASKS[..],
-                res,
-            )
+                .and_then(|c| c.get(t)),
         })
         .collect();
-    rows.push((
-        EXTENDED_ROW.into(),
-        CFS_EXTENDED.into(),
-        "extended-60",
-        &EXTENDED_TASKS[..],
-        found.and_then(|v| v.get("cfs_extended")),
-    ));
-    for (name, yaml, table, tasks, res) in rows {
-        let (s, r, gu) = cfs_row(&yaml, table, tasks, res)?;
-        sim.insert(name.clone(), s);
-        ratios.insert(name.clone(), r);
+    mixes.push(CfsMix {
+        row: EXTENDED_ROW.into(),
+        yaml: CFS_EXTENDED.into(),
+        table: "extended-60",
+        tasks: &EXTENDED_TASKS,
+        results: found.and_then(|v| v.get("cfs_extended")),
+    });
+    for m in mixes {
+        let (s, r, gu) = cfs_row(&m.yaml, m.table, m.tasks, m.results)?;
+        sim.insert(m.row.clone(), s);
+        ratios.insert(m.row.clone(), r);
         if let Some(gu) = gu {
-            guest.insert(name, gu);
+            guest.insert(m.row, gu);
         }
     }
     let (guest, note) = match g {
