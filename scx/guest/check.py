@@ -271,6 +271,33 @@ def check_loaded(c, name, j, scheduler):
                 scx.get("loader_status")))
 
 
+def check_cfs_mix(c, rep, a, by_set, name, label, ratios):
+    """One scx_cfsw mix: loaded, shares within SHARE_TOLERANCE of its weight ratios;
+    returns {task: {guest, simulated, weight_share, weight}} (None if it did not run)."""
+    r = by_set.get(name)
+    c.check("%s: ran under scx_cfsw" % name, r is not None and r["json"] is not None)
+    if r is None or r["json"] is None:
+        return None
+    j = r["json"]
+    check_loaded(c, name, j, "cfsw")
+    got = shares_of(j)
+    weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
+    total = sum(weights.values()) or 1
+    want = {n: w / total for n, w in weights.items()}
+    c.check("%s: CPU shares within %.2f of %s" % (name, SHARE_TOLERANCE, ratios),
+            all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want),
+            " ".join("%s=%.4f/%.4f" % (n, got.get(n, 0), want[n]) for n in sorted(want)))
+    sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", name + ".yaml"))
+    sim_sh = shares_of(sim) if sim else {}
+    row = {n: {"guest": round(got.get(n, 0), 4),
+               "simulated": round(sim_sh[n], 4) if n in sim_sh else None,
+               "weight_share": round(want[n], 4), "weight": weights[n]} for n in want}
+    rep.append("  %-13s %s" % (label, "  ".join(
+        "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
+                                 v["weight_share"]) for n, v in row.items())))
+    return row
+
+
 def check_fair(c, rep, runs, a, guest):
     """Assertions and report of the fair mixes; returns the fair-shares.json content."""
     by_set = {r["begin"].get("set"): r for r in runs}
@@ -282,51 +309,14 @@ def check_fair(c, rep, runs, a, guest):
     rep.append("fair mixes under sched_ext (schedlab run --backend scx), guest vs simulator:")
     rep.append("  scx_cfsw, nice -5/0/5 CPU-bound on one CPU (share of the CPU: guest / simulated / weight ratio)")
     for table in TABLES:
-        name = "cfs-nice-%s" % table
-        r = by_set.get(name)
-        c.check("%s: ran under scx_cfsw" % name, r is not None and r["json"] is not None)
-        if r is None or r["json"] is None:
-            continue
-        j = r["json"]
-        check_loaded(c, name, j, "cfsw")
-        got = shares_of(j)
-        weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
-        total = sum(weights.values()) or 1
-        want = {n: w / total for n, w in weights.items()}
-        sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", name + ".yaml"))
-        sim_sh = shares_of(sim) if sim else {}
-        ok = all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want)
-        c.check("%s: CPU shares within %.2f of the table's weight ratios" % (name, SHARE_TOLERANCE), ok,
-                " ".join("%s=%.4f/%.4f" % (n, got.get(n, 0), want[n]) for n in sorted(want)))
-        row = {}
-        for n in ["n-5", "n0", "n5"]:
-            row[n] = {"guest": round(got.get(n, 0), 4), "simulated": round(sim_sh[n], 4) if n in sim_sh else None,
-                      "weight_share": round(want.get(n, 0), 4), "weight": weights.get(n)}
-        out["cfs_weights"][table] = row
-        rep.append("  %-12s %s" % (table, "  ".join(
-            "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
-                                     v["weight_share"]) for n, v in row.items())))
-    r = by_set.get("cfs-extended")
-    c.check("cfs-extended: ran under scx_cfsw", r is not None and r["json"] is not None)
-    if r is not None and r["json"] is not None:
-        j = r["json"]
-        check_loaded(c, "cfs-extended", j, "cfsw")
-        got = shares_of(j)
-        weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
-        total = sum(weights.values()) or 1
-        want = {n: w / total for n, w in weights.items()}
-        c.check("cfs-extended: nice -25 (beyond the kernel's range) and -20 within %.2f of extended-60's ratios"
-                % SHARE_TOLERANCE, all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want),
-                " ".join("%s=%.4f/%.4f" % (n, got.get(n, 0), want[n]) for n in sorted(want)))
-        sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", "cfs-extended.yaml"))
-        sim_sh = shares_of(sim) if sim else {}
-        out["cfs_extended"] = {n: {"guest": round(got.get(n, 0), 4),
-                                   "simulated": round(sim_sh[n], 4) if n in sim_sh else None,
-                                   "weight_share": round(want[n], 4), "weight": weights[n]}
-                               for n in want}
-        rep.append("  %-12s %s" % ("ext -25/-20/0", "  ".join(
-            "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
-                                     v["weight_share"]) for n, v in out["cfs_extended"].items())))
+        row = check_cfs_mix(c, rep, a, by_set, "cfs-nice-%s" % table, table,
+                            "the table's weight ratios")
+        if row is not None:
+            out["cfs_weights"][table] = row
+    row = check_cfs_mix(c, rep, a, by_set, "cfs-extended", "ext -25/-20/0",
+                        "extended-60's ratios at nice -25 (beyond the kernel's range), -20, 0")
+    if row is not None:
+        out["cfs_extended"] = row
     r = by_set.get("bfs-mix")
     c.check("bfs-mix: ran under scx_bfs", r is not None and r["json"] is not None)
     if r is not None and r["json"] is not None:

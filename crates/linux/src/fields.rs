@@ -145,6 +145,12 @@ pub fn check(w: &Workload, backend: Backend, host: &HostSched) -> Result<Vec<Str
         }
     }
     if has_fair && scx_fair.is_none() {
+        if backend == Backend::Scx && !w.tasks.iter().any(|t| t.class == TaskClass::Deadline) {
+            warn.push(format!(
+                "scheduler.fair: `{}` has no sched_ext version (bfs and cfs have): the fair tasks run in the kernel's own fair class",
+                sc.fair.name()
+            ));
+        }
         if sc.fair != host.fair_policy() {
             warn.push(format!(
                 "scheduler.fair: `{}` is simulated; this kernel ({}) runs the normal tasks under {}",
