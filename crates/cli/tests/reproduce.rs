@@ -253,14 +253,14 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     let dir = temp_dir("bfs");
     let v = reproduce_named("bfs", &dir);
     assert_eq!(v["experiment"], "bfs");
-    let g = guest_case(&v, "BFS CPU shares (%): nice 0 vs nice 19");
+    let g = guest_case(&v, "BFS CPU shares (%) under sched_ext");
     assert_eq!(g["scx_bfs"]["n19_of_hogs_pct"], 3.15);
     // The seed's benchmarks (the guest lane's case aside).
     let cases: Vec<&Value> = v["cases"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|c| !c["case"].as_str().unwrap().contains("the guest lane's mix"))
+        .filter(|c| c["sched_ext_guest"].is_null())
         .collect();
     assert_eq!(cases.len(), 6);
     for c in cases {

@@ -306,7 +306,7 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
     };
     Ok(GuestCase {
         case: Case {
-            case: "CPU shares (%) under sched_ext: CPU-bound tasks on one CPU, 2 s (the guest lane's mixes: nice -5/0/5 under each table, and -25/-20/0 under extended-60)".into(),
+            case: "CPU shares (%) under sched_ext, one CPU, 2 s: nice -5/0/5 per table, -25/-20/0 in extended-60".into(),
             paper: json!({ "claim": "CFS shares the CPU in proportion to the weights whatever the range (Fig. 3)", "numbers": Value::Null }),
             simulated: Value::Object(sim),
             real: Value::Null,
@@ -346,6 +346,9 @@ pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
         "n19_of_hogs_pct": pct(n19 / (n0 + n19).max(f64::MIN_POSITIVE)),
         "ui_wakeup_mean_ms": lat.map(|l| l.0), "ui_wakeup_max_ms": lat.map(|l| l.1),
     }});
+    let by_hand = "by hand: 1/(k+1), k = floor((d(19) - d(0)) × (1 - ui share) / slice) + 1 \
+        (rr_interval 6 ms): a refill sets the deadline from now, so the shares do not follow \
+        d(0)/(d(0)+d(19)) = 14 %";
     let (guest, note) = match g {
         GuestResults::Found(p, v) if v.get("bfs").is_some_and(|b| !b.is_null()) => {
             let b = &v["bfs"]["guest"];
@@ -357,27 +360,26 @@ pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
                     "ui_wakeup_mean_ms": l.get(0), "ui_wakeup_max_ms": l.get(1),
                 }}),
                 format!(
-                    "sched_ext guest: scx_bfs in a qemu guest (TCG: its wake-up latencies are the emulator's, not a machine's), from {}; the lane asserts n19_of_hogs within 0.01 of prio_ratio's prediction for the ui share it measured",
+                    "{by_hand}; sched_ext guest: scx_bfs in a qemu guest (TCG: its wake-up latencies are the emulator's, not a machine's), from {}; the lane asserts n19_of_hogs within 1 point of the same formula with the ui share and slices it measured",
                     p.display()
                 ),
             )
         }
         GuestResults::Found(p, _) => (
             missing(&format!("{} has no bfs results", p.display())),
-            String::new(),
+            by_hand.to_string(),
         ),
-        GuestResults::Missing(why) => (missing(why), String::new()),
+        GuestResults::Missing(why) => (missing(why), by_hand.to_string()),
     };
     Ok(GuestCase {
         case: Case {
-            case: "BFS CPU shares (%): nice 0 vs nice 19 beside an interactive task (1 ms / 10 ms), one CPU, rr_interval 6 ms, 3 s (the guest lane's mix)".into(),
+            case: "BFS CPU shares (%) under sched_ext: nice 0, nice 19, ui (1 ms / 10 ms); one CPU, 3 s".into(),
             paper: json!({ "claim": "a task's virtual deadline offset grows with its nice level (prio_ratios, ×1.1 per level): a nice-19 task waits longer for its turn", "numbers": Value::Null }),
             simulated,
             real: Value::Null,
             expected: json!({
                 "n19_of_hogs_pct_two_hogs_alone": pct(bfs_n19_of_hogs(rr_ms, 0.0)),
                 "n19_of_hogs_pct_beside_ui": pct(bfs_n19_of_hogs(rr_ms, ui)),
-                "from": "1 / (k + 1), k = floor((d(19) - d(0)) x (1 - ui share) / slice) + 1 (prio_ratios; not d(0) / (d(0) + d(19)) = 0.14: deadlines restart from now at each refill)",
             }),
             note,
         },
