@@ -267,7 +267,9 @@ static bool pol_would_preempt(const struct sl_job *curr, const struct sl_job *ca
 {
 	s64 s_q = job_laxity(cand, now);
 
-	return s_q <= 0 ||
+	/* At zero laxity a pushed task displaces only a task with more laxity, as in the
+	 * simulator: two zero-laxity tasks would otherwise push each other round the CPUs. */
+	return (s_q <= 0 && s_q < job_laxity(curr, now)) ||
 	       swap_with(job_remaining(curr, now), curr->lax, job_remaining(cand, now), s_q);
 }
 

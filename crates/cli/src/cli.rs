@@ -127,7 +127,8 @@ pub enum Command {
 pub struct ReproduceArgs {
     /// Experiment: `illf` (seed 000), `cfs-weights` (seed 004), `bfs` (seed 001),
     /// `latency` (seed 002), `shield` (seed 003), `interactive` (simulated fair classes
-    /// vs this kernel), or `all`.
+    /// vs this kernel), `fidelity` (the calibrated simulator's prediction error against
+    /// this kernel), or `all`.
     #[arg(value_name = "EXPERIMENT")]
     pub experiment: String,
 
@@ -149,6 +150,12 @@ pub struct ReproduceArgs {
     /// cached sched_ext kernel or minutes to build one) before reading its results.
     #[arg(long)]
     pub guest: bool,
+
+    /// fidelity: also write the real figures measured (and the calibration the simulator
+    /// used) to FILE, in the format of the record `--no-real` uses
+    /// (crates/cli/src/builtin/fidelity-real.json).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 
     #[command(flatten)]
     pub output: OutputArgs,

@@ -21,7 +21,8 @@ pub enum TraceFormat {
     Ftrace,
 }
 
-/// Extra outputs of `schedlab simulate`.
+/// Extra outputs of `schedlab simulate` (and of the traced real runs of `schedlab run`
+/// and `compare --real`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct ExportArgs {
     /// Write the schedule as a trace: Perfetto protobuf (open it in ui.perfetto.dev) or,
@@ -57,6 +58,18 @@ impl ExportArgs {
         self.trace_out.is_some() || self.gantt.is_some() || self.jobs_csv.is_some()
     }
 
+    /// Refuse, before a run, a --gantt window that a schedule of `duration` ns cannot
+    /// show (a real run would otherwise be lost to the error at its end).
+    pub fn check_window(&self, duration: schedlab_model::Ns) -> Result<(), Failure> {
+        match self.gantt {
+            Some(win) => win
+                .clip(duration)
+                .map(|_| ())
+                .map_err(|e| Failure::input(format!("--gantt: {e}"))),
+            None => Ok(()),
+        }
+    }
+
     fn format(&self, path: &Path) -> TraceFormat {
         self.trace_format.unwrap_or_else(|| {
             let ext = path
@@ -87,21 +100,51 @@ pub fn write_files(
     }
     let s = Schedule::from_sim(w, r)
         .ok_or_else(|| Failure::output("internal error: the simulation recorded no trace"))?;
+    write_schedule(&s, args, None)
+}
+
+/// The path of one of several schedules written to `path`: `-SUFFIX` before the
+/// extension (`t.pftrace` → `t-edf.pftrace`); `path` itself without a suffix.
+pub fn suffixed(path: &Path, suffix: Option<&str>) -> PathBuf {
+    let Some(sfx) = suffix else {
+        return path.to_path_buf();
+    };
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().to_string());
+    let name = match path.extension() {
+        Some(e) => format!("{stem}-{sfx}.{}", e.to_string_lossy()),
+        None => format!("{stem}-{sfx}"),
+    };
+    path.with_file_name(name)
+}
+
+/// Write the requested files of one schedule (a simulated or a traced real run; with
+/// `suffix`, to [`suffixed`] paths) and return the requested Gantt chart.
+pub fn write_schedule(
+    s: &Schedule,
+    args: &ExportArgs,
+    suffix: Option<&str>,
+) -> Result<Option<String>, Failure> {
     if let Some(path) = &args.trace_out {
+        let path = &suffixed(path, suffix);
         match args.format(path) {
-            TraceFormat::Perfetto => write(path, &schedlab_trace::perfetto::encode(&s))?,
-            TraceFormat::Ftrace => write(path, schedlab_trace::ftrace::render(&s).as_bytes())?,
+            TraceFormat::Perfetto => write(path, &schedlab_trace::perfetto::encode(s))?,
+            TraceFormat::Ftrace => write(path, schedlab_trace::ftrace::render(s).as_bytes())?,
         }
     }
     if let Some(path) = &args.jobs_csv {
-        write(path, schedlab_trace::jobs::render(&s).as_bytes())?;
+        write(
+            &suffixed(path, suffix),
+            schedlab_trace::jobs::render(s).as_bytes(),
+        )?;
     }
     match args.gantt {
         Some(win) => {
             let (from, to) = win
                 .clip(s.duration)
                 .map_err(|e| Failure::input(format!("--gantt: {e}")))?;
-            Ok(Some(gantt::render(&s, from, to, args.gantt_width as usize)))
+            Ok(Some(gantt::render(s, from, to, args.gantt_width as usize)))
         }
         None => Ok(None),
     }

@@ -118,6 +118,7 @@ pub fn run(t: &Task, win: &Window, rep: &mut WorkerReport) -> Option<Ns> {
         rep.jobs.push(JobRecord {
             release: wake - win.t0,
             deadline: u64::MAX,
+            exec: 0,
             start: Some(start - win.t0),
             finish: done.then(|| fin - win.t0),
             aborted: false,

@@ -12,11 +12,22 @@
 //!   then again holding `/dev/cpu_dma_latency` at 0 (idle states held off, as cyclictest
 //!   does); the difference of the medians is the cost of leaving an idle state, written
 //!   as the platform's `idle_states` entry.
+//! - **per-job cost**: a SCHED_FIFO thread runs the runner's job loop (sleep to an absolute
+//!   release with `clock_nanosleep`, read the clocks and the switch counters, burn 200 µs
+//!   of thread CPU time reading its own CPU clock, read them again) 1 ms apart; the CPU
+//!   time the thread used beyond the burn, median per job, is what each job costs a
+//!   real run beyond its work — the kernel charges all of it to the thread and so to its
+//!   SCHED_DEADLINE budget. It is written as `job_costs.per_job`, with
+//!   `reads_cpu_clock: true` (the burn loop's clock reads account the task at once). How
+//!   late the thread runs after each release is timed twice — with a SCHED_OTHER hog on
+//!   its CPU (the timer interrupts a running task: `wakeup_latency` and `_jitter`, 5th
+//!   to 95th percentile) and alone (the CPU must leave idle first: `wakeup_from_idle`,
+//!   the difference of the medians).
 //!
 //! Real-time policies are used when the process may (CAP_SYS_NICE), so that other
 //! threads do not get in the way; otherwise SCHED_OTHER, and the result says so.
 
-use crate::job::{now_ns, sleep_until};
+use crate::job::{burn, now_ns, sleep_until, thread_cpu_ns, BurnCtx, JobMode};
 use crate::policy::{self, KernelPolicy};
 use crate::privileges::Privileges;
 use crate::thread;
@@ -49,6 +60,17 @@ pub struct Calibration {
     pub idle_exit_ns: Option<u64>,
     /// Why the request could not be held, if it could not.
     pub pm_qos_error: Option<String>,
+    /// CPU time a job of the runner costs beyond its work (median per job).
+    pub job_overhead_ns: u64,
+    /// Of which the `clock_nanosleep` round trip (syscall, switch out and back in).
+    pub job_sleep_ns: u64,
+    /// How late the job loop's thread runs after its release when its CPU is busy
+    /// (another task runs there): 5th percentile.
+    pub job_wake_p5_ns: u64,
+    /// 95th percentile.
+    pub job_wake_p95_ns: u64,
+    /// How much later it runs when its CPU was idle (median idle − median busy).
+    pub job_wake_from_idle_ns: u64,
     /// Whether SCHED_FIFO was used for the measuring threads.
     pub realtime: bool,
 }
@@ -188,6 +210,102 @@ fn wakeups(samples: usize, rt: bool) -> (u64, u64, u64) {
     h.join().unwrap_or((0, 0, 0))
 }
 
+/// What the runner's job loop measures per job (ns).
+struct JobLoop {
+    /// Median CPU time per job beyond the burn.
+    overhead: u64,
+    /// Median `clock_nanosleep` round trip (thread CPU time).
+    sleep: u64,
+    /// 5th, 50th and 95th percentiles of how late the thread runs after its release.
+    wake: (u64, u64, u64),
+}
+
+/// The runner's job loop, `samples` jobs of 200 µs released 1 ms apart; `busy`: with a
+/// SCHED_OTHER hog on the same CPU, so that each release's timer interrupts a running
+/// task instead of waking an idle CPU.
+fn job_loop(cpu: usize, samples: usize, rt: bool, busy: bool) -> JobLoop {
+    let hog_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Bounded even if nobody stops it: the loop's length and a second.
+    let hog_end = now_ns() + samples as u64 * 1_000_000 + 1_000_000_000;
+    let hog = busy.then(|| {
+        let stop = hog_stop.clone();
+        thread::spawn("sl-jobhog".into(), move || {
+            // A thread inherits its creator's policy, here SCHED_FIFO: the hog must be
+            // an ordinary task, or it would never let the creator run again.
+            if policy::set_policy(0, &KernelPolicy::Other(0)).is_err() {
+                return;
+            }
+            let _ = policy::set_affinity(0, &[cpu]);
+            let mut acc = 1u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && now_ns() < hog_end {
+                for _ in 0..1000 {
+                    acc =
+                        std::hint::black_box(acc.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+        })
+    });
+    let h = thread::spawn("sl-jobcost".into(), move || {
+        let _ = policy::set_affinity(0, &[cpu]);
+        if rt {
+            let _ = policy::set_policy(0, &KernelPolicy::Fifo(90));
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut per_cpu = vec![0u64; libc::CPU_SETSIZE as usize];
+        let (mut total, mut sleep) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+        let mut late = Vec::with_capacity(samples);
+        let mut release = now_ns() + 1_000_000;
+        let mut prev = thread_cpu_ns();
+        for _ in 0..samples {
+            let before_sleep = thread_cpu_ns();
+            sleep_until(release);
+            let woke = thread_cpu_ns();
+            // What the runner's worker does around each job (runner.rs `worker`).
+            let start = now_ns();
+            late.push(start.saturating_sub(release));
+            let _ = thread::thread_switches();
+            let b = burn(
+                200_000,
+                JobMode::ThreadCpu,
+                &mut BurnCtx {
+                    stop: &stop,
+                    until: u64::MAX,
+                    progress: None,
+                    per_cpu: &mut per_cpu,
+                },
+            );
+            let _fin = now_ns();
+            let _ = thread::thread_switches();
+            let end = thread_cpu_ns();
+            total.push((end - prev).saturating_sub(b.cpu_ns));
+            sleep.push(woke - before_sleep);
+            prev = end;
+            release += 1_000_000;
+        }
+        let _ = policy::set_policy(0, &KernelPolicy::Other(0));
+        JobLoop {
+            overhead: pct(&mut total, 0.5),
+            sleep: pct(&mut sleep, 0.5),
+            wake: (
+                pct(&mut late, 0.05),
+                pct(&mut late, 0.5),
+                pct(&mut late, 0.95),
+            ),
+        }
+    })
+    .expect("thread");
+    let r = h.join().unwrap_or(JobLoop {
+        overhead: 0,
+        sleep: 0,
+        wake: (0, 0, 0),
+    });
+    hog_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(Ok(h)) = hog {
+        let _ = h.join();
+    }
+    r
+}
+
 /// The deepest enabled cpuidle state of CPU 0 (name, target residency in ns), if listed.
 fn deepest_idle_state() -> Option<(String, u64)> {
     let mut deepest = None;
@@ -206,8 +324,11 @@ fn deepest_idle_state() -> Option<(String, u64)> {
     deepest
 }
 
-/// Measure this machine (about 2 s).
+/// Measure this machine (about 3 s).
 pub fn calibrate() -> Calibration {
+    // Another schedlab real run (real-time threads, a shield) would be measured too: wait
+    // for it. Without the lock (not root, or waited too long) the measurement goes on.
+    let _lock = crate::machine_lock::MachineLock::acquire("calibrate").ok();
     let rt = Privileges::current().is_ok_and(|p| p.sys_nice);
     let cpus = crate::runner::host_cpus();
     let saved_aff = policy::get_affinity(0).ok();
@@ -216,6 +337,8 @@ pub fn calibrate() -> Calibration {
     let (cs, cs99) = ping_pong(cpus[0], 20_000, rt);
     let mig = (cpus.len() > 1).then(|| migration(cpus[0], cpus[1], 400));
     let (wm, w99, wmax) = wakeups(500, rt);
+    let jl = job_loop(cpus[0], 300, rt, false);
+    let busy = job_loop(cpus[0], 300, rt, true);
     let (held, pm_qos_error) = match crate::pm_qos::PmQosRequest::hold(0) {
         Ok(q) => {
             let (m, _, _) = wakeups(500, rt);
@@ -246,6 +369,11 @@ pub fn calibrate() -> Calibration {
         wakeup_held_median_ns: held,
         idle_exit_ns: held.map(|h| wm.saturating_sub(h)),
         pm_qos_error,
+        job_overhead_ns: jl.overhead,
+        job_sleep_ns: jl.sleep,
+        job_wake_p5_ns: busy.wake.0,
+        job_wake_p95_ns: busy.wake.2,
+        job_wake_from_idle_ns: jl.wake.1.saturating_sub(busy.wake.1),
         realtime: rt,
     }
 }
@@ -305,7 +433,26 @@ impl Calibration {
             s.push_str(&format!("  migration: {}\n", dur(m)));
         }
         s.push_str(&self.idle_yaml(deepest_idle_state()));
+        s.push_str(&self.job_costs_yaml());
         s
+    }
+
+    /// The `job_costs` lines: the runner's per-job CPU time, and budgets enforced at once.
+    fn job_costs_yaml(&self) -> String {
+        format!(
+            "# per job: the runner's job loop uses {} of CPU beyond its work ({} of it the clock_nanosleep round trip);\n\
+             # its thread runs {} to {} after its release on a busy CPU (5th to 95th percentile), {} later from an idle one\n\
+             \x20 job_costs: {{ per_job: {}, reads_cpu_clock: true, wakeup_latency: {}, wakeup_jitter: {}, wakeup_from_idle: {} }}\n",
+            dur(self.job_overhead_ns),
+            dur(self.job_sleep_ns),
+            dur(self.job_wake_p5_ns),
+            dur(self.job_wake_p95_ns),
+            dur(self.job_wake_from_idle_ns),
+            dur(self.job_overhead_ns.max(1)),
+            dur(self.job_wake_p5_ns),
+            dur(self.job_wake_p95_ns.saturating_sub(self.job_wake_p5_ns)),
+            dur(self.job_wake_from_idle_ns)
+        )
     }
 
     /// The `idle_states` lines: one state whose exit latency is the measured difference,
@@ -366,6 +513,11 @@ mod tests {
             wakeup_held_median_ns: Some(19_000),
             idle_exit_ns: Some(29_000),
             pm_qos_error: None,
+            job_overhead_ns: 21_000,
+            job_sleep_ns: 9_000,
+            job_wake_p5_ns: 20_000,
+            job_wake_p95_ns: 50_000,
+            job_wake_from_idle_ns: 12_000,
             realtime: true,
         };
         let y = c.idle_yaml(Some(("haltpoll idle".into(), 1000)));
@@ -380,6 +532,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(w.platform.idle_states[0].exit_latency, 29_000);
+        assert_eq!(
+            w.platform.job_costs,
+            schedlab_model::job_costs::JobCosts::default()
+        );
+        let j = c.job_costs_yaml();
+        let w = schedlab_model::Workload::parse_str(
+            &format!("platform:\n  cpus: 1\n{j}duration: 1s\ntasks:\n  - {{ name: p, runtime: 1ms, period: 10ms }}\n"),
+            std::path::Path::new("p.yaml"),
+            &schedlab_model::Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(w.platform.job_costs.per_job, 21_000);
+        assert!(w.platform.job_costs.reads_cpu_clock);
+        assert_eq!(
+            (
+                w.platform.job_costs.wakeup_latency,
+                w.platform.job_costs.wakeup_jitter
+            ),
+            (20_000, 30_000)
+        );
         c.idle_exit_ns = Some(0);
         assert!(!c.idle_yaml(None).contains("idle_states:"));
         c.idle_exit_ns = None;
@@ -388,6 +560,26 @@ mod tests {
         assert!(c
             .idle_yaml(None)
             .contains("not measured: permission denied"));
+    }
+
+    #[test]
+    fn the_busy_job_loop_ends_even_when_started_from_a_realtime_thread() {
+        // calibrate's own thread is SCHED_FIFO and pinned by then; the hog it starts
+        // must not inherit that, or it would never let it run again.
+        let cpu = crate::runner::host_cpus()[0];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = policy::set_affinity(0, &[cpu]);
+            let rt = policy::set_policy(0, &KernelPolicy::Fifo(10)).is_ok();
+            let r = job_loop(cpu, 20, rt, true);
+            let _ = policy::set_policy(0, &KernelPolicy::Other(0));
+            let _ = tx.send((r.wake, r.overhead));
+        });
+        let ((p5, p50, p95), overhead) = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the job loop ended");
+        assert!(p5 <= p50 && p50 <= p95 && p95 > 0, "{p5} {p50} {p95}");
+        assert!(overhead > 0);
     }
 
     #[test]

@@ -58,6 +58,7 @@ pub const TREATMENTS: &[(&str, Treatment)] = &[
     ("platform.kernel_sections", Treatment::Warn),
     ("platform.idle_states", Treatment::Warn),
     ("platform.pm_qos_latency", Treatment::Run),
+    ("platform.job_costs", Treatment::Warn),
     ("scheduler", Treatment::Run),
     ("scheduler.deadline", Treatment::Run),
     ("scheduler.rt", Treatment::Run),
@@ -220,6 +221,11 @@ pub fn check(w: &Workload, backend: Backend, host: &HostSched) -> Result<Vec<Str
                 format_ns(ns)
             ));
         }
+    }
+    if !pf.job_costs.is_off() {
+        warn.push(
+            "platform.job_costs: a model of what each job costs a real run; the real run pays the runner's own".into(),
+        );
     }
     if pf.hrtick {
         warn.push(

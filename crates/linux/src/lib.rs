@@ -22,7 +22,12 @@
 //!   killed run's shield before anything else;
 //! - [`pm_qos`]: PM QoS CPU latency requests (`/dev/cpu_dma_latency`), idle states held off;
 //! - [`calibrate`]: context-switch, migration and wake-up costs of this machine;
-//! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader.
+//! - [`scx`]: `--backend scx`, schedlab's sched_ext BPF schedulers (scx/) via their loader;
+//! - [`tracefs`]: a private tracefs instance recording a run's CPUs (`run --trace-out`),
+//!   removed on every exit path and after a SIGKILL by the next run;
+//! - [`traced`]: the run's schedule rebuilt from that trace and counted with the
+//!   simulator's definitions ([`traced::TracedRun`]: per-job records, metrics, other work);
+//! - [`prediction`]: the simulator's prediction against a traced run, metric by metric.
 
 pub mod behaviour;
 pub mod calibrate;
@@ -37,11 +42,14 @@ pub mod machine_lock;
 pub mod measure;
 pub mod pm_qos;
 pub mod policy;
+pub mod prediction;
 pub mod privileges;
 pub mod releases;
 pub mod runner;
 pub mod scx;
 pub mod thread;
+pub mod traced;
+pub mod tracefs;
 
 pub use measure::{DispatcherStats, RunResult};
 pub use runner::{run, Backend, RunConfig, RunError, DEFAULT_MARGIN};

@@ -10,17 +10,23 @@
 //! with that message; `SCHEDLAB_LOCK_WAIT=0` gives up at once.
 //!
 //! Once the lock is held, a shield journal left by a killed run is restored before
-//! anything else ([`crate::latency::shield::Shield::recover_stale`]), whatever this run
-//! does: a plain run never measures a machine still shielded by a run that died.
+//! anything else ([`crate::latency::shield::Shield::recover_stale`]), and a killed run's
+//! tracefs instance (and tracefs mount) removed ([`crate::tracefs::recover_stale`]),
+//! whatever this run does: a plain run never measures a machine still shielded or traced
+//! by a run that died.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The lock file (beside the shield journals).
 pub const LOCK_PATH: &str = "/run/schedlab/machine.lock";
+
+/// Where runs journal the changes they must undo (shields, tracefs instances).
+pub const JOURNAL_DIR: &str = "/run/schedlab";
 
 /// The lock, held until dropped.
 #[derive(Debug)]
@@ -41,6 +47,54 @@ pub fn start_time(pid: u32) -> Option<u64> {
 pub fn stat_start_time(stat: &str) -> Option<u64> {
     let rest = stat.get(stat.rfind(')')? + 2..)?;
     rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// The journals `{prefix}PID.json` in [`JOURNAL_DIR`] written by runs that are gone (no
+/// live process with that PID and the start time the journal recorded; a journal without
+/// a start time trusts the PID alone, and this process's own are never stale): (pid,
+/// path, text), for the next run to undo what the killed one changed.
+pub fn dead_journals(prefix: &str) -> Vec<(u32, PathBuf, String)> {
+    #[derive(serde::Deserialize)]
+    struct Start {
+        #[serde(default)]
+        start: Option<u64>,
+    }
+    let Ok(dir) = std::fs::read_dir(JOURNAL_DIR) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name
+            .strip_prefix(prefix)
+            .and_then(|s| s.strip_suffix(".json"))
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let Ok(j) = serde_json::from_str::<Start>(&text) else {
+            continue;
+        };
+        let alive = start_time(pid).is_some_and(|now| j.start.is_none_or(|then| then == now));
+        if !alive && pid != std::process::id() {
+            out.push((pid, e.path(), text));
+        }
+    }
+    out
+}
+
+/// Write a journal file whole (a temporary file renamed over it), creating
+/// [`JOURNAL_DIR`].
+pub fn write_journal(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::create_dir_all(JOURNAL_DIR)
+        .map_err(|e| format!("cannot create {JOURNAL_DIR}: {e}"))?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn wait_limit() -> Duration {
@@ -117,7 +171,13 @@ impl MachineLock {
                 .and_then(|()| f.rewind())
                 .and_then(|()| f.write_all(me.as_bytes()));
         }
-        let recovered = crate::latency::shield::Shield::recover_stale();
+        let recovered = [
+            crate::latency::shield::Shield::recover_stale(),
+            crate::tracefs::recover_stale(),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"));
         if let Some(r) = &recovered {
             eprintln!("note: {r} before this run");
         }

@@ -154,6 +154,8 @@ pub struct JobRecord {
     pub release: u64,
     /// Absolute deadline (u64::MAX for tasks without one).
     pub deadline: u64,
+    /// Execution time asked of it (0 where unknown: a fair task's burst).
+    pub exec: u64,
     /// When the job got the CPU (None: never started).
     pub start: Option<u64>,
     /// When it completed (None: not completed).
@@ -249,6 +251,13 @@ pub struct RunResult {
     pub dma_latency_us: Option<u32>,
     /// Warnings (e.g. memory not locked).
     pub warnings: Vec<String>,
+    /// The run's schedule from its kernel trace (`RunConfig::trace`), counted the
+    /// simulator's way.
+    pub trace: Option<crate::traced::TracedRun>,
+    /// Why a trace was asked for and not recorded (the counters above remain).
+    pub trace_unavailable: Option<String>,
+    /// Per task (workload order): its jobs as the worker recorded them.
+    pub jobs: Vec<Vec<JobRecord>>,
 }
 
 impl RunResult {
@@ -299,6 +308,14 @@ impl RunResult {
             );
             o.insert("dma_latency_us".into(), json!(self.dma_latency_us));
             o.insert("warnings".into(), json!(self.warnings));
+            o.insert(
+                "trace".into(),
+                match (&self.trace, &self.trace_unavailable) {
+                    (Some(t), _) => t.to_json(),
+                    (None, Some(why)) => json!({ "unavailable": why }),
+                    (None, None) => Value::Null,
+                },
+            );
             // What only the simulator sees (vruntimes, the fair class's picks): null, not 0.
             if let Some(f) = o.get_mut("fairness").and_then(Value::as_object_mut) {
                 f.insert("max_vruntime_spread_ns".into(), Value::Null);

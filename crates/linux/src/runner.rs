@@ -30,6 +30,8 @@ use crate::privileges::{self, PrivilegeError};
 use crate::releases::JobPlan;
 use crate::scx;
 use crate::thread;
+use crate::traced::{self, TaskContext, TraceContext};
+use crate::tracefs::TraceSession;
 use schedlab_model::registry::{and_list, POLICIES};
 use schedlab_model::{
     format_ns, sched_attrs, OnMiss, Policy, SchedAttr, Task, TaskClass, Workload,
@@ -90,6 +92,10 @@ pub struct RunConfig {
     /// Put the fair workers in a CPU cgroup weighted far above other sessions
     /// ([`crate::cgroup`]), so other work on the machine barely disturbs them.
     pub fair_group: bool,
+    /// Record the run's CPUs in a private tracefs instance ([`crate::tracefs`]) and
+    /// rebuild its schedule ([`crate::traced`]); where tracing is not possible the run
+    /// goes on with its counters and says why.
+    pub trace: bool,
 }
 
 impl Default for RunConfig {
@@ -102,6 +108,7 @@ impl Default for RunConfig {
             file_margin: false,
             dma_latency: None,
             fair_group: false,
+            trace: false,
         }
     }
 }
@@ -376,6 +383,8 @@ struct Shared {
     throttles: AtomicU64,
     watchdog_tid: std::sync::atomic::AtomicI32,
     stopped_by: Mutex<Option<String>>,
+    /// The run's trace, for the workers' job-end markers (set before t0).
+    tracer: Mutex<Option<Arc<TraceSession>>>,
 }
 
 impl Shared {
@@ -497,6 +506,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         throttles: AtomicU64::new(0),
         watchdog_tid: std::sync::atomic::AtomicI32::new(0),
         stopped_by: Mutex::new(None),
+        tracer: Mutex::new(None),
     });
     let dshared = Arc::new(DispatchShared::new(n, run_cpus.clone()));
     let barrier = Arc::new(Barrier::new(n + 1));
@@ -666,6 +676,23 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         }
     }
 
+    // The trace, if asked for: started before t0, so it holds the first releases.
+    let mut trace_unavailable = None;
+    if cfg.trace && setup_err.is_none() {
+        match TraceSession::start(&run_cpus, trace_buffer_kb(w.duration)) {
+            Ok(t) => {
+                if !t.missing_events.is_empty() {
+                    warnings.push(format!(
+                        "tracing: this kernel has no {} events; the trace goes without them",
+                        t.missing_events.join(", ")
+                    ));
+                }
+                *shared.tracer.lock().unwrap() = Some(Arc::new(t));
+            }
+            Err(e) => trace_unavailable = Some(format!("{e}; measured with the counters only")),
+        }
+    }
+
     // Watchdog (and manager) at the top RT priority, then go.
     let t0 = (job::now_ns() + 50_000_000) / 1_000_000 * 1_000_000;
     shared.t0.store(t0, Ordering::SeqCst);
@@ -750,6 +777,12 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     shared.done.store(true, Ordering::SeqCst);
     dshared.notify();
     let dstats = mgr.and_then(|h| h.join().ok());
+    // Every worker is gone: stop the trace (and remove its instance) before anything else.
+    let capture = shared.tracer.lock().unwrap().take().map(|t| {
+        Arc::try_unwrap(t)
+            .map_err(|_| "tracing: the trace was still in use at the end of the run".to_string())
+            .and_then(TraceSession::finish)
+    });
     let fair_group_shares = fair_group.as_ref().map(|g| g.shares);
     drop(fair_group);
     // The workers are back in SCHED_OTHER: unload the BPF scheduler.
@@ -799,6 +832,54 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         shared.throttles.load(Ordering::SeqCst),
     );
     measure::add_fair_figures(w, &mut result, &reports);
+    let trace = match capture {
+        Some(Ok(cap)) => {
+            let ctx = TraceContext {
+                t0,
+                duration: span,
+                cpus: run_cpus.clone(),
+                tasks: w
+                    .tasks
+                    .iter()
+                    .zip(schedlab_trace::schedule::kernel_prios(w))
+                    .zip(&reports)
+                    .zip(shared.tids.lock().unwrap().iter())
+                    .map(|(((t, prio), rep), &tid)| TaskContext {
+                        name: t.name.clone(),
+                        tid: tid as u32,
+                        prio,
+                        periodic: t.period.is_some(),
+                        jobs: rep.jobs.clone(),
+                    })
+                    .collect(),
+                runner_tids: vec![std::process::id(), wd_tid as u32],
+                dispatcher_tid: Some(dshared.manager_tid.load(Ordering::SeqCst) as u32)
+                    .filter(|&t| t != 0),
+            };
+            if cap.lost > 0 {
+                warnings.push(format!(
+                    "tracing: the trace buffer dropped {} events; the traced figures undercount",
+                    cap.lost
+                ));
+            }
+            match traced::analyse(&cap.text, &ctx, cap.lost) {
+                Ok(mut t) => {
+                    t.schedule.name = w.name.clone();
+                    t.schedule.policy = w.scheduler.policy.name().to_string();
+                    Some(t)
+                }
+                Err(e) => {
+                    trace_unavailable = Some(e);
+                    None
+                }
+            }
+        }
+        Some(Err(e)) => {
+            trace_unavailable = Some(e);
+            None
+        }
+        None => None,
+    };
     let kernel = policy::kernel_release();
     Ok(RunResult {
         result,
@@ -831,7 +912,17 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         scx: scx_report,
         dma_latency_us: cfg.dma_latency,
         warnings,
+        trace,
+        trace_unavailable,
+        jobs: reports.iter().map(|r| r.jobs.clone()).collect(),
     })
+}
+
+/// Per-CPU trace buffer for a run of `duration` ns: 4 MiB plus 2 MiB per second, at
+/// most 128 MiB. A quiet CPU logs a few thousand events a second (~50 bytes each); with
+/// a parallel build beside the run ten times more were seen (12,000/s, 0.7 MiB/s).
+fn trace_buffer_kb(duration: u64) -> u64 {
+    (4096 + duration.div_ceil(1_000_000_000) * 2048).min(131_072)
 }
 
 /// The watchdog: waits for a control signal or the hard end of the run.
@@ -877,6 +968,10 @@ fn watchdog(shared: &Shared, hard_end: u64, dl: bool) {
     }
 }
 
+/// A worker this close to its next release writes the previous job's end marker: it may
+/// reach `clock_nanosleep` only after the release and not block.
+const MARK_AHEAD_NS: u64 = 50_000;
+
 /// One task's thread: release, burn and record its jobs until the end of the run.
 #[allow(clippy::too_many_arguments)]
 fn worker(
@@ -899,6 +994,7 @@ fn worker(
     let cpu0 = job::thread_cpu_ns();
     let abort = on_miss == OnMiss::Abort;
     let stop = &shared.stop;
+    let tracer = shared.tracer.lock().unwrap().clone();
     if t.class.is_fair() && t.period.is_none() {
         // Run/sleep phases, `work:` or CPU-bound: the simulator's fair behaviours.
         let win = behaviour::Window {
@@ -912,10 +1008,23 @@ fn worker(
     }
     // The first job not started yet.
     let mut pending = jobs.next_job();
+    // The last completed job, while the trace cannot yet see where it ended: a thread
+    // that sleeps until its next release ends it with that sleep; one that goes straight
+    // on (the release is due) or leaves (the run ends) writes a marker (crate::traced).
+    let mut unmarked: Option<usize> = None;
+    let mark = |k: Option<usize>| {
+        if let (Some(tr), Some(k)) = (tracer.as_ref(), k) {
+            tr.mark(&format!("{}{k}", traced::JOB_END_MARK));
+        }
+    };
     while let Some(job) = pending {
         let rel = t0.saturating_add(job.release);
         if rel >= end || stop.load(Ordering::SeqCst) {
             break;
+        }
+        let k = unmarked.take();
+        if job::now_ns() + MARK_AHEAD_NS >= rel {
+            mark(k);
         }
         let (exec, deadline) = (job.exec, t0.saturating_add(job.deadline));
         if let Some(s) = slot {
@@ -950,6 +1059,7 @@ fn worker(
         rep.jobs.push(JobRecord {
             release: job.release,
             deadline: job.deadline,
+            exec,
             start: Some(start - t0),
             finish: (b.end == BurnEnd::Done).then(|| fin - t0),
             aborted,
@@ -957,10 +1067,14 @@ fn worker(
             migrations: b.migrations as u64,
         });
         pending = jobs.next_job();
+        if b.end == BurnEnd::Done {
+            unmarked = Some(rep.jobs.len() - 1);
+        }
         if b.end != BurnEnd::Done && !aborted {
             break;
         }
     }
+    mark(unmarked);
     // Jobs released (logically) but never started before the end (or the stop).
     let stop_at = shared.stop_at.load(Ordering::SeqCst);
     let eff_end = if stop_at == u64::MAX {
@@ -973,6 +1087,7 @@ fn worker(
             rep.jobs.push(JobRecord {
                 release: job.release,
                 deadline: job.deadline,
+                exec: job.exec,
                 ..JobRecord::default()
             });
             pending = jobs.next_job();

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fair;
 pub mod fields;
 pub mod guard;
+pub mod job_costs;
 pub mod kernel;
 pub mod limits;
 pub mod registry;

@@ -100,6 +100,9 @@ pub struct PlatformSpec {
     /// PM QoS CPU latency limit (`/dev/cpu_dma_latency`): idle states whose exit latency
     /// exceeds it are not entered (default: no limit).
     pub pm_qos_latency: Option<Dur>,
+    /// What each job costs a real machine beyond its work (the runner's own per-job CPU
+    /// time, how its budget is enforced): `schedlab calibrate` measures it (default: none).
+    pub job_costs: Option<crate::job_costs::JobCostsSpec>,
 }
 
 /// One entry of `platform.idle_states:` (as /sys/devices/system/cpu/cpuN/cpuidle/stateM).

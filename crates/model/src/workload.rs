@@ -193,6 +193,9 @@ pub struct Platform {
     /// PM QoS CPU latency limit: states with a larger exit latency are not entered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pm_qos_latency: Option<Ns>,
+    /// Per-job costs of a real run (off by default: `platform.job_costs`).
+    #[serde(skip_serializing_if = "crate::job_costs::JobCosts::is_off")]
+    pub job_costs: crate::job_costs::JobCosts,
 }
 
 impl Platform {
@@ -480,6 +483,7 @@ impl Workload {
             kernel_sections: None,
             idle_states: Vec::new(),
             pm_qos_latency: None,
+            job_costs: crate::job_costs::JobCosts::from_spec(pf.job_costs.as_ref())?,
         };
         if platform.hz > 100_000 {
             return Err(format!("platform.hz: {} is above 100000", platform.hz));

@@ -2,8 +2,8 @@
 //!
 //! Events are processed in time order; events at the same instant in this fixed order
 //! (then by insertion): CPU timers (job completion, budget exhaustion, class decision
-//! instants), CBS replenishments, deadline checks, job releases (workload order), the
-//! tick. Only after every event of an instant has been handled does the engine make
+//! instants), CBS replenishments, deadline checks, job releases (workload order) and
+//! wake-ups (fair tasks' bursts, delayed wake-ups of released jobs), the tick. Only after every event of an instant has been handled does the engine make
 //! scheduling decisions, CPU by CPU in index order — like `need_resched` being acted on
 //! when the interrupt handlers return. The window is `[0, duration]`: releases and ticks
 //! happen before `duration`, completions at exactly `duration` still count, and no
@@ -33,6 +33,7 @@
 //! - `accounting.rs`: `update_curr`, CPU time and job progress;
 //! - `jobs.rs`: releases, fair bursts and sleeps, completions, aborts;
 //! - `cbs.rs`: SCHED_DEADLINE's reservations (wake-up rule, throttle, replenish);
+//! - `job_wake.rs`: the wake-up delay of released jobs (`platform.job_costs`);
 //! - `wakeup.rs`: `try_to_wake_up` and `select_task_rq_*`;
 //! - `tick.rs`: the scheduler tick and periodic fair balancing;
 //! - `decide.rs`: per-CPU `__schedule`, pick and context switch;
@@ -81,6 +82,7 @@ mod fair_balance;
 mod global;
 mod global_fast;
 mod idle;
+mod job_wake;
 mod jobs;
 mod kernel;
 mod latency;
@@ -101,7 +103,13 @@ pub struct Engine {
     cs_cost: Ns,
     mig_cost: Ns,
     tick_cost: Ns,
+    /// CBS budgets are enforced the instant they run out (HRTICK_DL, or jobs that read
+    /// their own CPU clock: `platform.job_costs.reads_cpu_clock`), not at ticks.
     hrtick: bool,
+    /// CPU time each job costs beyond its work (`platform.job_costs.per_job`).
+    job_cost: Ns,
+    /// Wake-up delays of periodic releases (None: a release wakes its task at once).
+    job_wakes: Option<job_wake::JobWakes>,
     cbs: bool,
     placement: Placement,
     on_miss: OnMiss,
@@ -326,7 +334,12 @@ impl Engine {
             cs_cost: w.platform.context_switch,
             mig_cost: w.platform.migration,
             tick_cost: w.platform.tick,
-            hrtick: w.platform.hrtick,
+            // A job reading its own CPU clock makes the kernel account it at every read
+            // (`task_sched_runtime` → `update_curr`): exhaustion is seen at once, as with
+            // HRTICK_DL.
+            hrtick: w.platform.hrtick || w.platform.job_costs.reads_cpu_clock,
+            job_cost: w.platform.job_costs.per_job,
+            job_wakes: job_wake::JobWakes::new(w),
             cbs: w.scheduler.cbs,
             placement: w.scheduler.placement,
             on_miss: w.on_miss,

@@ -67,9 +67,11 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         policy: Policy::Eevdf,
         build: |w| {
             let tick = S.checked_div(w.platform.hz as u64).unwrap_or(0);
-            Ok(Box::new(
-                policy::eevdf::Eevdf::new(w.scheduler.eevdf).with_tick(tick),
-            ))
+            let mut p = w.scheduler.eevdf;
+            // A task reading its own CPU clock runs `update_curr` at every read, which
+            // ends a used-up request at once (`update_deadline`), as HRTICK would.
+            p.hrtick |= w.platform.job_costs.reads_cpu_clock;
+            Ok(Box::new(policy::eevdf::Eevdf::new(p).with_tick(tick)))
         },
     },
     SimPolicy {

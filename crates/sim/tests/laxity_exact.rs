@@ -168,7 +168,7 @@ fn e2_exact_llf_meets_every_deadline_with_one_preemption() {
 /// Pure LLF (every crossing preempts) on E2: measured once for the llf.rs module doc,
 /// `cargo test --release -p schedlab-sim --test laxity_exact -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a measurement for the llf.rs module doc, not a check: run it with --ignored --nocapture"]
 fn e2_pure_llf_measurement() {
     let w = workload(E2, "llf", "partitioned");
     let t = std::time::Instant::now();

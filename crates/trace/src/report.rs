@@ -37,6 +37,16 @@ pub struct Report<'a> {
     pub runs: Vec<PolicyRun<'a>>,
     /// Gantt window `[from, to)`.
     pub window: (Ns, Ns),
+    /// Simulated against real, per policy (`compare --real --report`); empty otherwise.
+    pub prediction: Vec<PredictionTable>,
+}
+
+/// One policy's prediction table: metric, simulated, real, error (already formatted).
+pub struct PredictionTable {
+    /// Policy name.
+    pub policy: String,
+    /// Rows of four cells.
+    pub rows: Vec<[String; 4]>,
 }
 
 const TASK_COLORS: [&str; 20] = [
@@ -196,6 +206,7 @@ pub fn render(r: &Report) -> String {
     );
 
     workload_section(&mut h, w);
+    prediction_section(&mut h, &r.prediction);
     metrics_section(&mut h, r);
     plots_section(&mut h, r);
     for (i, run) in r.runs.iter().enumerate() {
@@ -209,6 +220,40 @@ pub fn render(r: &Report) -> String {
     );
     let _ = write!(h, "</main>\n<script>{JS}</script>\n</body>\n</html>\n");
     h
+}
+
+/// `table.prediction[data-policy=P]`: the simulator's prediction against the real run.
+fn prediction_section(h: &mut String, tables: &[PredictionTable]) {
+    if tables.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<section class=\"prediction\"><h2>Prediction against the kernel</h2>\n\
+         <p class=\"sub\">The same metrics counted the same way on the simulated schedule and \
+         on the real run's kernel trace; error = (simulated − real) / real.</p>"
+    );
+    for t in tables {
+        let _ = writeln!(
+            h,
+            "<h3>{}</h3>\n<table class=\"prediction\" data-policy=\"{}\">\n\
+             <thead><tr><th>metric</th><th>simulated</th><th>real</th><th>error</th></tr></thead><tbody>",
+            esc(&t.policy),
+            esc(&t.policy)
+        );
+        for row in &t.rows {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&row[0]),
+                esc(&row[1]),
+                esc(&row[2]),
+                esc(&row[3])
+            );
+        }
+        let _ = writeln!(h, "</tbody></table>");
+    }
+    let _ = writeln!(h, "</section>");
 }
 
 fn workload_section(h: &mut String, w: &Workload) {

@@ -62,7 +62,7 @@ pub struct Wakeup {
 }
 
 /// One job, from release to completion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct JobRow {
     /// Task.
     pub task: usize,

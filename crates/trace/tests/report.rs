@@ -30,6 +30,7 @@ fn page(path: &str, policies: &[&str], window: (u64, u64)) -> String {
             })
             .collect(),
         window,
+        prediction: Vec::new(),
     })
 }
 

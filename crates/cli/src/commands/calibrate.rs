@@ -1,6 +1,6 @@
 //! `schedlab calibrate [-o platform.yaml]`: measure this machine's context-switch,
-//! migration, wake-up and idle-exit costs and write a `platform:` block for workloads and for
-//! `schedlab compare --platform`.
+//! migration, wake-up and idle-exit costs and the runner's per-job costs, and write a
+//! `platform:` block for workloads and for `schedlab compare --platform`.
 
 use crate::commands::emit;
 use crate::failure::Failure;
@@ -14,8 +14,9 @@ Examples:
   schedlab compare examples/table1-2cpu.yaml --policies edf,llf,illf --platform platform.yaml
   sudo schedlab calibrate --json | jq .context_switch_ns
 
-Takes about 2 s; the timer wake-ups are measured without and then with a PM QoS request
-of 0 (root), and the difference is written as the platform's idle exit cost. With CAP_SYS_NICE the measuring threads run at SCHED_FIFO.";
+Takes about 3 s (after any other schedlab real run: it would be measured too); the timer wake-ups are measured without and then with a PM QoS request
+of 0 (root), and the difference is written as the platform's idle exit cost. With CAP_SYS_NICE the measuring threads run at SCHED_FIFO. The runner's own job loop is timed too and
+written as `job_costs` (CPU per job beyond its work, wake-up delay after a release: docs/fidelity.md).";
 
 /// `schedlab calibrate`
 #[derive(Debug, Args)]
@@ -33,7 +34,7 @@ pub struct CalibrateArgs {
 /// Measure and print.
 pub fn run(args: &CalibrateArgs) -> Result<(), Failure> {
     let progress = Progress::new();
-    progress.step("calibrating: context switches, migrations, wake-ups with and without PM QoS (about 2 s)...");
+    progress.step("calibrating: context switches, migrations, wake-ups with and without PM QoS, per-job costs (about 3 s)...");
     let c = schedlab_linux::calibrate::calibrate();
     progress.done();
     let text = if args.json {

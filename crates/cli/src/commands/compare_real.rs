@@ -6,15 +6,20 @@
 use crate::cli::CompareArgs;
 use crate::commands::compare::BUILTIN_TABLE1;
 use crate::commands::emit;
+use crate::exports::ExportArgs;
 use crate::failure::Failure;
 use crate::output;
 use crate::progress::Progress;
 use clap::Args;
+use schedlab_linux::prediction::{self, MetricRow};
 use schedlab_linux::runner::{self, RunConfig};
+use schedlab_linux::RunResult;
 use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::workload::parse_spec;
 use schedlab_model::{Policy, Workload};
 use schedlab_sim::{simulate, SimOptions, SimResult};
+use schedlab_trace::report::{PolicyRun, PredictionTable, Report};
+use schedlab_trace::Schedule;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -35,12 +40,23 @@ pub struct RealArgs {
     /// (default: the file's scheduler.dl_margin, else 0.05, as `schedlab run`).
     #[arg(long, value_name = "F")]
     pub margin: Option<f64>,
+
+    /// With --real: write one HTML page with, per policy, the simulated and the real
+    /// Gantt chart of the same window, the prediction table (simulated, real, error)
+    /// and both sides' response-time distributions.
+    #[arg(long, value_name = "FILE", requires = "real")]
+    pub report: Option<PathBuf>,
+
+    /// With --real: the real runs' traces (--trace-out, --jobs-csv, --gantt; with
+    /// several policies each file gets `-POLICY` before its extension).
+    #[command(flatten)]
+    pub exports: ExportArgs,
 }
 
 impl RealArgs {
     /// Whether compare must go through this module.
     pub fn active(&self) -> bool {
-        self.real || self.platform.is_some()
+        self.real || self.platform.is_some() || self.exports.wants_trace()
     }
 }
 
@@ -79,12 +95,20 @@ pub fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failur
     if cp.pm_qos_latency.is_some() {
         p.pm_qos_latency = cp.pm_qos_latency;
     }
+    if cp.job_costs.is_some() {
+        p.job_costs = cp.job_costs;
+    }
     Ok(())
 }
 
 /// Simulate (with the calibrated platform) and, with `--real`, run every policy.
 pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     let ra = &args.real;
+    if ra.exports.wants_trace() && !ra.real {
+        return Err(Failure::input(
+            "--trace-out, --jobs-csv and --gantt with compare write the real runs' traces: add --real (`schedlab simulate` writes a simulated one)",
+        ));
+    }
     if let Some(m) = ra.margin {
         if !(0.0..=10.0).contains(&m) {
             return Err(Failure::input(format!(
@@ -117,6 +141,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             .map_err(|m| Failure::input(format!("{}: {m}", path.display())))
     };
     let base = load(None)?;
+    ra.exports.check_window(base.duration)?;
     let mut policies: Vec<Policy> = Vec::new();
     let requested: &[Policy] = if args.policies.is_empty() {
         if ra.real {
@@ -135,6 +160,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
 
     let progress = Progress::new();
     let mut sims: Vec<SimResult> = Vec::new();
+    let mut loaded: Vec<Workload> = Vec::new();
     let mut reals = Vec::new();
     let mut interrupted = None;
     for (i, &p) in policies.iter().enumerate() {
@@ -145,9 +171,10 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             policies.len(),
             p.name()
         ));
-        let s = simulate(&w, &SimOptions::default())
+        let s = simulate(&w, &SimOptions { trace: ra.real })
             .map_err(|e| Failure::input(format!("{} under {}: {e}", path.display(), p.name())))?;
         sims.push(s);
+        loaded.push(w.clone());
         if ra.real {
             progress.step(&format!(
                 "[{}/{}] running {} for real ({})...",
@@ -158,6 +185,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             ));
             let cfg = RunConfig {
                 margin: Some(margin),
+                trace: true,
                 ..RunConfig::default()
             };
             let r = {
@@ -183,6 +211,38 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     }
     progress.done();
 
+    // The simulated schedules, and per traced real run the prediction table.
+    let sim_schedules: Vec<Option<Schedule>> = sims
+        .iter()
+        .zip(&loaded)
+        .map(|(s, w)| Schedule::from_sim(w, s))
+        .collect();
+    let periodic: Vec<bool> = base.tasks.iter().map(|t| t.period.is_some()).collect();
+    let predictions: Vec<Option<Vec<MetricRow>>> = reals
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let t = r.trace.as_ref()?;
+            let ss = sim_schedules[i].as_ref()?;
+            Some(prediction::compare(&sims[i], ss, t, &periodic))
+        })
+        .collect();
+    let mut drawings = String::new();
+    for (i, r) in reals.iter().enumerate() {
+        if let Some(t) = &r.trace {
+            let name = sims[i].policy.clone();
+            let suffix = (policies.len() > 1).then_some(name.as_str());
+            if let Some(d) = crate::exports::write_schedule(&t.schedule, &ra.exports, suffix)? {
+                let _ = writeln!(drawings, "{name} real run:\n{d}");
+            }
+        }
+    }
+    if let Some(out) = &ra.report {
+        let page = report_page(&path, &loaded, &sims, &sim_schedules, &reals, &predictions)?;
+        crate::atomic::write_atomic(out, page.as_bytes())
+            .map_err(|e| Failure::output(format!("cannot write {}: {e}", out.display())))?;
+    }
+
     let text = if args.output.json {
         let v = serde_json::json!({
             "results": sims,
@@ -192,6 +252,17 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
                 serde_json::Value::Null
             },
             "platform": ra.platform.as_ref().map(|p| p.display().to_string()),
+            "prediction": if ra.real {
+                serde_json::Value::Array(
+                    predictions
+                        .iter()
+                        .zip(&sims)
+                        .map(|(p, s)| serde_json::json!({"policy": s.policy, "metrics": p}))
+                        .collect(),
+                )
+            } else {
+                serde_json::Value::Null
+            },
         });
         let mut s = serde_json::to_string(&v)
             .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
@@ -232,6 +303,26 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             }
             out.push('\n');
         }
+        for (i, r) in reals.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "\nprediction {} (simulated schedule vs the real run's kernel trace, counted alike)",
+                sims[i].policy
+            );
+            match (&predictions[i], &r.trace, &r.trace_unavailable) {
+                (Some(rows), Some(t), _) => {
+                    out.push_str(&prediction::render(rows));
+                    out.push_str(&crate::commands::run::render_trace(t));
+                }
+                (_, _, Some(why)) => {
+                    let _ = writeln!(out, "no trace: {why}");
+                }
+                _ => {
+                    let _ = writeln!(out, "no trace");
+                }
+            }
+        }
+        out.push_str(&drawings);
         out
     } else {
         let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
@@ -249,4 +340,67 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         }),
         None => Ok(()),
     }
+}
+
+/// The `--report` page: per policy the simulated run and the real one (its metrics
+/// counted from the trace), the same Gantt window, and the prediction tables.
+fn report_page(
+    path: &Path,
+    loaded: &[Workload],
+    sims: &[SimResult],
+    sim_schedules: &[Option<Schedule>],
+    reals: &[RunResult],
+    predictions: &[Option<Vec<MetricRow>>],
+) -> Result<String, Failure> {
+    let mut real_results = Vec::new();
+    for (i, r) in reals.iter().enumerate() {
+        let Some(t) = &r.trace else { continue };
+        let mut res = r.result.clone();
+        let m = &t.metrics;
+        res.policy = format!("{} real", sims[i].policy);
+        res.context_switches = m.context_switches;
+        res.context_switches_per_cpu_per_s = m.context_switches_per_cpu_per_s;
+        res.task_switches_per_cpu_per_s = m.task_switches_per_cpu_per_s;
+        res.preemptions = m.preemptions;
+        res.migrations = m.migrations;
+        res.deadline_misses = m.deadline_misses;
+        real_results.push((i, res));
+    }
+    if real_results.is_empty() {
+        return Err(Failure::output(
+            "--report: no real run was traced, so there is nothing to compare (see the notes above)",
+        ));
+    }
+    let mut runs = Vec::new();
+    let mut tables = Vec::new();
+    for (i, res) in &real_results {
+        let (Some(ss), Some(t)) = (&sim_schedules[*i], &reals[*i].trace) else {
+            continue;
+        };
+        runs.push(PolicyRun {
+            workload: &loaded[*i],
+            result: &sims[*i],
+            schedule: ss,
+        });
+        runs.push(PolicyRun {
+            workload: &loaded[*i],
+            result: res,
+            schedule: &t.schedule,
+        });
+        if let Some(rows) = &predictions[*i] {
+            tables.push(PredictionTable {
+                policy: sims[*i].policy.clone(),
+                rows: prediction::cells(rows),
+            });
+        }
+    }
+    let window = crate::commands::report::default_window(&loaded[0])
+        .clip(loaded[0].duration)
+        .map_err(|e| Failure::input(format!("--report window: {e}")))?;
+    Ok(schedlab_trace::report::render(&Report {
+        source: format!("{} (simulated and real)", path.display()),
+        runs,
+        window,
+        prediction: tables,
+    }))
 }

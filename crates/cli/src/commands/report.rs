@@ -49,7 +49,7 @@ pub struct ReportArgs {
 }
 
 /// Default Gantt window: two periods of the slowest periodic task (100ms without any).
-fn default_window(w: &Workload) -> Window {
+pub fn default_window(w: &Workload) -> Window {
     let longest = w.tasks.iter().filter_map(|t| t.period).max();
     Window {
         from: 0,
@@ -106,6 +106,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             })
             .collect(),
         window,
+        prediction: Vec::new(),
     });
     emit(&page, args.output.as_deref())?;
     if let Some(out) = &args.output {

@@ -3,6 +3,7 @@
 
 use crate::cli::{OutputArgs, OverrideArgs, PolicyArg};
 use crate::commands::emit;
+use crate::exports::ExportArgs;
 use crate::failure::Failure;
 use crate::output;
 use crate::progress::Progress;
@@ -79,6 +80,12 @@ pub struct RunArgs {
     /// them; the group is removed at the end (docs/run.md).
     #[arg(long)]
     pub fair_group: bool,
+
+    /// The run's own trace (recorded through a private tracefs instance of the run's
+    /// CPUs; needs root): --trace-out, --jobs-csv and --gantt write and draw what the
+    /// kernel did, as `simulate` does for the simulator.
+    #[command(flatten)]
+    pub exports: ExportArgs,
 
     #[command(flatten)]
     pub overrides: OverrideArgs,
@@ -175,6 +182,7 @@ pub fn config(args: &RunArgs, file_has_margin: bool) -> Result<RunConfig, Failur
         file_margin: file_has_margin,
         dma_latency: args.dma_latency,
         fair_group: args.fair_group,
+        trace: args.exports.wants_trace(),
     })
 }
 
@@ -210,6 +218,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let ov = args.overrides.to_overrides(args.policy);
     let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
     let mut cfg = config(args, file_sets_margin(&args.file))?;
+    args.exports.check_window(w.duration)?;
     // The workload's PM QoS limit is held for real unless --dma-latency overrides it.
     cfg.dma_latency = cfg.dma_latency.or(w
         .platform
@@ -236,12 +245,33 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     };
     progress.done();
     let rr = rr.map_err(|e| run_failure(&args.file.display().to_string(), &e))?;
-    let text = if args.output.json {
+    // A trace file that cannot be written does not lose the run: the result is still
+    // printed, then the error ends the command.
+    let (drawing, unwritten) = match &rr.trace {
+        Some(t) => match crate::exports::write_schedule(&t.schedule, &args.exports, None) {
+            Ok(d) => (d, None),
+            Err(e) => (None, Some(e)),
+        },
+        None => (None, None),
+    };
+    let mut text = if args.output.json {
         json(&rr)?
     } else {
         render(&w, &rr)
     };
+    crate::exports::append(drawing, args.output.json, &mut text);
     emit(&text, args.output.output.as_deref())?;
+    if let Some(e) = unwritten {
+        return Err(e);
+    }
+    if let Some(why) = &rr.trace_unavailable {
+        return Err(Failure {
+            code: 1,
+            message: format!(
+                "the run's trace was not recorded, so --trace-out/--jobs-csv/--gantt wrote nothing: {why}"
+            ),
+        });
+    }
     match rr.stopped_by.as_deref() {
         Some(why @ ("SIGINT" | "SIGTERM")) => Err(Failure {
             code: if why == "SIGINT" { 130 } else { 143 },
@@ -332,9 +362,82 @@ pub fn render(w: &Workload, rr: &RunResult) -> String {
             "pm_qos     /dev/cpu_dma_latency held at {us} us for the run"
         );
     }
+    if let Some(t) = &rr.trace {
+        out.push_str(&render_trace(t));
+    }
     let _ = writeln!(out, "restored   {}", if rr.restored { "yes" } else { "NO" });
     for wn in &rr.warnings {
         let _ = writeln!(out, "warning    {wn}");
+    }
+    out
+}
+
+/// The traced figures of a run: the simulator's metrics counted from the kernel trace,
+/// other work on the run's CPUs and the interrupts.
+pub fn render_trace(t: &schedlab_linux::traced::TracedRun) -> String {
+    let m = &t.metrics;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "traced     {} events, {} switches inferred (lost by the tracer), {} dropped by the buffer",
+        t.events, t.inferred_switches, t.lost_events
+    );
+    let a = &t.agreement;
+    let _ = writeln!(
+        out,
+        "  jobs     {} of the runner's {} jobs seen alike; start within {:.1} us (median {:.1}), finish within {:.1} us (median {:.1}) of its records",
+        a.same_status,
+        a.runner_jobs,
+        a.max_start_diff_ns as f64 / 1e3,
+        a.median_start_diff_ns as f64 / 1e3,
+        a.max_finish_diff_ns as f64 / 1e3,
+        a.median_finish_diff_ns as f64 / 1e3
+    );
+    let ms = |ns: Option<u64>| ns.map_or("-".into(), |v| format!("{:.3} ms", v as f64 / 1e6));
+    let _ = writeln!(
+        out,
+        "  workload {} jobs, {} completed, {} missed; {:.1} switches/CPU/s ({:.1} task-level); {} preemptions, {} interruptions by other work, {} migrations",
+        m.jobs_released,
+        m.jobs_completed,
+        m.deadline_misses,
+        m.context_switches_per_cpu_per_s,
+        m.task_switches_per_cpu_per_s,
+        m.preemptions,
+        m.interruptions,
+        m.migrations
+    );
+    let _ = writeln!(
+        out,
+        "  response median {}; release-to-start median {}, max {}",
+        ms(m.median_response_ns),
+        ms(m.median_start_latency_ns),
+        ms(m.max_start_latency_ns)
+    );
+    for o in &t.other {
+        let top: Vec<String> = o
+            .busiest
+            .iter()
+            .map(|(c, ns)| format!("{c} {:.2} ms", *ns as f64 / 1e6))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  other    {}: {} threads, {} switch-ins, {:.2} ms ({})",
+            o.kind,
+            o.threads,
+            o.switches_in,
+            o.cpu_ns as f64 / 1e6,
+            top.join(", ")
+        );
+    }
+    for i in t.interrupts.iter().filter(|i| i.count > 0) {
+        let _ = writeln!(
+            out,
+            "  irq      {}: {} ({} on a workload thread), {:.2} ms",
+            i.kind,
+            i.count,
+            i.on_workload,
+            i.time_ns as f64 / 1e6
+        );
     }
     out
 }

@@ -22,7 +22,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Where journals of shields in force are kept.
-pub const JOURNAL_DIR: &str = "/run/schedlab";
+pub use crate::machine_lock::JOURNAL_DIR;
 
 /// One thread moved off the CPU.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -216,38 +216,18 @@ pub struct Shield {
 impl Shield {
     /// Restore the journals of earlier runs that were killed before they could restore.
     pub fn recover_stale() -> Option<String> {
-        let dir = fs::read_dir(JOURNAL_DIR).ok()?;
         let mut said = Vec::new();
-        for e in dir.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let Some(pid) = name
-                .strip_prefix("shield-")
-                .and_then(|s| s.strip_suffix(".json"))
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(text) = fs::read_to_string(e.path()) else {
-                continue;
-            };
+        for (pid, path, text) in crate::machine_lock::dead_journals("shield-") {
             let Ok(j) = serde_json::from_str::<Journal>(&text) else {
                 continue;
             };
-            // Still running: the same PID with the same start time (a journal without a
-            // start time trusts the PID alone). A PID reused by another process does not
-            // hide a killed run.
-            let alive = crate::machine_lock::start_time(pid)
-                .is_some_and(|now| j.start.is_none_or(|then| then == now));
-            if alive || pid == std::process::id() {
-                continue;
-            }
             let mut s = Shield {
                 journal: j,
                 report: ShieldReport::default(),
                 done: false,
             };
             s.restore();
-            let _ = fs::remove_file(e.path());
+            let _ = fs::remove_file(path);
             said.push(format!(
                 "restored the shield of CPU {} left by killed run {pid}",
                 s.journal.cpu
@@ -369,14 +349,9 @@ impl Shield {
     }
 
     fn write_journal(&self) -> Result<(), String> {
-        fs::create_dir_all(JOURNAL_DIR)
-            .map_err(|e| format!("--shield: cannot create {JOURNAL_DIR}: {e}"))?;
-        let p = journal_path(self.journal.pid);
-        let tmp = p.with_extension("tmp");
         let text = serde_json::to_string(&self.journal).map_err(|e| e.to_string())?;
-        fs::write(&tmp, text)
-            .and_then(|()| fs::rename(&tmp, &p))
-            .map_err(|e| format!("--shield: cannot write {}: {e}", p.display()))
+        crate::machine_lock::write_journal(&journal_path(self.journal.pid), &text)
+            .map_err(|e| format!("--shield: {e}"))
     }
 
     /// Put everything back; idempotent.

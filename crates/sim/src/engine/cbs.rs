@@ -80,7 +80,9 @@ impl Engine {
             ts.dl.runtime = ts.dl.budget as i64;
         }
         ts.dl.throttled = false;
-        if ts.job.is_some() {
+        // A task asleep until its wake-up is only refilled (`dl_task_timer` for a task
+        // that is not queued); the wake-up enqueues it.
+        if ts.job.is_some() && !self.wake_pending(t) {
             self.wakeup(t, EnqueueReason::Wakeup);
         }
     }

@@ -21,6 +21,10 @@ pub(super) enum EventKind {
     Wake {
         task: u32,
     },
+    /// A released periodic job's thread is woken (`job_wake.rs`).
+    JobWake {
+        task: u32,
+    },
     Tick,
     // Interrupts and kernel work (engine/kernel.rs).
     Irq {
@@ -40,7 +44,7 @@ impl EventKind {
             EventKind::CpuTimer { .. } => 0,
             EventKind::Replenish { .. } => 1,
             EventKind::DeadlineCheck { .. } => 2,
-            EventKind::Release { .. } | EventKind::Wake { .. } => 3,
+            EventKind::Release { .. } | EventKind::Wake { .. } | EventKind::JobWake { .. } => 3,
             EventKind::Tick => 4,
             EventKind::Irq { .. } | EventKind::Section { .. } | EventKind::KernelEnd { .. } => 5,
         }
@@ -169,6 +173,10 @@ impl Engine {
                 let task = task as TaskId;
                 self.events_processed += 1;
                 self.fair_wake(task);
+            }
+            EventKind::JobWake { task } => {
+                self.events_processed += 1;
+                self.job_wake(task as TaskId);
             }
             EventKind::Tick => {
                 self.events_processed += 1;

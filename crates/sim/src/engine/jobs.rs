@@ -89,6 +89,10 @@ impl Engine {
         ts.job_started = false;
         // A fresh job has not run anywhere yet, unless its task is still on a CPU.
         ts.job_last_cpu = ts.on_cpu;
+        if self.defer_wakeup(t) {
+            return; // woken by its timer a little later (`job_wake.rs`)
+        }
+        let ts = &self.tasks[t];
         if !ts.dl.throttled {
             self.cbs_wakeup_rule(t);
             self.wakeup(t, EnqueueReason::Wakeup);
@@ -328,6 +332,15 @@ impl Engine {
         ts.job_started = true;
         if let Some(j) = ts.job {
             self.latency[t].record(self.now.saturating_sub(j.release) + exit);
+        }
+        // The job's own costs (return from the sleep, clock reads, the way back into
+        // it) are paid on the CPU it starts on, before its work, like a switch cost.
+        if self.job_cost > 0 {
+            if let Some(cpu) = self.tasks[t].on_cpu {
+                self.sync(cpu);
+                self.cpus[cpu].overhead_left += self.job_cost;
+                self.force_rearm(cpu);
+            }
         }
     }
 }

@@ -417,9 +417,12 @@ impl SchedClass for Illf {
         if self.entry[cand].is_some() && ctx.task(cand).rq == rq {
             return self.choose(ctx, rq, self.cpu_of(ctx, curr), Some(curr)) == Some(cand);
         }
-        // A task arriving from elsewhere is an activation on curr's CPU.
+        // A task arriving from elsewhere is an activation on curr's CPU. At zero laxity
+        // (rule 3) it displaces only a task with more laxity, as push_rt_task moves a task
+        // only to a CPU running something of lower priority: two zero-laxity tasks would
+        // otherwise push each other round the CPUs without end within one instant.
         let s_q = ctx.laxity_uncounted(cand);
-        s_q <= 0 || self.swap_with(ctx, curr, cand, s_q)
+        (s_q <= 0 && s_q < ctx.laxity_uncounted(curr)) || self.swap_with(ctx, curr, cand, s_q)
     }
 }
 

@@ -122,7 +122,8 @@ pub fn check_invariants(w: &Workload, r: &SimResult) {
         && w.platform.migration == 0
         && w.platform.tick == 0
         && !w.platform.has_kernel_work()
-        && w.platform.idle_states.is_empty();
+        && w.platform.idle_states.is_empty()
+        && w.platform.job_costs.per_job == 0;
     let wcet = w
         .tasks
         .iter()

@@ -42,41 +42,72 @@ pub struct Options {
 
 /// The task state in a `sched_switch` (`prev_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Left {
+pub enum Left {
     /// R / R+: still runnable (preempted).
     Runnable,
     /// Anything else: sleeping, blocked, dead.
     Asleep,
 }
 
+/// One event of a kernel trace, as read ([`events`]).
 #[derive(Debug, Clone, PartialEq)]
-enum Ev {
+pub enum Ev {
+    /// `sched_switch`.
     Switch {
+        /// Pid switched out.
         prev: u32,
+        /// Its comm.
         prev_comm: String,
+        /// Its kernel prio.
         prev_prio: i32,
+        /// Whether it was still runnable.
         left: Left,
+        /// Pid switched in.
         next: u32,
+        /// Its comm.
         next_comm: String,
+        /// Its kernel prio.
         next_prio: i32,
     },
+    /// `sched_wakeup` / `sched_wakeup_new` (or `sched_waking` in a trace without them).
     Wakeup {
+        /// Pid woken.
         pid: u32,
+        /// Its comm.
         comm: String,
+        /// Its kernel prio.
         prio: i32,
     },
+    /// `sched_process_exit`.
     Exit {
+        /// Pid.
         pid: u32,
+        /// Its comm.
         comm: String,
+    },
+    /// Any other event (interrupts, `sched_waking`, trace markers...), kept by [`events`]
+    /// only.
+    Other {
+        /// Event name (`irq_handler_entry`, `tracing_mark_write`, ...).
+        event: String,
+        /// The rest of the line after `event:`, trimmed.
+        body: String,
     },
 }
 
+/// One line of a kernel trace.
 #[derive(Debug, Clone)]
-struct Line {
-    no: usize,
-    ts: Ns,
-    cpu: usize,
-    ev: Ev,
+pub struct Line {
+    /// Line number (1-based).
+    pub no: usize,
+    /// Timestamp (ns, the trace's clock).
+    pub ts: Ns,
+    /// CPU it was recorded on.
+    pub cpu: usize,
+    /// Pid of the task running when it was recorded (0: idle).
+    pub pid: u32,
+    /// The event.
+    pub ev: Ev,
 }
 
 /// What the parser saw besides events.
@@ -203,7 +234,25 @@ fn header_line(t: &str, meta: &mut Meta) -> bool {
         || t.starts_with("trace-cmd: ")
 }
 
+/// Every event of a raw ftrace `trace` file or `trace-cmd report` text in time order:
+/// the scheduler events as the importer reads them, every other event (including
+/// `sched_waking`) as [`Ev::Other`]. For tools that rebuild a schedule themselves (the
+/// real-kernel runner's traced runs).
+pub fn events(text: &str) -> Result<Vec<Line>, ImportError> {
+    Ok(parse_lines(text, &Options::default(), true)?.0)
+}
+
 fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
+    parse_lines(text, opts, false)
+}
+
+/// [`parse`]; with `keep_other`, events other than switches, wake-ups and exits come back
+/// as [`Ev::Other`] instead of being skipped or refused.
+fn parse_lines(
+    text: &str,
+    opts: &Options,
+    keep_other: bool,
+) -> Result<(Vec<Line>, Meta), ImportError> {
     let p = patterns();
     let mut meta = Meta::default();
     let mut out = Vec::new();
@@ -234,6 +283,7 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
         let event = &m["event"];
         let body = m["body"].trim();
         let cpu: usize = num(&m["cpu"], "CPU number", no)?;
+        let running: u32 = num(&m["pid"], "pid", no)?;
         if cpu as u64 >= MAX_CPUS {
             return Err(ImportError::at(
                 no,
@@ -261,6 +311,10 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
             )
         };
         let ev = match event {
+            "sched_waking" if keep_other => Ev::Other {
+                event: event.to_string(),
+                body: body.to_string(),
+            },
             "sched_switch" => {
                 let c = if let Some(c) = p.sw_raw.captures(body) {
                     meta.raw = true;
@@ -311,6 +365,7 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
                             no,
                             ts,
                             cpu,
+                            pid: running,
                             ev: Ev::Wakeup {
                                 pid: pid | WAKING_BIT,
                                 comm,
@@ -335,6 +390,10 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
                     comm: c["c"].to_string(),
                 }
             }
+            other if keep_other => Ev::Other {
+                event: other.to_string(),
+                body: body.to_string(),
+            },
             other if OTHER_SCHED_EVENTS.contains(&other) || opts.ignore_unknown => {
                 *meta.ignored.entry(other.to_string()).or_insert(0) += 1;
                 continue;
@@ -349,7 +408,13 @@ fn parse(text: &str, opts: &Options) -> Result<(Vec<Line>, Meta), ImportError> {
                 ))
             }
         };
-        out.push(Line { no, ts, cpu, ev });
+        out.push(Line {
+            no,
+            ts,
+            cpu,
+            pid: running,
+            ev,
+        });
     }
     // sched_waking stands in for sched_wakeup only when the trace has none.
     let use_waking = meta.wakeups == 0;
@@ -528,6 +593,7 @@ fn replay(lines: &[Line], cpus_hint: Option<usize>) -> Replay {
                 task.saw(comm, *prio);
                 task.wake(t);
             }
+            Ev::Other { .. } => {}
             Ev::Exit { pid, comm } => {
                 if let Some(task) = tasks.get_mut(pid) {
                     if task.comm.is_empty() {

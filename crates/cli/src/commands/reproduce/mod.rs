@@ -3,6 +3,7 @@
 
 pub mod bfs;
 pub mod cfs_weights;
+pub mod fidelity;
 pub mod illf;
 pub mod interactive;
 pub mod latency;
@@ -41,6 +42,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     (
         "shield",
         "seed 003: CPU shield with and without moving the RT core's timers (cascade spike)",
+    ),
+    (
+        "fidelity",
+        "the calibrated simulator against this kernel: table1-2cpu (EDF margin 0 and 5%, RM), an overloaded and a fair mix; prediction error per metric",
     ),
     (
         "interactive",
@@ -128,6 +133,7 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
             "latency" => latency::run(&args.out_dir, &progress, !args.no_real)?,
             "shield" => shield::run(&args.out_dir, &progress, !args.no_real)?,
             "interactive" => interactive::run(&args.out_dir, &progress, !args.no_real)?,
+            "fidelity" => fidelity::run(&progress, !args.no_real, args.record.as_deref())?,
             _ => unreachable!("listed in EXPERIMENTS"),
         };
         // The sched_ext guest lane's case (seed 004: scx_cfsw, seed 001: scx_bfs).
