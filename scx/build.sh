@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build schedlab's sched_ext schedulers (scx_illf, scx_llf, scx_edf) and their static
-# loader scx_schedlab.
+# Build schedlab's sched_ext schedulers (scx_illf, scx_llf, scx_edf for periodic tasks,
+# scx_bfs and scx_cfsw for fair ones) and their static loader scx_schedlab.
 #
 #   scx/build.sh            # -> target/scx/{scx_schedlab,*.bpf.o}
 #
@@ -95,7 +95,7 @@ bpf_cflags=(-g -O2 -target bpf -mcpu=v3 -mlittle-endian -D__TARGET_ARCH_x86
     -I"$src/tools/include/uapi" -I"$src/include" $sys_includes
     -Wall -Wno-compare-distinct-pointer-types)
 
-for pol in illf llf edf; do
+for pol in illf llf edf bfs cfsw; do
     obj="$out/scx_$pol.bpf.o"
     if [ ! -f "$obj" ] || [ -n "$(find "$here/src" "$out/gen/vmlinux.h" -newer "$obj" -print -quit)" ]; then
         log "clang: scx_$pol.bpf.c"

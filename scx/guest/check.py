@@ -9,11 +9,20 @@ Asserts only what does not depend on the guest's speed (TCG is slow and noisy):
     before either light task finishes its first job;
   * `schedlab run --backend scx` (when the guest has schedlab): it printed its JSON result,
     every task ran, the scheduler was `enabled` during the run and `disabled` after;
+  * fair mixes (`schedlab run --backend scx` of scx/guest/fair/*.yaml): scx_cfsw's CPU
+    shares of the nice -5/0/5 tasks within SHARE_TOLERANCE of the weight table's ratios,
+    for every table; scx_bfs's nice-19 part of the two hogs' CPU time within
+    BFS_TOLERANCE of prio_ratio's prediction (bfs_n19_of_hogs, with the slices scx_bfs
+    measured: they end at the guest's ticks); every task ran; under scx_bfs with locality on two CPUs, every task ran;
+    the scheduler enabled during and disabled after (CPU-time proportions between tasks
+    of one vCPU do not depend on TCG's speed);
   * on each set, scx llf makes more context switches than scx illf (counted in the
     guest's sched_switch trace between workload threads and idle, i.e. with the other
     tasks' switches - the driver, the loader, kworkers - taken out).
-Everything else (misses, switch rates, response times, the simulator's numbers for the
-same workload) is reported, not asserted. Exit status 1 if an assertion fails.
+Everything else (misses, switch rates, response times, wake-up latencies, the
+simulator's numbers for the same workload) is reported, not asserted. The fair shares,
+guest and simulated side by side, also go to fair-shares.json (read by `schedlab
+reproduce cfs-weights` and `reproduce bfs`). Exit status 1 if an assertion fails.
 """
 import argparse
 import json
@@ -28,6 +37,54 @@ SETS = {
     "table1": [("big1", 60, 100, 100), ("big2", 60, 100, 100)]
     + [("small%d" % i, 5, 60, 60) for i in range(1, 5)],
 }
+
+
+# How far a guest CPU share may be from the table's ratio (absolute, 0..1).
+SHARE_TOLERANCE = 0.03
+# BFS's nice-19 hog gets about 3% of the hogs' time: its part must be within 1 point.
+BFS_TOLERANCE = 0.01
+TABLES = ["linux", "grouped-2", "grouped-5", "extended-60"]
+PRIO_TO_WEIGHT = [88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+                  9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+                  1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+                  110, 87, 70, 56, 45, 36, 29, 23, 18, 15]
+
+
+def bfs_deadline_diff(nice, rr_ms):
+    """BFS's prio_deadline_diff (ns): prio_ratios[nice + 20] x rr_interval x 2^20 / 128."""
+    r = 128
+    for _ in range(max(-20, min(19, nice)) + 20):
+        r = r * 11 // 10
+    return r * rr_ms * (2 ** 20 // 128)
+
+
+def bfs_timeslice(rr_ms):
+    """BFS's time slice (ns): rr_interval << 10 "us" of 1024 ns."""
+    return (rr_ms << 10) * 1024
+
+
+def bfs_n19_of_hogs(rr_ms, u, slice0=None, slice19=None):
+    """The nice-19 hog's part of two hogs' CPU time (nice 0 and 19) under BFS, other tasks
+    taking the share `u`: a refilled deadline is now + d(nice), so after each nice-19
+    slice the nice-0 hog runs k = floor((d(19) - d(0)) (1 - u) / slice0) + 1 slices, and
+    the part is slice19 / (slice19 + k slice0). (Not d(0) / (d(0) + d(19)): deadlines
+    restart from now at every refill.) Slices default to BFS's rr_interval << 20 ns;
+    under sched_ext they end at ticks, which a TCG guest delivers late when its host is
+    busy, so the lane passes the mean slices it measured (CPU time / refills)."""
+    gap = bfs_deadline_diff(19, rr_ms) - bfs_deadline_diff(0, rr_ms)
+    slice0 = slice0 or bfs_timeslice(rr_ms)
+    slice19 = slice19 or bfs_timeslice(rr_ms)
+    k = int(gap * (1 - min(max(u, 0.0), 0.99)) // slice0) + 1
+    return slice19 / (slice19 + k * slice0)
+
+
+def mean_slices(j):
+    """{workload index: mean BFS slice in ns} from scx_bfs's own accounting."""
+    out = {}
+    for t in ((j.get("scx") or {}).get("fair_tasks") or {}).values():
+        if t.get("refills"):
+            out[t.get("index")] = t["cpu_ns"] / t["refills"]
+    return out
 
 
 def kv(text):
@@ -52,7 +109,7 @@ def parse(console):
                    "name": d["name"]}
             runs[d["name"]] = cur
         elif cur is None:
-            if line.startswith("SL-SCHEDLAB"):
+            if line.startswith("SL-SCHEDLAB") or line.startswith("SL-FAIRSIG"):
                 schedlab.append(line)
             continue
         elif line.startswith("SL-TASK "):
@@ -84,7 +141,7 @@ def parse(console):
             if d.get("name") in runs:
                 runs[d["name"]]["time"] = d
             cur = None
-        elif line.startswith("SL-SCHEDLAB"):
+        elif line.startswith("SL-SCHEDLAB") or line.startswith("SL-FAIRSIG"):
             schedlab.append(line)
     return guest, runs, schedlab
 
@@ -182,11 +239,155 @@ def sim_first_jobs(sw, names):
     return {k: (v[0], v[1] if v[1] is not None else 10**12) for k, v in out.items()}
 
 
+def shares_of(j):
+    """{task: share} of a run or simulation result."""
+    return {t["name"]: (t.get("fair") or {}).get("share", 0.0) for t in j.get("tasks", [])}
+
+
+def latency_of(j, task):
+    """(mean, max) wake-up latency of `task` in ms, or None."""
+    for t in j.get("tasks", []):
+        if t["name"] == task and t.get("latency"):
+            return (round(t["latency"]["mean_ns"] / 1e6, 3), round(t["latency"]["max_ns"] / 1e6, 3))
+    return None
+
+
+def simulate_file(schedlab, path):
+    if not schedlab or not os.access(schedlab, os.X_OK) or not os.path.exists(path):
+        return None
+    r = subprocess.run([schedlab, "simulate", path, "--json"], capture_output=True, text=True,
+                       timeout=120)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def check_loaded(c, name, j, scheduler):
+    """`scheduler` ran the workload: enabled during the run, disabled after, clean exit."""
+    scx = j.get("scx") or {}
+    c.check("%s: scx_%s enabled during the run, disabled after" % (name, scheduler),
+            scx.get("scheduler") == scheduler and scx.get("state_during") == "enabled"
+            and scx.get("state_after") == "disabled" and scx.get("loader_status") == 0,
+            "scheduler=%s during=%s after=%s loader_status=%s" % (
+                scx.get("scheduler"), scx.get("state_during"), scx.get("state_after"),
+                scx.get("loader_status")))
+
+
+def check_cfs_mix(c, rep, a, by_set, name, label, ratios):
+    """One scx_cfsw mix: loaded, shares within SHARE_TOLERANCE of its weight ratios;
+    returns {task: {guest, simulated, weight_share, weight}} (None if it did not run)."""
+    r = by_set.get(name)
+    c.check("%s: ran under scx_cfsw" % name, r is not None and r["json"] is not None)
+    if r is None or r["json"] is None:
+        return None
+    j = r["json"]
+    check_loaded(c, name, j, "cfsw")
+    got = shares_of(j)
+    weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
+    total = sum(weights.values()) or 1
+    want = {n: w / total for n, w in weights.items()}
+    c.check("%s: CPU shares within %.2f of %s" % (name, SHARE_TOLERANCE, ratios),
+            all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want),
+            " ".join("%s=%.4f/%.4f" % (n, got.get(n, 0), want[n]) for n in sorted(want)))
+    sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", name + ".yaml"))
+    sim_sh = shares_of(sim) if sim else {}
+    row = {n: {"guest": round(got.get(n, 0), 4),
+               "simulated": round(sim_sh[n], 4) if n in sim_sh else None,
+               "weight_share": round(want[n], 4), "weight": weights[n]} for n in want}
+    rep.append("  %-13s %s" % (label, "  ".join(
+        "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
+                                 v["weight_share"]) for n, v in row.items())))
+    return row
+
+
+def check_fair(c, rep, runs, a, guest):
+    """Assertions and report of the fair mixes; returns the fair-shares.json content."""
+    by_set = {r["begin"].get("set"): r for r in runs}
+    out = {"schema": "schedlab-scx-fair-shares/1", "kernel": guest.get("kernel"),
+           "share_tolerance": SHARE_TOLERANCE, "cfs_weights": {}, "bfs": None}
+    if not runs:
+        return out
+    rep.append("")
+    rep.append("fair mixes under sched_ext (schedlab run --backend scx), guest vs simulator:")
+    rep.append("  scx_cfsw, nice -5/0/5 CPU-bound on one CPU (share of the CPU: guest / simulated / weight ratio)")
+    for table in TABLES:
+        row = check_cfs_mix(c, rep, a, by_set, "cfs-nice-%s" % table, table,
+                            "the table's weight ratios")
+        if row is not None:
+            out["cfs_weights"][table] = row
+    row = check_cfs_mix(c, rep, a, by_set, "cfs-extended", "ext -25/-20/0",
+                        "extended-60's ratios at nice -25 (beyond the kernel's range), -20, 0")
+    if row is not None:
+        out["cfs_extended"] = row
+    r = by_set.get("bfs-mix")
+    c.check("bfs-mix: ran under scx_bfs", r is not None and r["json"] is not None)
+    if r is not None and r["json"] is not None:
+        j = r["json"]
+        check_loaded(c, "bfs-mix", j, "bfs")
+        got = shares_of(j)
+        c.check("bfs-mix: every task ran", all(got.get(n, 0) > 0 for n in ["n0", "n19", "ui"]),
+                " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))
+        # scx_bfs's slices end at the guest's ticks: 7 ms at HZ 1000 on time, longer when
+        # TCG delivers ticks late; the prediction takes the slices measured (n0, n19 =
+        # workload indices 0, 1).
+        sl = mean_slices(j)
+        predicted = bfs_n19_of_hogs(6, got.get("ui", 0), sl.get(0), sl.get(1))
+        hogs = got.get("n0", 0) + got.get("n19", 0)
+        part = got.get("n19", 0) / hogs if hogs else 0
+        c.check("bfs-mix: nice 19's part of the hogs' CPU time within %.2f of prio_ratio's %.4f"
+                " (mean slices n0 %.2f ms, n19 %.2f ms)"
+                % (BFS_TOLERANCE, predicted, sl.get(0, 0) / 1e6, sl.get(1, 0) / 1e6),
+                abs(part - predicted) <= BFS_TOLERANCE, "guest %.4f" % part)
+        sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", "bfs-mix.yaml"))
+        sim_sh = shares_of(sim) if sim else {}
+        sim_hogs = sim_sh.get("n0", 0) + sim_sh.get("n19", 0)
+        out["bfs"] = {
+            "predicted_n19_of_hogs": round(predicted, 4),
+            "mean_slice_ms": {"n0": round(sl.get(0, 0) / 1e6, 3), "n19": round(sl.get(1, 0) / 1e6, 3)},
+            "guest": {"n0": round(got.get("n0", 0), 4), "n19": round(got.get("n19", 0), 4),
+                      "ui": round(got.get("ui", 0), 4), "n19_of_hogs": round(part, 4),
+                      "ui_latency_ms": latency_of(j, "ui")},
+            "simulated": None if not sim else {
+                "n0": round(sim_sh.get("n0", 0), 4), "n19": round(sim_sh.get("n19", 0), 4),
+                "ui": round(sim_sh.get("ui", 0), 4),
+                "n19_of_hogs": round(sim_sh.get("n19", 0) / sim_hogs, 4) if sim_hogs else None,
+                "ui_latency_ms": latency_of(sim, "ui")},
+        }
+        rep.append("  scx_bfs, nice 0 + nice 19 hogs + interactive (1 ms / 10 ms) on one CPU, rr_interval 6 ms:")
+        for k in ["guest", "simulated"]:
+            v = out["bfs"][k]
+            if v:
+                rep.append("    %-9s n0 %.3f  n19 %.3f  ui %.3f  n19/(n0+n19) %s (prio_ratio %.4f)  ui wake-up mean/max ms %s"
+                           % (k, v["n0"], v["n19"], v["ui"], v["n19_of_hogs"],
+                              bfs_n19_of_hogs(6, v["ui"], *((sl.get(0), sl.get(1)) if k == "guest" else ())),
+                              v["ui_latency_ms"]))
+    r = by_set.get("bfs-2cpu")
+    c.check("bfs-2cpu: ran under scx_bfs with locality", r is not None and r["json"] is not None)
+    if r is not None and r["json"] is not None:
+        j = r["json"]
+        check_loaded(c, "bfs-2cpu", j, "bfs")
+        got = shares_of(j)
+        c.check("bfs-2cpu: every task ran", len(got) == 4 and all(v > 0 for v in got.values()),
+                " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))
+        scx = j.get("scx") or {}
+        stats = scx.get("stats") or {}
+        migr = sum(t.get("migrations", 0) for t in (scx.get("fair_tasks") or {}).values())
+        rep.append("  scx_bfs with locality, 4 nice-0 hogs on two CPUs: shares %s; sticky picks %s,"
+                   " migrations %d, wake preemptions %s" % (
+                       " ".join("%.3f" % v for _, v in sorted(got.items())),
+                       stats.get("sticky_picks"), migr, stats.get("wake_preemptions")))
+        out["bfs_2cpu"] = {"guest": {k: round(v, 4) for k, v in got.items()},
+                           "sticky_picks": stats.get("sticky_picks"), "migrations": migr}
+    with open(os.path.join(a.out, "fair-shares.json"), "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--console", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--schedlab")
+    ap.add_argument("--fair-workloads", help="directory of the fair workloads the guest ran")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--expect-schedlab", action="store_true",
                     help="the guest had a schedlab binary: its runs must be there")
@@ -376,6 +577,21 @@ def main():
     if a.expect_schedlab:
         c.check("schedlab run --backend scx ran in the guest", len(sl_runs) > 0,
                 "%d runs" % len(sl_runs))
+    # schedlab run --backend scx stopped by SIGINT / SIGKILL: the scheduler is unloaded.
+    for l in schedlab_lines:
+        if l.startswith("SL-FAIRSIG "):
+            d = kv(l[11:])
+            want_rc = {"INT": "130", "KILL": "137"}.get(d.get("signal"))
+            c.check("schedlab run %s --backend scx killed by SIG%s: scheduler enabled before, disabled after"
+                    % (d.get("name"), d.get("signal")),
+                    d.get("during") == "enabled" and d.get("after") == "disabled" and d.get("rc") == want_rc,
+                    "during=%s after=%s rc=%s" % (d.get("during"), d.get("after"), d.get("rc")))
+    if a.expect_schedlab:
+        c.check("the fair runs were stopped by SIGINT and SIGKILL",
+                sum(l.startswith("SL-FAIRSIG ") for l in schedlab_lines) == 2)
+    fair_runs = [r for r in sl_runs if r["begin"].get("policy") == "fair"]
+    sl_runs = [r for r in sl_runs if r["begin"].get("policy") != "fair"]
+    fair = check_fair(c, rep, fair_runs, a, guest)
     for r in sl_runs:
         name = "schedlab run %s --backend scx --policy %s" % (r["begin"].get("set"), r["begin"].get("policy"))
         j = r["json"]
@@ -405,7 +621,7 @@ def main():
     with open(os.path.join(a.out, "report.txt"), "w") as f:
         f.write(text)
     with open(os.path.join(a.out, "results.json"), "w") as f:
-        json.dump({"guest": guest, "schedlab_runs": sl_runs,
+        json.dump({"guest": guest, "schedlab_runs": sl_runs + fair_runs, "fair": fair,
                    "runs": {n: {k: v for k, v in r.items() if k != "sw"} for n, r in runs.items()},
                    "simulator": sim_rows,
                    "assertions": [{"name": n, "ok": ok, "detail": d} for n, ok, d in c.items]},

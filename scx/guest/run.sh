@@ -2,7 +2,8 @@
 # The sched_ext guest test lane: build (or reuse) a small 6.12 kernel with sched_ext,
 # build the BPF schedulers, their loader and the workload drivers, boot the kernel
 # under qemu with a busybox initramfs, run the test sets inside under scx illf, llf,
-# edf and the kernel's SCHED_DEADLINE, and check the console output on the host.
+# edf and the kernel's SCHED_DEADLINE, and the fair mixes of scx/guest/fair/ under
+# scx_cfsw (every weight table) and scx_bfs, and check the console output on the host.
 #
 #   scx/guest/run.sh            # the full lane (builds the kernel on a cold cache)
 #   scx/guest/run.sh --quick    # warm cache only: fewer, shorter runs
@@ -11,7 +12,8 @@
 # Nothing needs sched_ext on the host; KVM is used only when /proc/cpuinfo shows vmx or
 # svm (else TCG: functional, meaningless for timing; see docs/scx.md). Every step has
 # a timeout. Output: $SCX_OUT/guest/ (default target/scx/guest): console.log,
-# report.txt, results.json.
+# report.txt, results.json, fair-shares.json (guest vs simulated shares, read by
+# `schedlab reproduce cfs-weights` and `reproduce bfs`).
 #
 # Environment: SCX_CACHE (default /var/cache/schedlab-scx), SCX_OUT, SCX_QEMU_TIMEOUT
 # (seconds, default 900), SCX_SCHEDLAB (a static schedlab binary to put in the guest;
@@ -113,6 +115,19 @@ table1_tasks="--task big1:60:100:100 --task big2:60:100:100 --task small1:5:60:6
     if [ -x "$root/bin/schedlab" ]; then
         echo "schedlab table1 illf $table1_ms"
         echo "schedlab table1 edf $table1_ms"
+        # Seeds 004 and 001 (fair workloads): scx_cfsw under every weight table, scx_bfs.
+        for table in linux grouped-2 grouped-5 extended-60; do
+            sed "s/WEIGHTS/$table/g" "$here/fair/cfs-nice.yaml" >"$root/work/cfs-nice-$table.yaml"
+            echo "fairrun cfs-nice-$table"
+        done
+        for f in cfs-extended bfs-mix bfs-2cpu; do
+            cp "$here/fair/$f.yaml" "$root/work/$f.yaml"
+            echo "fairrun $f"
+        done
+        # Unloading on the other exit paths: SIGINT, and SIGKILL (the loader sees its
+        # stdin close).
+        echo "fairsig bfs-mix INT"
+        echo "fairsig bfs-mix KILL"
     fi
 } >"$root/plan"
 
@@ -162,6 +177,32 @@ while read -r kind name rest; do
         SCHEDLAB_SCX_LOADER=/bin/scx_schedlab timeout 240 schedlab run "/work/$name.yaml" \
             --backend scx --policy "$1" --duration "${2}ms" --json 2>&1 | sed 's/^/SL-SCHEDLAB /'
         echo "SL-SCHEDLAB-END set=$name policy=$1 state=$(cat /sys/kernel/sched_ext/state)"
+        ;;
+    fairsig)
+        # schedlab run killed by signal $rest while the scheduler runs; it must be unloaded.
+        SCHEDLAB_SCX_LOADER=/bin/scx_schedlab schedlab run "/work/$name.yaml" --backend scx \
+            --json >/tmp/fairsig.out 2>&1 &
+        pid=$!
+        # Loading (BPF verification) takes seconds under TCG: wait for it, then run 1 s.
+        i=0
+        while [ "$(cat /sys/kernel/sched_ext/state)" != enabled ] && [ $i -lt 300 ]; do
+            usleep 100000
+            i=$((i + 1))
+        done
+        sleep 1
+        during=$(cat /sys/kernel/sched_ext/state)
+        kill -"$rest" $pid
+        wait $pid
+        rc=$?
+        sleep 1
+        echo "SL-FAIRSIG name=$name signal=$rest rc=$rc during=$during after=$(cat /sys/kernel/sched_ext/state)"
+        ;;
+    fairrun)
+        # schedlab run WORKLOAD --backend scx: a fair workload loads scx_bfs / scx_cfsw.
+        echo "SL-SCHEDLAB-BEGIN set=$name policy=fair"
+        SCHEDLAB_SCX_LOADER=/bin/scx_schedlab timeout 240 schedlab run "/work/$name.yaml" \
+            --backend scx --json 2>&1 | sed 's/^/SL-SCHEDLAB /'
+        echo "SL-SCHEDLAB-END set=$name policy=fair state=$(cat /sys/kernel/sched_ext/state)"
         ;;
     esac
 done </plan
@@ -223,5 +264,6 @@ if [ "$check" = 1 ]; then
     fi
     python3 "$here/check.py" --console "$gdir/console.txt" --out "$gdir" \
         ${sim:+--schedlab "$sim"} $([ "$quick" = 1 ] && echo --quick) \
+        --fair-workloads "$root/work" \
         $([ -x "$root/bin/schedlab" ] && echo --expect-schedlab)
 fi

@@ -36,6 +36,7 @@
 
 #include <scx/common.bpf.h>
 #include "schedlab.h"
+#include "schedlab_ops.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -641,57 +642,9 @@ static s32 sl_init(void)
 	return scx_bpf_create_dsq(BG_DSQ, -1);
 }
 
-/*
- * Define the sched_ext_ops of one policy: NAME_ops with the callbacks above. The
- * BPF_STRUCT_OPS wrappers are per policy so the program names carry the policy.
- */
+/* Define the sched_ext_ops of one policy: NAME_ops with the callbacks above. */
 #define SL_DEFINE_OPS(NAME)                                                        \
-	s32 BPF_STRUCT_OPS(NAME##_select_cpu, struct task_struct *p, s32 prev_cpu, \
-			   u64 wake_flags)                                         \
-	{                                                                          \
-		return sl_select_cpu(p, prev_cpu, wake_flags);                     \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_enqueue, struct task_struct *p, u64 enq_flags)  \
-	{                                                                          \
-		sl_enqueue(p, enq_flags);                                          \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_dispatch, s32 cpu, struct task_struct *prev)    \
-	{                                                                          \
-		sl_dispatch(cpu, prev);                                            \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_tick, struct task_struct *p)                    \
-	{                                                                          \
-		sl_tick(p);                                                        \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_running, struct task_struct *p)                 \
-	{                                                                          \
-		sl_running(p);                                                     \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_stopping, struct task_struct *p, bool runnable) \
-	{                                                                          \
-		sl_stopping(p, runnable);                                          \
-	}                                                                          \
-	s32 BPF_STRUCT_OPS(NAME##_init_task, struct task_struct *p,                \
-			   struct scx_init_task_args *args)                        \
-	{                                                                          \
-		return sl_init_task(p, args);                                      \
-	}                                                                          \
-	s32 BPF_STRUCT_OPS_SLEEPABLE(NAME##_init)                                  \
-	{                                                                          \
-		return sl_init();                                                  \
-	}                                                                          \
-	void BPF_STRUCT_OPS(NAME##_exit, struct scx_exit_info *ei)                 \
-	{                                                                          \
-		UEI_RECORD(uei, ei);                                               \
-	}                                                                          \
-	SCX_OPS_DEFINE(NAME##_ops, .select_cpu = (void *)NAME##_select_cpu,        \
-		       .enqueue = (void *)NAME##_enqueue,                          \
-		       .dispatch = (void *)NAME##_dispatch,                        \
-		       .tick = (void *)NAME##_tick,                                \
-		       .running = (void *)NAME##_running,                          \
-		       .stopping = (void *)NAME##_stopping,                        \
-		       .init_task = (void *)NAME##_init_task,                      \
-		       .init = (void *)NAME##_init, .exit = (void *)NAME##_exit,   \
-		       .name = #NAME)
+	SL_OPS_CORE(NAME, sl)                                                      \
+	SCX_OPS_DEFINE(NAME##_ops, SL_OPS_CORE_FIELDS(NAME), .name = #NAME)
 
 #endif /* __SCHEDLAB_BPF_H */

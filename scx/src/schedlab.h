@@ -53,6 +53,53 @@ enum sl_stat {
 		"deadline_preemptions", "pulls", "dispatches", "switches",         \
 		"rollovers", "foreign_enqueues", "kicks"
 
+/*
+ * The fair schedulers (scx_bfs, scx_cfsw). Value of their `params` map; key =
+ * thread id. Filled by the loader from `fair TID LEVEL CLASS INDEX`.
+ */
+enum sl_fair_class {
+	SL_FAIR_NORMAL = 0, /* SCHED_NORMAL */
+	SL_FAIR_BATCH = 1,  /* SCHED_BATCH */
+	SL_FAIR_IDLE = 2,   /* SCHED_IDLE (BFS: SCHED_IDLEPRIO) */
+};
+
+struct sl_fair_params {
+	__u64 weight;   /* scx_cfsw: load weight of the level in the loaded table */
+	__u64 diff;     /* scx_bfs: prio_deadline_diff of the level, ns */
+	__s32 level;    /* nice level (the extended table reaches -30..29) */
+	__u32 class;    /* enum sl_fair_class */
+	__u32 index;    /* workload order */
+	__u32 pad;
+};
+
+/* Value of the fair schedulers' `task_stats` map; key = thread id. */
+struct sl_fair_stats {
+	__u64 cpu_ns;     /* CPU time while scheduled by us */
+	__u64 runs;       /* times it started running */
+	__u64 preempted;  /* times it stopped running while still runnable */
+	__u64 wakeups;    /* times it woke up */
+	__u64 migrations; /* times it started on another CPU than last time */
+	__u64 refills;    /* scx_bfs: new slice and deadline (slice used up) */
+	__u64 vruntime;   /* scx_cfsw: vruntime at the end, ns; scx_bfs: last deadline */
+};
+
+/* Global counters of the fair schedulers. */
+enum sl_fair_stat {
+	SLF_ENQUEUES,       /* registered tasks queued */
+	SLF_WAKE_PREEMPTS,  /* a wake-up preempted a running task */
+	SLF_TICK_PREEMPTS,  /* a tick ended a slice early (cfsw: vruntime test) */
+	SLF_REFILLS,        /* bfs: slices refilled with a new deadline */
+	SLF_STICKY_PICKS,   /* bfs locality: a sticky task picked on its own CPU */
+	SLF_IDLE_PICKS,     /* a SCHED_IDLE task ran */
+	SLF_FOREIGN,        /* enqueues of tasks without parameters (FIFO, lowest) */
+	SLF_KICKS,          /* CPUs kicked */
+	SLF_NR,
+};
+
+#define SLF_STAT_NAMES                                                             \
+	"enqueues", "wake_preemptions", "tick_preemptions", "refills",            \
+		"sticky_picks", "idle_picks", "foreign_enqueues", "kicks"
+
 #define SL_MAX_CPUS 64
 #define SL_MAX_TASKS 4096
 

@@ -141,6 +141,16 @@ pub struct ReproduceArgs {
     #[arg(long)]
     pub no_real: bool,
 
+    /// cfs-weights and bfs: the sched_ext guest lane's results file for their "sched_ext
+    /// guest" column (default: the last lane run's target/scx/guest/fair-shares.json).
+    #[arg(long, value_name = "FILE")]
+    pub guest_results: Option<PathBuf>,
+
+    /// cfs-weights and bfs: run the sched_ext guest lane (scx/guest/run.sh: qemu, a
+    /// cached sched_ext kernel or minutes to build one) before reading its results.
+    #[arg(long)]
+    pub guest: bool,
+
     /// fidelity: also write the real figures measured (and the calibration the simulator
     /// used) to FILE, in the format of the record `--no-real` uses
     /// (crates/cli/src/builtin/fidelity-real.json).

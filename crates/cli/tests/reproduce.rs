@@ -3,7 +3,7 @@
 mod common;
 
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -196,13 +196,30 @@ fn unknown_experiment_exits_2_and_lists_the_known_ones() {
     );
 }
 
+/// The sched_ext guest lane's results as a committed fixture (the lane needs qemu).
+fn guest_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scx-fair-shares.json")
+}
+
 fn reproduce_named(name: &str, dir: &PathBuf) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
         .args(["reproduce", name, "--json", "--out-dir"])
         .arg(dir)
+        .arg("--guest-results")
+        .arg(guest_fixture())
         .output()
         .unwrap();
     common::json_of(&out)
+}
+
+/// The case the sched_ext guest column is on, checked against the fixture.
+fn guest_case<'a>(v: &'a Value, prefix: &str) -> &'a Value {
+    let c = case(v, prefix);
+    assert!(
+        c["note"].as_str().unwrap().contains("scx-fair-shares.json"),
+        "{c}"
+    );
+    &c["sched_ext_guest"]
 }
 
 const TABLES: [&str; 4] = ["linux", "grouped-2", "grouped-5", "extended-60"];
@@ -315,6 +332,10 @@ fn cfs_weights_experiment_reproduces_the_papers_findings() {
         let svg = std::fs::read_to_string(dir.join(f)).unwrap();
         assert_eq!(svg.matches("<polyline").count(), 4, "{f}");
     }
+    // The sched_ext guest column beside the simulator's shares of the lane's mix.
+    let g = guest_case(&v, "CPU shares (%) under sched_ext");
+    assert_eq!(g["linux"]["pct_-5"], 69.49);
+    assert_eq!(g["extended-60 at -25/-20/0"]["pct_-25"], 74.88);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -323,8 +344,16 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     let dir = temp_dir("bfs");
     let v = reproduce_named("bfs", &dir);
     assert_eq!(v["experiment"], "bfs");
-    // Three workloads, without and with switch costs, then the review's machine sweep.
-    let cases = v["cases"].as_array().unwrap();
+    let g = guest_case(&v, "BFS CPU shares (%) under sched_ext");
+    assert_eq!(g["scx_bfs"]["n19_of_hogs_pct"], 3.15);
+    // Three workloads, without and with switch costs, then the review's machine sweep
+    // (the guest lane's case aside).
+    let cases: Vec<&Value> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["sched_ext_guest"].is_null())
+        .collect();
     assert_eq!(cases.len(), 7);
     assert!(cases[6]["case"].as_str().unwrap().starts_with("sweep"));
     for c in &cases[..6] {

@@ -101,19 +101,55 @@ pub fn check(w: &Workload, backend: Backend, host: &HostSched) -> Result<Vec<Str
     let sc = &w.scheduler;
     let refuse = |m: String| Err(RunError::Unsupported(m));
 
-    // Fair class: the kernel has exactly one, and the linux weight table.
-    if has_fair {
+    // Fair class: the kernel has exactly one, and the linux weight table; under
+    // --backend scx a workload without periodic tasks runs `bfs` / `cfs` (any table) in
+    // schedlab's sched_ext schedulers instead.
+    let scx_fair = match backend {
+        Backend::Scx => crate::scx::FairScheduler::for_workload(w),
+        _ => None,
+    };
+    if let Some(t) = w.tasks.iter().find(|t| t.class == TaskClass::Iso) {
+        if backend == Backend::Scx {
+            return refuse(format!(
+                "task {}: class iso (SCHED_ISO) has no sched_ext version: scx_bfs schedules normal, batch and idle tasks (docs/scx.md)",
+                t.name
+            ));
+        }
+    }
+    if has_fair && scx_fair.is_none() {
+        let periodic = w.tasks.iter().any(|t| t.class == TaskClass::Deadline);
+        let via_scx = if backend == Backend::Scx && periodic {
+            " (--backend scx runs it only in a workload without periodic tasks: one sched_ext scheduler at a time, and the periodic tasks' is loaded)"
+        } else {
+            " (--backend scx runs it in schedlab's sched_ext scheduler, on a kernel with sched_ext)"
+        };
         if sc.fair == Policy::Bfs {
             return refuse(format!(
-                "scheduler.fair: `bfs` is simulated only: this kernel ({}) schedules normal tasks with {} (a BFS run on a kernel needs the sched_ext guest, not written yet)",
+                "scheduler.fair: `bfs` is simulated only on this backend: this kernel ({}) schedules normal tasks with {}{via_scx}",
                 host.release,
                 host.fair_policy().name()
             ));
         }
         if sc.weights != WeightTable::Linux {
+            let how = if sc.fair == Policy::Cfs {
+                via_scx.to_string()
+            } else {
+                format!(
+                    " (--backend scx runs it with `fair: cfs`, not `{}`)",
+                    sc.fair.name()
+                )
+            };
             return refuse(format!(
-                "scheduler.weights: the kernel's nice-to-weight table is `linux`; `{}` is simulated only",
+                "scheduler.weights: the kernel's nice-to-weight table is `linux`; `{}` is simulated only on this backend{how}",
                 sc.weights.name()
+            ));
+        }
+    }
+    if has_fair && scx_fair.is_none() {
+        if backend == Backend::Scx && !w.tasks.iter().any(|t| t.class == TaskClass::Deadline) {
+            warn.push(format!(
+                "scheduler.fair: `{}` has no sched_ext version (bfs and cfs have): the fair tasks run in the kernel's own fair class",
+                sc.fair.name()
             ));
         }
         if sc.fair != host.fair_policy() {
@@ -389,6 +425,45 @@ tasks: [{ name: hog }, { name: ui, run: 2ms, sleep: 8ms }]
             w.iter().any(|m| m
                 .starts_with("platform.hz: the simulator ticks at 1000 Hz, this kernel at 250")),
             "{w:?}"
+        );
+    }
+
+    #[test]
+    fn bfs_and_other_weight_tables_run_only_in_the_sched_ext_fair_schedulers() {
+        let load = |yaml: &str| {
+            Workload::parse_str(yaml, Path::new("w.yaml"), &Overrides::default()).unwrap()
+        };
+        let bfs = load("scheduler: { fair: bfs }\ntasks: [{ name: a }, { name: b, nice: 19 }]\n");
+        let e = check(&bfs, Backend::Kernel, &host())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--backend scx runs it"), "{e}");
+        assert!(check(&bfs, Backend::Scx, &host()).is_ok());
+        let g5 = load("scheduler: { weights: grouped-5 }\ntasks: [{ name: a, nice: -5 }]\n");
+        assert!(check(&g5, Backend::Scx, &host()).is_ok());
+        let e = check(&g5, Backend::Dispatcher, &host())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--backend scx runs it"), "{e}");
+        // One sched_ext scheduler at a time: periodic tasks take it.
+        let mixed = load(
+            "scheduler: { fair: bfs }\ntasks: [{ name: a }, { name: p, runtime: 1ms, period: 10ms }]\n",
+        );
+        let e = check(&mixed, Backend::Scx, &host())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one sched_ext scheduler at a time"), "{e}");
+        let eevdf_g2 =
+            load("scheduler: { fair: eevdf, weights: grouped-2 }\ntasks: [{ name: a }]\n");
+        let e = check(&eevdf_g2, Backend::Scx, &host())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("with `fair: cfs`, not `eevdf`"), "{e}");
+        let iso = load("scheduler: { fair: bfs }\ntasks: [{ name: a, class: iso }]\n");
+        let e = check(&iso, Backend::Scx, &host()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("task a: class iso (SCHED_ISO) has no sched_ext version"),
+            "{e}"
         );
     }
 

@@ -67,7 +67,9 @@ pub enum Backend {
     /// The user-space dispatcher (llf, illf, edf).
     Dispatcher,
     /// schedlab's sched_ext BPF schedulers (illf, llf, edf; `scx/`, Linux >= 6.12 with
-    /// CONFIG_SCHED_CLASS_EXT): the periodic tasks run as SCHED_EXT threads.
+    /// CONFIG_SCHED_CLASS_EXT): the periodic tasks run as SCHED_EXT threads; in a
+    /// workload without periodic tasks, `fair: bfs` / `cfs` load scx_bfs / scx_cfsw and
+    /// the fair tasks run as SCHED_EXT threads ([`scx::FairScheduler`]).
     Scx,
 }
 
@@ -229,11 +231,13 @@ pub fn host_cpus() -> Vec<usize> {
     policy::get_affinity(0).unwrap_or_else(|_| vec![0])
 }
 
+/// `fair_ext`: the fair tasks are scheduled by a sched_ext fair scheduler (SCHED_EXT).
 fn plan(
     w: &Workload,
     backend: Backend,
     margin: f64,
     host: &[usize],
+    fair_ext: bool,
 ) -> Result<Vec<Plan>, RunError> {
     let n = w.platform.cpus;
     if n > host.len() {
@@ -267,6 +271,7 @@ fn plan(
         let mut budget = None;
         let mut dispatched = false;
         let policy = match (t.class, attrs[i]) {
+            (c, _) if fair_ext && scx::FairScheduler::class_word(c).is_some() => KernelPolicy::Ext,
             (TaskClass::Deadline, _) if backend == Backend::Dispatcher => {
                 dispatched = true;
                 KernelPolicy::Fifo(DISPATCH_LOW)
@@ -414,6 +419,14 @@ impl Shared {
 /// Run `w` on this machine. `w.duration` bounds the run.
 pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     privileges::check()?;
+    // A workload this backend or kernel cannot run is refused before waiting for another
+    // run's lock (up to minutes); the warnings are worked out again under the lock, after
+    // a killed run's leftovers are recovered.
+    let backend = effective_backend(w, cfg)?;
+    fields::check(w, backend, &HostSched::read())?;
+    if backend == Backend::Scx {
+        scx::check_kernel().map_err(RunError::Unsupported)?;
+    }
     // One real run at a time on this machine (held until this function returns).
     let _lock = crate::machine_lock::MachineLock::acquire(&format!("run {}", w.name))
         .map_err(RunError::Setup)?;
@@ -421,12 +434,19 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     let margin = effective_margin(w, cfg);
     let field_warnings = fields::check(w, backend, &HostSched::read())?;
     let host = host_cpus();
-    let plans = plan(w, backend, margin, &host)?;
+    let scx_fair = match backend {
+        Backend::Scx => scx::FairScheduler::for_workload(w),
+        _ => None,
+    };
+    let plans = plan(w, backend, margin, &host, scx_fair.is_some())?;
     let scx_loader = match backend {
         Backend::Scx => {
             scx::check_kernel().map_err(RunError::Unsupported)?;
-            let args = scx::loader_args(w.scheduler.policy, &w.scheduler.illf, &w.scheduler.llf)
-                .map_err(RunError::Unsupported)?;
+            let args = match scx_fair {
+                Some(f) => f.loader_args(w),
+                None => scx::loader_args(w.scheduler.policy, &w.scheduler.illf, &w.scheduler.llf)
+                    .map_err(RunError::Unsupported)?,
+            };
             Some((scx::find_loader().map_err(RunError::Unsupported)?, args))
         }
         _ => None,
@@ -586,16 +606,30 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
             }
         }
     }
-    // --backend scx: load the BPF scheduler and give it every periodic thread's
-    // parameters before the threads become SCHED_EXT (dropping the session unloads it).
+    // --backend scx: load the BPF scheduler and give it every periodic (or, for a fair
+    // scheduler, fair) thread's parameters before the threads become SCHED_EXT
+    // (dropping the session unloads it).
     let mut scx_session = None;
     if let (None, Some((loader, args))) = (&setup_err, &scx_loader) {
         let tids = shared.tids.lock().unwrap().clone();
         let started = scx::Session::start(loader, args).and_then(|mut s| {
             for (i, t) in w.tasks.iter().enumerate() {
-                if plans[i].policy == KernelPolicy::Ext {
-                    let period = t.period.unwrap_or(t.deadline);
-                    s.register(tids[i], t.runtime, t.deadline, period, i)?;
+                if plans[i].policy != KernelPolicy::Ext {
+                    continue;
+                }
+                match (scx_fair, scx::FairScheduler::class_word(t.class)) {
+                    (Some(f), Some(class)) => {
+                        let reg = s.register_fair(tids[i], t.nice, class, i)?;
+                        if f == scx::FairScheduler::Cfsw {
+                            let want = schedlab_model::fair::fair_weight(w, t);
+                            reg.check_weight(w.scheduler.weights, t.nice, want)
+                                .map_err(|e| format!("task {}: {e}", t.name))?;
+                        }
+                    }
+                    _ => {
+                        let period = t.period.unwrap_or(t.deadline);
+                        s.register(tids[i], t.runtime, t.deadline, period, i)?;
+                    }
                 }
             }
             Ok(s)
@@ -1177,8 +1211,31 @@ tasks:
         assert_eq!(backend(Policy::Edf, Some(Backend::Scx)), Ok(Backend::Scx));
     }
 
+    #[test]
+    fn a_sched_ext_fair_scheduler_takes_the_fair_tasks_and_leaves_rt_ones_to_the_kernel() {
+        let w = Workload::parse_str(
+            "scheduler: { fair: bfs }\ntasks:\n  - { name: a, nice: 19 }\n  - { name: b, class: batch }\n  - { name: i, class: idle }\n  - { name: f, class: fifo, priority: 10, runtime: 1ms, period: 10ms }\n",
+            Path::new("w.yaml"),
+            &Overrides::default(),
+        )
+        .unwrap();
+        let got: Vec<KernelPolicy> = plan(&w, Backend::Scx, 0.05, &[0], true)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.policy)
+            .collect();
+        use KernelPolicy::*;
+        assert_eq!(got, [Ext, Ext, Ext, Fifo(10)]);
+        let got: Vec<KernelPolicy> = plan(&w, Backend::Scx, 0.05, &[0], false)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.policy)
+            .collect();
+        assert_eq!(got, [Other(19), Batch(0), Idle, Fifo(10)]);
+    }
+
     fn policies(policy: Policy, backend: Backend) -> Vec<KernelPolicy> {
-        plan(&workload(policy), backend, 0.05, &[0])
+        plan(&workload(policy), backend, 0.05, &[0], false)
             .unwrap()
             .into_iter()
             .map(|p| p.policy)

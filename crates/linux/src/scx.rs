@@ -14,8 +14,13 @@
 //!
 //! Partial mode: only the workload's SCHED_EXT threads are scheduled by BPF; everything
 //! else stays in the fair class, which the kernel ranks above sched_ext.
+//!
+//! A workload without periodic tasks whose `scheduler.fair` is `bfs` or `cfs` loads a
+//! fair scheduler instead ([`FairScheduler`]): scx_bfs or scx_cfsw, with the workload's
+//! rr_interval / CFS tunables and weight table; its fair tasks become SCHED_EXT threads
+//! registered with `fair TID LEVEL CLASS INDEX` ([`Session::register_fair`]).
 
-use schedlab_model::{IllfOptions, LlfOptions, Policy};
+use schedlab_model::{IllfOptions, LlfOptions, Policy, TaskClass, WeightTable, Workload};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -54,6 +59,9 @@ pub struct ScxReport {
     pub loader_status: Option<i32>,
     /// The scheduler's counters (laxity_evaluations, swaps, zero_laxity_preemptions...).
     pub stats: BTreeMap<String, u64>,
+    /// Fair schedulers: per registered thread (tid), its own accounting (`cpu_ns`,
+    /// `runs`, `preempted`, `weight`, `diff`...), as the loader printed it on exit.
+    pub fair_tasks: BTreeMap<u32, BTreeMap<String, i64>>,
 }
 
 impl ScxReport {
@@ -68,6 +76,7 @@ impl ScxReport {
             "exit": self.exit,
             "loader_status": self.loader_status,
             "stats": self.stats,
+            "fair_tasks": self.fair_tasks,
         })
     }
 
@@ -201,6 +210,124 @@ pub fn loader_args(
     Ok(a)
 }
 
+/// The fair-share sched_ext schedulers (`scx/src/scx_bfs.bpf.c`, `scx_cfsw.bpf.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FairScheduler {
+    /// BFS 0.440: one queue by virtual deadline (`fair: bfs`).
+    Bfs,
+    /// CFS's weighted vruntime with the workload's weight table (`fair: cfs`).
+    Cfsw,
+}
+
+impl FairScheduler {
+    /// The scheduler `--backend scx` loads for `w`: a fair one when `w` has fair tasks,
+    /// no periodic ones (one sched_ext scheduler at a time) and `fair: bfs` or `cfs`.
+    pub fn for_workload(w: &Workload) -> Option<FairScheduler> {
+        let fair = w.tasks.iter().any(|t| t.class.is_fair());
+        let periodic = w.tasks.iter().any(|t| t.class == TaskClass::Deadline);
+        if !fair || periodic {
+            return None;
+        }
+        match w.scheduler.fair {
+            Policy::Bfs => Some(FairScheduler::Bfs),
+            Policy::Cfs => Some(FairScheduler::Cfsw),
+            _ => None,
+        }
+    }
+
+    /// The loader's `--policy` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FairScheduler::Bfs => "bfs",
+            FairScheduler::Cfsw => "cfsw",
+        }
+    }
+
+    /// The loader's arguments: the workload's tunables and table, and its CPU count
+    /// (CFS's slices are per-CPU loads).
+    pub fn loader_args(self, w: &Workload) -> Vec<String> {
+        let sc = &w.scheduler;
+        let mut a = vec!["--policy".to_string(), self.name().to_string()];
+        let us = |ns: u64| (ns / 1000).max(1).to_string();
+        match self {
+            FairScheduler::Bfs => {
+                a.push("--rr-interval-ms".into());
+                a.push((sc.bfs.rr_interval / 1_000_000).max(1).to_string());
+                if sc.bfs.locality {
+                    a.push("--locality".into());
+                }
+            }
+            FairScheduler::Cfsw => {
+                a.extend([
+                    "--weights".into(),
+                    sc.weights.name().into(),
+                    "--latency-us".into(),
+                    us(sc.cfs.latency),
+                    "--min-gran-us".into(),
+                    us(sc.cfs.min_granularity),
+                    "--wakeup-gran-us".into(),
+                    us(sc.cfs.wakeup_granularity),
+                ]);
+            }
+        }
+        a.push("--fair-cpus".into());
+        a.push(w.platform.cpus.to_string());
+        a
+    }
+
+    /// The loader's class word for a fair task class (None: not scheduled by it).
+    pub fn class_word(class: TaskClass) -> Option<&'static str> {
+        match class {
+            TaskClass::Normal => Some("normal"),
+            TaskClass::Batch => Some("batch"),
+            TaskClass::Idle => Some("idle"),
+            _ => None,
+        }
+    }
+}
+
+/// What the loader answered for a registered fair thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FairRegistration {
+    /// The level's weight in the loaded table (scx_cfsw; 0 for scx_bfs).
+    pub weight: u64,
+    /// BFS's prio_deadline_diff of the level, ns (scx_bfs; 0 for scx_cfsw).
+    pub diff: u64,
+}
+
+impl FairRegistration {
+    /// Parse `ok fair TID weight=W diff=D`.
+    pub fn parse(line: &str) -> Option<FairRegistration> {
+        let mut weight = None;
+        let mut diff = None;
+        for kv in line.split_whitespace() {
+            match kv.split_once('=') {
+                Some(("weight", v)) => weight = v.parse().ok(),
+                Some(("diff", v)) => diff = v.parse().ok(),
+                _ => {}
+            }
+        }
+        Some(FairRegistration {
+            weight: weight?,
+            diff: diff?,
+        })
+    }
+
+    /// Whether the loader's weight is the model's `want` for `nice` in `table` (scx_cfsw:
+    /// the C loader has its own copy of the tables; a difference would be a bug there).
+    pub fn check_weight(&self, table: WeightTable, nice: i8, want: u64) -> Result<(), String> {
+        if self.weight == want {
+            Ok(())
+        } else {
+            Err(format!(
+                "the sched_ext loader gives nice {nice} weight {} in table {}, schedlab's model {want}",
+                self.weight,
+                table.name()
+            ))
+        }
+    }
+}
+
 /// A loaded scheduler.
 pub struct Session {
     child: Child,
@@ -283,6 +410,15 @@ impl Session {
                     }
                 }
             }
+        } else if let Some(rest) = line.strip_prefix("fair tid=") {
+            let mut it = rest.split_whitespace();
+            if let Some(Ok(tid)) = it.next().map(str::parse::<u32>) {
+                let kv = it
+                    .filter_map(|w| w.split_once('='))
+                    .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+                    .collect();
+                self.report.fair_tasks.insert(tid, kv);
+            }
         } else if let Some(rest) = line.strip_prefix("exit ") {
             self.report.exit = rest.to_string();
         } else if let Some(rest) = line.strip_prefix("unloaded state=") {
@@ -305,6 +441,24 @@ impl Session {
             .map_err(|e| format!("cannot talk to the loader: {e}"))?;
         self.expect(&format!("ok task {tid}"), Duration::from_secs(10))
             .map(|_| ())
+    }
+
+    /// Register fair thread `tid` (scx_bfs, scx_cfsw): nice `level`, class word
+    /// ([`FairScheduler::class_word`]), workload order `index`.
+    pub fn register_fair(
+        &mut self,
+        tid: i32,
+        level: i8,
+        class: &str,
+        index: usize,
+    ) -> Result<FairRegistration, String> {
+        let stdin = self.stdin.as_mut().ok_or("the loader's stdin is closed")?;
+        writeln!(stdin, "fair {tid} {level} {class} {index}")
+            .and_then(|_| stdin.flush())
+            .map_err(|e| format!("cannot talk to the loader: {e}"))?;
+        let line = self.expect(&format!("ok fair {tid} "), Duration::from_secs(10))?;
+        FairRegistration::parse(&line)
+            .ok_or_else(|| format!("the loader answered `{line}` (expected weight= and diff=)"))
     }
 
     /// Note the sched_ext state while the workload runs.
@@ -408,6 +562,81 @@ mod tests {
         assert!(loader_args(Policy::Rm, &IllfOptions::default(), &LlfOptions::default()).is_err());
     }
 
+    fn load(yaml: &str) -> Workload {
+        Workload::parse_str(
+            yaml,
+            Path::new("w.yaml"),
+            &schedlab_model::Overrides::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_fair_workload_loads_the_fair_scheduler_with_its_table_and_tunables() {
+        let w = load(
+            "platform: { cpus: 1 }\nscheduler: { fair: cfs, weights: extended-60, cfs: { latency: 6ms, min_granularity: 750us, wakeup_granularity: 1ms } }\ntasks: [{ name: a, nice: -25 }, { name: b }]\n",
+        );
+        let f = FairScheduler::for_workload(&w).unwrap();
+        assert_eq!(f, FairScheduler::Cfsw);
+        assert_eq!(
+            f.loader_args(&w),
+            [
+                "--policy",
+                "cfsw",
+                "--weights",
+                "extended-60",
+                "--latency-us",
+                "6000",
+                "--min-gran-us",
+                "750",
+                "--wakeup-gran-us",
+                "1000",
+                "--fair-cpus",
+                "1"
+            ]
+        );
+        let w = load(
+            "platform: { cpus: 2 }\nscheduler: { fair: bfs, bfs: { rr_interval: 10ms, locality: false } }\ntasks: [{ name: a }]\n",
+        );
+        assert_eq!(
+            FairScheduler::for_workload(&w).unwrap().loader_args(&w),
+            [
+                "--policy",
+                "bfs",
+                "--rr-interval-ms",
+                "10",
+                "--fair-cpus",
+                "2"
+            ]
+        );
+        // EEVDF has no sched_ext version; periodic tasks take the one scheduler.
+        let w = load("scheduler: { fair: eevdf }\ntasks: [{ name: a }]\n");
+        assert_eq!(FairScheduler::for_workload(&w), None);
+        let w = load(
+            "scheduler: { fair: bfs }\ntasks: [{ name: a }, { name: p, runtime: 1ms, period: 10ms }]\n",
+        );
+        assert_eq!(FairScheduler::for_workload(&w), None);
+        assert_eq!(FairScheduler::class_word(TaskClass::Idle), Some("idle"));
+        assert_eq!(FairScheduler::class_word(TaskClass::Iso), None);
+    }
+
+    #[test]
+    fn a_fair_registration_is_checked_against_the_models_table() {
+        let r = FairRegistration::parse("ok fair 12 weight=2095 diff=0").unwrap();
+        assert_eq!(r.weight, 2095);
+        assert!(r
+            .check_weight(WeightTable::Grouped5, -5, WeightTable::Grouped5.weight(-5))
+            .is_ok());
+        let e = r
+            .check_weight(WeightTable::Linux, -5, WeightTable::Linux.weight(-5))
+            .unwrap_err();
+        assert!(
+            e.contains("weight 2095 in table linux, schedlab's model 3121"),
+            "{e}"
+        );
+        assert_eq!(FairRegistration::parse("ok fair 12 weight=x diff=0"), None);
+    }
+
     #[test]
     fn report_warns_unless_enabled_then_disabled() {
         let mut r = ScxReport {
@@ -431,8 +660,10 @@ mod tests {
             &fake,
             "#!/bin/sh\necho \"ready policy=$2 state=enabled rules=1111\"\n\
              while read -r cmd tid rest; do\n\
-               case $cmd in task) echo \"ok task $tid\";; stats) echo 'stats swaps=3 laxity_evaluations=10';; esac\n\
-             done\necho 'exit kind=1025 code=0 reason=\"unregistered\" msg=\"\"'\n\
+               case $cmd in task) echo \"ok task $tid\";; fair) echo \"ok fair $tid weight=1024 diff=0\";;\n\
+               stats) echo 'stats swaps=3 laxity_evaluations=10';; esac\n\
+             done\necho 'fair tid=77 index=1 level=0 weight=1024 cpu_ns=5000 runs=2'\n\
+             echo 'exit kind=1025 code=0 reason=\"unregistered\" msg=\"\"'\n\
              echo 'unloaded state=disabled'\n",
         )
         .unwrap();
@@ -443,7 +674,10 @@ mod tests {
         }
         let mut s = Session::start(&fake, &["--policy".into(), "illf".into()]).unwrap();
         s.register(1234, 5, 60, 60, 0).unwrap();
+        let reg = s.register_fair(77, 0, "normal", 1).unwrap();
+        assert_eq!((reg.weight, reg.diff), (1024, 0));
         let r = s.finish();
+        assert_eq!(r.fair_tasks[&77]["cpu_ns"], 5000);
         assert_eq!(r.scheduler, "illf");
         assert_eq!(r.options, "rules=1111");
         assert_eq!(r.stats.get("swaps"), Some(&3));

@@ -129,8 +129,9 @@ fn backend_help() -> String {
     format!(
         "Who schedules the periodic tasks: kernel (its own policies; default for {}), \
          dispatcher (the user-space dispatcher, for {}; default for {}) or scx (schedlab's \
-         sched_ext BPF schedulers for {}: Linux >= 6.12 with CONFIG_SCHED_CLASS_EXT, loader \
-         scx_schedlab from scx/build.sh; docs/scx.md)",
+         sched_ext BPF schedulers for {}, and for a workload without periodic tasks its fair \
+         tasks under `fair: bfs` or `fair: cfs` with any weight table: Linux >= 6.12 with \
+         CONFIG_SCHED_CLASS_EXT, loader scx_schedlab from scx/build.sh; docs/scx.md)",
         defaults(Backend::Kernel),
         and_list(&Backend::Dispatcher.policies()),
         defaults(Backend::Dispatcher),

@@ -11,6 +11,7 @@ pub mod interactive;
 pub mod latency;
 pub mod latency_review;
 pub mod review;
+pub mod scx_guest;
 pub mod shield;
 pub mod shield_review;
 
@@ -76,6 +77,16 @@ pub struct Case {
     pub note: String,
 }
 
+/// A case as reported: with the "sched_ext guest" column where the guest lane has one
+/// ([`scx_guest`]).
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    #[serde(flatten)]
+    case: Case,
+    #[serde(rename = "sched_ext_guest", skip_serializing_if = "Value::is_null")]
+    guest: Value,
+}
+
 /// An experiment's outcome: cases, plus files (plots) written.
 pub struct Outcome {
     /// Cases in order.
@@ -110,9 +121,14 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| Failure::output(format!("cannot create {}: {e}", args.out_dir.display())))?;
     let progress = Progress::new();
-    let mut cases = Vec::new();
+    let mut cases: Vec<Row> = Vec::new();
     let mut plots = Vec::new();
     let mut reviews = Review::default();
+    let guest_src = scx_guest::GuestSource {
+        results: args.guest_results.clone(),
+        run: args.guest,
+    };
+    let mut guest = None;
     for (i, name) in names.iter().enumerate() {
         if names.len() > 1 {
             progress.set_prefix(&format!("[{}/{}] ", i + 1, names.len()));
@@ -127,6 +143,21 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
             "fidelity" => fidelity::run(&progress, !args.no_real, args.record.as_deref())?,
             _ => unreachable!("listed in EXPERIMENTS"),
         };
+        // The sched_ext guest lane's case (seed 004: scx_cfsw, seed 001: scx_bfs).
+        let guest_case = match *name {
+            "cfs-weights" | "bfs" => {
+                if guest.is_none() {
+                    guest = Some(scx_guest::load(&guest_src, &progress)?);
+                }
+                let g = guest.as_ref().expect("loaded above");
+                Some(if *name == "bfs" {
+                    scx_guest::bfs_case(g)?
+                } else {
+                    scx_guest::cfs_case(g)?
+                })
+            }
+            _ => None,
+        };
         let prefix = if names.len() > 1 {
             format!("{name}: ")
         } else {
@@ -134,10 +165,23 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
         };
         let mut review = review_of(name, &args.out_dir, &progress, &mut plots)?;
         let extra = std::mem::take(&mut review.cases);
-        cases.extend(out.cases.into_iter().chain(extra).map(|mut c| {
-            c.case = format!("{prefix}{}", c.case);
-            c
-        }));
+        let plain = |case| Row {
+            case,
+            guest: Value::Null,
+        };
+        let guest_rows = guest_case.map(|g| Row {
+            case: g.case,
+            guest: g.guest,
+        });
+        let rows = out.cases.into_iter().map(plain);
+        cases.extend(
+            rows.chain(guest_rows)
+                .chain(extra.into_iter().map(plain))
+                .map(|mut r| {
+                    r.case.case = format!("{prefix}{}", r.case.case);
+                    r
+                }),
+        );
         plots.extend(out.plots);
         reviews.extend(review, &prefix);
     }
@@ -179,9 +223,9 @@ fn review_of(
     }
 }
 
-fn render(name: &str, cases: &[Case], review: &Review, plots: &[PathBuf]) -> String {
+fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> String {
     let mut s = format!("reproduce {name}: the seed's numbers next to the simulator's\n\n");
-    for c in cases {
+    for Row { case: c, guest } in rows {
         s.push_str(&wrap_words("", "  ", &c.case));
         if !c.paper.is_null() {
             s.push_str(&labelled("paper", &c.paper));
@@ -198,6 +242,14 @@ fn render(name: &str, cases: &[Case], review: &Review, plots: &[PathBuf]) -> Str
         }
         if !c.real.is_null() {
             s.push_str(&labelled("real", &c.real));
+        }
+        match table(guest) {
+            Some(t) if !guest.is_null() => {
+                let _ = writeln!(s, "  sched_ext guest");
+                s.push_str(&t);
+            }
+            _ if !guest.is_null() => s.push_str(&labelled("sched_ext guest", guest)),
+            _ => {}
         }
         if !c.note.is_empty() {
             s.push_str(&wrap_words("  → ", "    ", &c.note));
