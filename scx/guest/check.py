@@ -25,6 +25,7 @@ guest and simulated side by side, also go to fair-shares.json (read by `schedlab
 reproduce cfs-weights` and `reproduce bfs`). Exit status 1 if an assertion fails.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -382,6 +383,85 @@ def check_fair(c, rep, runs, a, guest):
     return out
 
 
+def jobs_of(lines):
+    """{(task, job): (release, finish or None)} from jobs CSV lines (header first)."""
+    rows = list(csv.DictReader(lines))
+    return {(r["task"], int(r["job"])): (int(r["release_ns"]), int(r["finish_ns"]) if r["finish_ns"] else None)
+            for r in rows if r.get("aborted") != "true"}
+
+
+def order_agreement(sim, real):
+    """Of the pairs of jobs whose simulated lifetimes overlap (the jobs the scheduler had to
+    order), the share completed in the simulated order on the other side (as `compare
+    --real`); None without such a pair."""
+    jobs = sorted((rel, fin, real[k][1]) for k, (rel, fin) in sim.items()
+                  if fin is not None and k in real and real[k][1] is not None)
+    pairs = same = 0
+    for i, (r1, f1, g1) in enumerate(jobs):
+        for r2, f2, g2 in jobs[i + 1:]:
+            if r2 >= f1:
+                break
+            pairs += 1
+            same += (f1 < f2) == (g1 < g2)
+    return round(same / pairs, 3) if pairs else None
+
+
+def median_ms(jobs):
+    v = sorted(f - r for r, f in jobs.values() if f is not None)
+    return round(v[len(v) // 2] / 1e6, 3) if v else None
+
+
+def compare_traced(c, rep, name, r, schedlab):
+    """A guest `schedlab run --trace-out` against the simulator, metric by metric, as
+    `compare --real` does on the host: TCG timing makes absolute figures loose, so only
+    the trace's completeness is asserted; the rest is reported."""
+    j = r["json"]
+    tr = j.get("trace") or {}
+    c.check("%s: traced through a tracefs instance" % name, "metrics" in tr,
+            tr.get("unavailable", "") or "%s events, %s lost" % (tr.get("events"), tr.get("lost_events")))
+    ag = tr.get("agreement") or {}
+    c.check("%s: the trace holds every job the runner recorded, with its status" % name,
+            ag.get("runner_jobs", 0) > 0 and ag.get("same_status") == ag.get("runner_jobs"),
+            "%s of %s; start within %s us, finish within %s us" % (
+                ag.get("same_status"), ag.get("runner_jobs"),
+                round(ag.get("max_start_diff_ns", 0) / 1e3, 1), round(ag.get("max_finish_diff_ns", 0) / 1e3, 1)))
+    if "metrics" not in tr or not schedlab or not os.access(schedlab, os.X_OK):
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path, jcsv = os.path.join(tmp, "w.yaml"), os.path.join(tmp, "jobs.csv")
+        with open(path, "w") as f:
+            f.write("name: table1-2cpu-scx\nplatform: { cpus: 2, hz: 1000 }\nduration: %dns\n"
+                    "scheduler: { placement: linux }\ntasks:\n"
+                    "  - { name: big, count: 2, runtime: 60ms, period: 100ms }\n"
+                    "  - { name: small, count: 4, runtime: 5ms, period: 60ms }\n" % j.get("duration_ns", 0))
+        sr = subprocess.run([schedlab, "simulate", path, "--policy", r["begin"].get("policy", ""), "--json",
+                             "--jobs-csv", jcsv], capture_output=True, text=True, timeout=120)
+        if sr.returncode != 0:
+            rep.append("%s: simulation failed: %s" % (name, sr.stderr.strip()[-200:]))
+            return
+        sim = json.loads(sr.stdout)
+        with open(jcsv) as f:
+            sim_jobs = jobs_of(f.read().splitlines())
+    real_jobs = jobs_of(r["jobs"]) if r["jobs"] else {}
+    m = tr["metrics"]
+    rows = [("misses", sim["deadline_misses"], m["deadline_misses"]),
+            ("switches/CPU/s (with idle)", sim["context_switches_per_cpu_per_s"], m["context_switches_per_cpu_per_s"]),
+            ("task-level switches/CPU/s", sim["task_switches_per_cpu_per_s"], m["task_switches_per_cpu_per_s"]),
+            ("preemptions", sim["preemptions"], m["preemptions"]),
+            ("migrations", sim["migrations"], m["migrations"]),
+            ("median response ms", median_ms(sim_jobs), median_ms(real_jobs) if real_jobs else None),
+            ("jobs completing in the simulated order", 1.0, order_agreement(sim_jobs, real_jobs))]
+    rep.append("")
+    rep.append("%s, traced in the guest vs the simulator (TCG: timing is loose):" % name)
+    rep.append("  %-40s %10s %10s %9s" % ("metric", "simulated", "guest", "error"))
+    for label, s_, g in rows:
+        ordering = label.startswith("jobs completing")
+        err = "-" if ordering or not isinstance(g, (int, float)) or not g else "%+.1f%%" % (100.0 * (s_ - g) / g)
+        rep.append("  %-40s %10s %10s %9s" % (label, round(s_, 2) if isinstance(s_, float) else s_,
+                                              round(g, 2) if isinstance(g, float) else g, err))
+    r["prediction"] = [{"metric": l, "simulated": s_, "guest": g} for l, s_, g in rows]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--console", required=True)
@@ -567,8 +647,10 @@ def main():
     sl_runs, cur_sl = [], None
     for l in schedlab_lines:
         if l.startswith("SL-SCHEDLAB-BEGIN "):
-            cur_sl = {"begin": kv(l[18:]), "json": None}
+            cur_sl = {"begin": kv(l[18:]), "json": None, "jobs": []}
             sl_runs.append(cur_sl)
+        elif l.startswith("SL-SCHEDLAB-JOBS ") and cur_sl is not None:
+            cur_sl["jobs"].append(l[17:])
         elif l.startswith("SL-SCHEDLAB {") and cur_sl is not None:
             try:
                 cur_sl["json"] = json.loads(l[12:])
@@ -606,6 +688,7 @@ def main():
                 and scx.get("loader_status") == 0,
                 "during=%s after=%s loader_status=%s" % (scx.get("state_during"), scx.get("state_after"),
                                                          scx.get("loader_status")))
+        compare_traced(c, rep, name, r, a.schedlab)
         rep.append("")
         rep.append("%s: %d jobs, %d misses, %d context switches (%s), %d preemptions; scheduler: %s" % (
             name, j.get("jobs_released", 0), j.get("deadline_misses", 0), j.get("context_switches", 0),

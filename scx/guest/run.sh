@@ -174,8 +174,13 @@ while read -r kind name rest; do
         # schedlab run WORKLOAD --backend scx (name = set, rest = policy duration)
         set -- $rest
         echo "SL-SCHEDLAB-BEGIN set=$name policy=$1"
+        # Traced through a tracefs instance, as on the host (`schedlab run --trace-out`): the
+        # lane puts the trace's metrics and jobs beside the simulator's.
         SCHEDLAB_SCX_LOADER=/bin/scx_schedlab timeout 240 schedlab run "/work/$name.yaml" \
-            --backend scx --policy "$1" --duration "${2}ms" --json 2>&1 | sed 's/^/SL-SCHEDLAB /'
+            --backend scx --policy "$1" --duration "${2}ms" --json \
+            --trace-out "/tmp/sl-$name-$1.txt" --jobs-csv "/tmp/sl-$name-$1.csv" 2>&1 |
+            sed 's/^/SL-SCHEDLAB /'
+        sed 's/^/SL-SCHEDLAB-JOBS /' "/tmp/sl-$name-$1.csv" 2>/dev/null
         echo "SL-SCHEDLAB-END set=$name policy=$1 state=$(cat /sys/kernel/sched_ext/state)"
         ;;
     fairsig)
