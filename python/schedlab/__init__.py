@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import _native
 from ._native import SchedlabError
+from .sweep import sweep
 
 __all__ = [
     "TESTS",
@@ -231,5 +232,3 @@ def analyze(workload: Workload, cpus: int | None = None) -> dict[str, Any]:
     source, is_text, label = _source(workload)
     return json.loads(_native.analyze(source, is_text, label, cpus=cpus))
 
-
-from .sweep import sweep

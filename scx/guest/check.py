@@ -148,9 +148,9 @@ def parse(console):
 
 
 def loader_field(run, prefix):
-    for l in run["loader"]:
-        if l.startswith(prefix):
-            return kv(l[len(prefix):])
+    for line in run["loader"]:
+        if line.startswith(prefix):
+            return kv(line[len(prefix):])
     return None
 
 
@@ -225,7 +225,7 @@ def first_starts(sw, names):
 def heavy_first(starts_finishes):
     """Dhall: did heavy start before either light finished its first job?"""
     hs = starts_finishes["heavy"][0]
-    return hs < min(starts_finishes[l][1] for l in ("light1", "light2"))
+    return hs < min(starts_finishes[light][1] for light in ("light1", "light2"))
 
 
 def sim_first_jobs(sw, names):
@@ -459,7 +459,7 @@ def compare_traced(c, rep, name, r, schedlab):
         err = "-" if ordering or not isinstance(g, (int, float)) or not g else "%+.1f%%" % (100.0 * (s_ - g) / g)
         rep.append("  %-40s %10s %10s %9s" % (label, round(s_, 2) if isinstance(s_, float) else s_,
                                               round(g, 2) if isinstance(g, float) else g, err))
-    r["prediction"] = [{"metric": l, "simulated": s_, "guest": g} for l, s_, g in rows]
+    r["prediction"] = [{"metric": label, "simulated": s_, "guest": g} for label, s_, g in rows]
 
 
 def main():
@@ -518,13 +518,13 @@ def main():
                 % (sf["heavy"][0], sf["light1"][1], sf["light2"][1]))
 
     for s in SETS:
-        l, i = runs.get("%s-llf" % s), runs.get("%s-illf" % s)
-        if l and i and "sum" in l and "sum" in i:
-            ls, is_ = int(l["sum"]["sched_switches"]), int(i["sum"]["sched_switches"])
+        llf, i = runs.get("%s-llf" % s), runs.get("%s-illf" % s)
+        if llf and i and "sum" in llf and "sum" in i:
+            ls, is_ = int(llf["sum"]["sched_switches"]), int(i["sum"]["sched_switches"])
             hint = ""
             if ls <= is_:
-                jobs = sum(int(r_["sum"]["jobs"]) for r_ in (l, i))
-                miss = sum(int(r_["sum"]["misses"]) for r_ in (l, i))
+                jobs = sum(int(r_["sum"]["jobs"]) for r_ in (llf, i))
+                miss = sum(int(r_["sum"]["misses"]) for r_ in (llf, i))
                 hint = ("; %d of %d jobs missed: a guest starved of host CPU (TCG on a busy host) "
                         "loses ticks and LLF's tick-by-tick alternation with them - rerun on an idle "
                         "host" % (miss, jobs))
@@ -607,11 +607,11 @@ def main():
                     row["guest_misses"], ",".join(sim_order), ",".join(guest_order), extra))
         for s in SETS:
             rows = {r["run"]: r for r in sim_rows}
-            l, i = rows.get("%s-llf" % s), rows.get("%s-illf" % s)
-            if l and i:
+            llf, i = rows.get("%s-llf" % s), rows.get("%s-illf" % s)
+            if llf and i:
                 rep.append("%s: llf/illf switch ratio: sim %.1f, guest %.1f" % (
-                    s, l["sim_switches"] / max(i["sim_switches"], 1),
-                    l["guest_switches"] / max(i["guest_switches"], 1)))
+                    s, llf["sim_switches"] / max(i["sim_switches"], 1),
+                    llf["guest_switches"] / max(i["guest_switches"], 1)))
 
         # The guest's own trace, imported (schedlab trace import) and simulated again.
         rep.append("")
@@ -645,24 +645,24 @@ def main():
 
     # schedlab run --backend scx in the guest: SL-SCHEDLAB-BEGIN, the JSON line, -END.
     sl_runs, cur_sl = [], None
-    for l in schedlab_lines:
-        if l.startswith("SL-SCHEDLAB-BEGIN "):
-            cur_sl = {"begin": kv(l[18:]), "json": None, "jobs": []}
+    for line in schedlab_lines:
+        if line.startswith("SL-SCHEDLAB-BEGIN "):
+            cur_sl = {"begin": kv(line[18:]), "json": None, "jobs": []}
             sl_runs.append(cur_sl)
-        elif l.startswith("SL-SCHEDLAB-JOBS ") and cur_sl is not None:
-            cur_sl["jobs"].append(l[17:])
-        elif l.startswith("SL-SCHEDLAB {") and cur_sl is not None:
+        elif line.startswith("SL-SCHEDLAB-JOBS ") and cur_sl is not None:
+            cur_sl["jobs"].append(line[17:])
+        elif line.startswith("SL-SCHEDLAB {") and cur_sl is not None:
             try:
-                cur_sl["json"] = json.loads(l[12:])
+                cur_sl["json"] = json.loads(line[12:])
             except ValueError:
                 pass
     if a.expect_schedlab:
         c.check("schedlab run --backend scx ran in the guest", len(sl_runs) > 0,
                 "%d runs" % len(sl_runs))
     # schedlab run --backend scx stopped by SIGINT / SIGKILL: the scheduler is unloaded.
-    for l in schedlab_lines:
-        if l.startswith("SL-FAIRSIG "):
-            d = kv(l[11:])
+    for line in schedlab_lines:
+        if line.startswith("SL-FAIRSIG "):
+            d = kv(line[11:])
             want_rc = {"INT": "130", "KILL": "137"}.get(d.get("signal"))
             c.check("schedlab run %s --backend scx killed by SIG%s: scheduler enabled before, disabled after"
                     % (d.get("name"), d.get("signal")),
@@ -670,7 +670,7 @@ def main():
                     "during=%s after=%s rc=%s" % (d.get("during"), d.get("after"), d.get("rc")))
     if a.expect_schedlab:
         c.check("the fair runs were stopped by SIGINT and SIGKILL",
-                sum(l.startswith("SL-FAIRSIG ") for l in schedlab_lines) == 2)
+                sum(line.startswith("SL-FAIRSIG ") for line in schedlab_lines) == 2)
     fair_runs = [r for r in sl_runs if r["begin"].get("policy") == "fair"]
     sl_runs = [r for r in sl_runs if r["begin"].get("policy") != "fair"]
     fair = check_fair(c, rep, fair_runs, a, guest)
