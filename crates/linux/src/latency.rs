@@ -298,18 +298,6 @@ pub fn online_cpus() -> Vec<usize> {
         .unwrap_or_else(|_| crate::runner::host_cpus())
 }
 
-/// Effective capability mask of this process.
-fn cap_eff() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Check the configuration and this process's privileges; Ok(()) when the run can go.
 pub fn check(cfg: &LatencyConfig) -> Result<(), LatencyError> {
     let input = |m: String| Err(LatencyError::Input(m));
@@ -361,7 +349,7 @@ pub fn check(cfg: &LatencyConfig) -> Result<(), LatencyError> {
             ));
         }
     }
-    let caps = cap_eff();
+    let caps = crate::privileges::effective_mask();
     if cfg.policy.needs_sys_nice() && caps & (1 << CAP_SYS_NICE) == 0 {
         return Err(LatencyError::Privilege(format!(
             "missing capability CAP_SYS_NICE: a {} probe{} needs it. Run as root, or grant it \

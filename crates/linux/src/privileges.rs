@@ -42,13 +42,7 @@ impl Privileges {
 
     /// Parse the `CapEff:` line of a /proc/PID/status text.
     pub fn from_status(status: &str) -> Result<Privileges, PrivilegeError> {
-        let hex = status
-            .lines()
-            .find_map(|l| l.strip_prefix("CapEff:"))
-            .map(str::trim)
-            .ok_or_else(|| PrivilegeError::Unreadable("no CapEff line".into()))?;
-        let mask = u64::from_str_radix(hex, 16)
-            .map_err(|e| PrivilegeError::Unreadable(format!("CapEff `{hex}`: {e}")))?;
+        let mask = cap_eff_of(status)?;
         Ok(Privileges {
             sys_nice: mask & (1 << CAP_SYS_NICE) != 0,
             ipc_lock: mask & (1 << CAP_IPC_LOCK) != 0,
@@ -63,6 +57,26 @@ impl Privileges {
             Err(PrivilegeError::MissingSysNice)
         }
     }
+}
+
+/// The `CapEff:` mask of a /proc/PID/status text.
+fn cap_eff_of(status: &str) -> Result<u64, PrivilegeError> {
+    let hex = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .map(str::trim)
+        .ok_or_else(|| PrivilegeError::Unreadable("no CapEff line".into()))?;
+    u64::from_str_radix(hex, 16)
+        .map_err(|e| PrivilegeError::Unreadable(format!("CapEff `{hex}`: {e}")))
+}
+
+/// This process's effective capability mask (bit N = capability N; 0 when
+/// /proc/self/status cannot be read).
+pub fn effective_mask() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| cap_eff_of(&s).ok())
+        .unwrap_or(0)
 }
 
 /// Check the current process (see [`Privileges::require_rt`]).

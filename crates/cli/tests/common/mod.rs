@@ -152,12 +152,5 @@ pub fn claim_verdict<'a>(v: &'a serde_json::Value, prefix: &str) -> &'a str {
 
 /// This process's effective capabilities (`CapEff` of /proc/self/status; 0 if unknown).
 pub fn cap_eff() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-        })
-        .unwrap_or(0)
+    schedlab_linux::privileges::effective_mask()
 }
