@@ -244,8 +244,8 @@ fn the_shield_restores_irq_and_load_affinities_at_the_end_and_after_sigint() {
 )]
 fn without_cap_sys_nice_the_missing_capability_is_named() {
     needs_root!();
-    // Not beside this file's real runs: a shield run holding the machine lock made the
-    // refused run's exit status depend on the wait (seen once).
+    // Not beside this file's real runs, which change what `check` reads (affinities,
+    // the shield): run beside them, the refused shield run once exited other than 2.
     let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
     let capsh = ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"]
         .into_iter()
