@@ -36,9 +36,8 @@ struct JobFigures {
     latencies: Vec<u64>,
 }
 
-fn median(mut v: Vec<u64>) -> Option<f64> {
-    v.sort_unstable();
-    v.get(v.len().saturating_sub(1) / 2).map(|&x| x as f64)
+fn median(v: Vec<u64>) -> Option<f64> {
+    crate::traced::median(v).map(|x| x as f64)
 }
 
 fn mean(v: &[u64]) -> Option<f64> {
