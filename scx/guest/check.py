@@ -411,7 +411,7 @@ def median_ms(jobs):
     return round(v[len(v) // 2] / 1e6, 3) if v else None
 
 
-def compare_traced(c, rep, name, r, schedlab):
+def compare_traced(c, rep, name, r, schedlab, workloads):
     """A guest `schedlab run --trace-out` against the simulator, metric by metric, as
     `compare --real` does on the host: TCG timing makes absolute figures loose, so only
     the trace's completeness is asserted; the rest is reported."""
@@ -425,17 +425,15 @@ def compare_traced(c, rep, name, r, schedlab):
             "%s of %s; start within %s us, finish within %s us" % (
                 ag.get("same_status"), ag.get("runner_jobs"),
                 round(ag.get("max_start_diff_ns", 0) / 1e3, 1), round(ag.get("max_finish_diff_ns", 0) / 1e3, 1)))
-    if "metrics" not in tr or not schedlab or not os.access(schedlab, os.X_OK):
+    # The workload file the guest ran (run.sh writes it beside the fair ones).
+    path = os.path.join(workloads or "", "%s.yaml" % r["begin"].get("set", ""))
+    if "metrics" not in tr or not schedlab or not os.access(schedlab, os.X_OK) or not os.path.exists(path):
         return
     with tempfile.TemporaryDirectory() as tmp:
-        path, jcsv = os.path.join(tmp, "w.yaml"), os.path.join(tmp, "jobs.csv")
-        with open(path, "w") as f:
-            f.write("name: table1-2cpu-scx\nplatform: { cpus: 2, hz: 1000 }\nduration: %dns\n"
-                    "scheduler: { placement: linux }\ntasks:\n"
-                    "  - { name: big, count: 2, runtime: 60ms, period: 100ms }\n"
-                    "  - { name: small, count: 4, runtime: 5ms, period: 60ms }\n" % j.get("duration_ns", 0))
-        sr = subprocess.run([schedlab, "simulate", path, "--policy", r["begin"].get("policy", ""), "--json",
-                             "--jobs-csv", jcsv], capture_output=True, text=True, timeout=120)
+        jcsv = os.path.join(tmp, "jobs.csv")
+        sr = subprocess.run([schedlab, "simulate", path, "--policy", r["begin"].get("policy", ""),
+                             "--duration", "%dns" % j.get("duration_ns", 0), "--json", "--jobs-csv", jcsv],
+                            capture_output=True, text=True, timeout=120)
         if sr.returncode != 0:
             rep.append("%s: simulation failed: %s" % (name, sr.stderr.strip()[-200:]))
             return
@@ -467,7 +465,7 @@ def main():
     ap.add_argument("--console", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--schedlab")
-    ap.add_argument("--fair-workloads", help="directory of the fair workloads the guest ran")
+    ap.add_argument("--fair-workloads", help="directory of the workload files the guest ran")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--expect-schedlab", action="store_true",
                     help="the guest had a schedlab binary: its runs must be there")
@@ -688,7 +686,7 @@ def main():
                 and scx.get("loader_status") == 0,
                 "during=%s after=%s loader_status=%s" % (scx.get("state_during"), scx.get("state_after"),
                                                          scx.get("loader_status")))
-        compare_traced(c, rep, name, r, a.schedlab)
+        compare_traced(c, rep, name, r, a.schedlab, a.fair_workloads)
         rep.append("")
         rep.append("%s: %d jobs, %d misses, %d context switches (%s), %d preemptions; scheduler: %s" % (
             name, j.get("jobs_released", 0), j.get("deadline_misses", 0), j.get("context_switches", 0),
