@@ -159,19 +159,36 @@ pub fn get_policy(tid: Tid) -> io::Result<KernelPolicy> {
     })
 }
 
-/// How long an EBUSY from SCHED_DEADLINE admission is retried: the bandwidth of the
-/// previous run's tasks is released lazily (at their 0-lag time, measured < 50 ms here).
-pub const EBUSY_RETRY: Duration = Duration::from_millis(250);
+/// How long an EBUSY from SCHED_DEADLINE admission is retried. The kernel frees a
+/// finished run's bandwidth lazily, at each task's 0-lag time (deadline − remaining
+/// runtime × period/runtime), so a run that just ended — throttled tasks included,
+/// whose deadline has been pushed one period on — holds it for up to about two of its
+/// periods, and later when a loaded host delays the kernel's timers (seen in CI: still
+/// held 250 ms after a run with misses). Retrying for three of the longest period asked,
+/// and at least 1 s, lets a run of the same workload follow another at once; capped, so
+/// that a true refusal is reported within seconds.
+pub fn ebusy_retry(policies: &[&KernelPolicy]) -> Duration {
+    let longest = policies
+        .iter()
+        .filter_map(|p| match p {
+            KernelPolicy::Deadline { period, .. } => Some(*period),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    Duration::from_nanos(longest.saturating_mul(3))
+        .clamp(Duration::from_secs(1), Duration::from_secs(5))
+}
 
-/// `set_policy`, retrying EBUSY for up to [`EBUSY_RETRY`] (SCHED_DEADLINE only).
-pub fn set_policy_retrying(tid: Tid, p: &KernelPolicy) -> io::Result<()> {
+/// `set_policy`, retrying EBUSY for up to `window` (SCHED_DEADLINE only).
+pub fn set_policy_retrying(tid: Tid, p: &KernelPolicy, window: Duration) -> io::Result<()> {
     let start = Instant::now();
     loop {
         match set_policy(tid, p) {
             Err(e)
                 if e.raw_os_error() == Some(libc::EBUSY)
                     && matches!(p, KernelPolicy::Deadline { .. })
-                    && start.elapsed() < EBUSY_RETRY =>
+                    && start.elapsed() < window =>
             {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -340,6 +357,27 @@ mod tests {
             ..c
         };
         assert!(off.available().is_infinite());
+    }
+
+    #[test]
+    fn ebusy_retry_covers_three_of_the_longest_period_within_bounds() {
+        let dl = |period| KernelPolicy::Deadline {
+            runtime: 1,
+            deadline: period,
+            period,
+        };
+        let (a, b, fifo) = (dl(100_000_000), dl(60_000_000), KernelPolicy::Fifo(10));
+        assert_eq!(ebusy_retry(&[&a, &b, &fifo]), Duration::from_secs(1));
+        assert_eq!(
+            ebusy_retry(&[&dl(500_000_000)]),
+            Duration::from_millis(1500)
+        );
+        // Short periods and no deadline task at all: the floor.
+        assert_eq!(ebusy_retry(&[&dl(1_000_000)]), Duration::from_secs(1));
+        assert_eq!(ebusy_retry(&[&fifo]), Duration::from_secs(1));
+        // The kernel's longest period (~4 s) and a 64-bit extreme: the cap.
+        assert_eq!(ebusy_retry(&[&dl(1 << 32)]), Duration::from_secs(5));
+        assert_eq!(ebusy_retry(&[&dl(u64::MAX)]), Duration::from_secs(5));
     }
 
     #[test]

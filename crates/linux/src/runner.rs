@@ -642,6 +642,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     // Policies and affinities, DL admission retried on EBUSY.
     if setup_err.is_none() {
         let tids = shared.tids.lock().unwrap().clone();
+        let window = policy::ebusy_retry(&plans.iter().map(|p| &p.policy).collect::<Vec<_>>());
         for (i, p) in plans.iter().enumerate() {
             if !matches!(p.policy, KernelPolicy::Deadline { .. }) {
                 if let Err(e) = policy::set_affinity(tids[i], &p.cpus) {
@@ -652,16 +653,19 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
                     break;
                 }
             }
-            if let Err(e) = policy::set_policy_retrying(tids[i], &p.policy) {
+            if let Err(e) = policy::set_policy_retrying(tids[i], &p.policy, window) {
                 setup_err = Some(match e.raw_os_error() {
                     Some(libc::EBUSY) => RunError::Admission(AdmissionError {
                         asked,
                         available: cap.explain(),
                         margin,
                         kernel: format!(
-                            " (the kernel refused task {} with EBUSY, retried for {} ms)",
+                            " (the kernel refused task {} with EBUSY, retried for {} ms; \
+                             other SCHED_DEADLINE tasks hold the rest, or a run that \
+                             just ended still does: the kernel frees a task's bandwidth \
+                             up to about two periods after it ends)",
                             w.tasks[i].name,
-                            policy::EBUSY_RETRY.as_millis()
+                            window.as_millis()
                         ),
                     }),
                     Some(libc::EPERM) => RunError::Privilege(PrivilegeError::MissingSysNice),
