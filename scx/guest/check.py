@@ -36,7 +36,7 @@ import tempfile
 SETS = {
     "dhall": [("heavy", 200, 200, 200), ("light1", 20, 199, 199), ("light2", 20, 199, 199)],
     "table1": [("big1", 60, 100, 100), ("big2", 60, 100, 100)]
-    + [("small%d" % i, 5, 60, 60) for i in range(1, 5)],
+    + [(f"small{i}", 5, 60, 60) for i in range(1, 5)],
 }
 
 
@@ -110,7 +110,7 @@ def parse(console):
                    "name": d["name"]}
             runs[d["name"]] = cur
         elif cur is None:
-            if line.startswith("SL-SCHEDLAB") or line.startswith("SL-FAIRSIG"):
+            if line.startswith(("SL-SCHEDLAB", "SL-FAIRSIG")):
                 schedlab.append(line)
             continue
         elif line.startswith("SL-TASK "):
@@ -142,7 +142,7 @@ def parse(console):
             if d.get("name") in runs:
                 runs[d["name"]]["time"] = d
             cur = None
-        elif line.startswith("SL-SCHEDLAB") or line.startswith("SL-FAIRSIG"):
+        elif line.startswith(("SL-SCHEDLAB", "SL-FAIRSIG")):
             schedlab.append(line)
     return guest, runs, schedlab
 
@@ -168,16 +168,16 @@ class Checks:
 
 def simulate(schedlab, set_name, policy, duration_ms, tmp):
     """The simulator's result (JSON) and schedule (ftrace text) for the same workload."""
-    path = os.path.join(tmp, "%s.yaml" % set_name)
+    path = os.path.join(tmp, f"{set_name}.yaml")
     with open(path, "w") as f:
-        f.write("name: %s-scx\nplatform: { cpus: 2, hz: 1000 }\nduration: %dms\n"
-                "scheduler: { placement: linux }\ntasks:\n" % (set_name, duration_ms))
-        for n, c, d, p in SETS[set_name]:
-            f.write("  - { name: %s, runtime: %dms, deadline: %dms, period: %dms }\n" % (n, c, d, p))
-    trace = os.path.join(tmp, "%s-%s.txt" % (set_name, policy))
+        f.write(f"name: {set_name}-scx\nplatform: {{ cpus: 2, hz: 1000 }}\nduration: {int(duration_ms)}ms\n"
+                "scheduler: { placement: linux }\ntasks:\n")
+        f.writelines(f"  - {{ name: {n}, runtime: {c}ms, deadline: {d}ms, period: {p}ms }}\n"
+                     for n, c, d, p in SETS[set_name])
+    trace = os.path.join(tmp, f"{set_name}-{policy}.txt")
     r = subprocess.run([schedlab, "simulate", path, "--policy", policy, "--json",
                         "--trace-out", trace, "--trace-format", "ftrace"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, check=False)
     if r.returncode != 0:
         return None, []
     res = json.loads(r.stdout)
@@ -187,7 +187,7 @@ def simulate(schedlab, set_name, policy, duration_ms, tmp):
         for line in f:
             m = pat.search(line)
             if m:
-                sw.append({"t": int(round(float(m.group(2)) * 1e6)), "cpu": int(m.group(1)),
+                sw.append({"t": round(float(m.group(2)) * 1e6), "cpu": int(m.group(1)),
                            "prev": m.group(3), "state": m.group(5), "next": m.group(6)})
     return res, sw
 
@@ -200,9 +200,9 @@ def import_trace(schedlab, name, raw, outdir):
     with open(txt, "w") as f:
         f.write("\n".join(raw) + "\n")
     r = subprocess.run([schedlab, "trace", "import", txt, "--periodic-only", "-o", yml],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, check=False)
     if r.returncode != 0:
-        return False, {}, (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
+        return False, {}, (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
     got = {}
     unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
     with open(yml) as f:
@@ -257,17 +257,17 @@ def simulate_file(schedlab, path):
     if not schedlab or not os.access(schedlab, os.X_OK) or not os.path.exists(path):
         return None
     r = subprocess.run([schedlab, "simulate", path, "--json"], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, check=False)
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
 def check_loaded(c, name, j, scheduler):
     """`scheduler` ran the workload: enabled during the run, disabled after, clean exit."""
     scx = j.get("scx") or {}
-    c.check("%s: scx_%s enabled during the run, disabled after" % (name, scheduler),
+    c.check(f"{name}: scx_{scheduler} enabled during the run, disabled after",
             scx.get("scheduler") == scheduler and scx.get("state_during") == "enabled"
             and scx.get("state_after") == "disabled" and scx.get("loader_status") == 0,
-            "scheduler=%s during=%s after=%s loader_status=%s" % (
+            "scheduler={} during={} after={} loader_status={}".format(
                 scx.get("scheduler"), scx.get("state_during"), scx.get("state_after"),
                 scx.get("loader_status")))
 
@@ -276,7 +276,7 @@ def check_cfs_mix(c, rep, a, by_set, name, label, ratios):
     """One scx_cfsw mix: loaded, shares within SHARE_TOLERANCE of its weight ratios;
     returns {task: {guest, simulated, weight_share, weight}} (None if it did not run)."""
     r = by_set.get(name)
-    c.check("%s: ran under scx_cfsw" % name, r is not None and r["json"] is not None)
+    c.check(f"{name}: ran under scx_cfsw", r is not None and r["json"] is not None)
     if r is None or r["json"] is None:
         return None
     j = r["json"]
@@ -285,17 +285,18 @@ def check_cfs_mix(c, rep, a, by_set, name, label, ratios):
     weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
     total = sum(weights.values()) or 1
     want = {n: w / total for n, w in weights.items()}
-    c.check("%s: CPU shares within %.2f of %s" % (name, SHARE_TOLERANCE, ratios),
+    c.check(f"{name}: CPU shares within {SHARE_TOLERANCE:.2f} of {ratios}",
             all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want),
-            " ".join("%s=%.4f/%.4f" % (n, got.get(n, 0), want[n]) for n in sorted(want)))
+            " ".join(f"{n}={got.get(n, 0):.4f}/{want[n]:.4f}" for n in sorted(want)))
     sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", name + ".yaml"))
     sim_sh = shares_of(sim) if sim else {}
     row = {n: {"guest": round(got.get(n, 0), 4),
                "simulated": round(sim_sh[n], 4) if n in sim_sh else None,
                "weight_share": round(want[n], 4), "weight": weights[n]} for n in want}
-    rep.append("  %-13s %s" % (label, "  ".join(
-        "%s %.3f / %s / %.3f" % (n, v["guest"], "-" if v["simulated"] is None else "%.3f" % v["simulated"],
-                                 v["weight_share"]) for n, v in row.items())))
+    cells = "  ".join(
+        "{} {:.3f} / {} / {:.3f}".format(n, v["guest"], "-" if v["simulated"] is None else "{:.3f}".format(v["simulated"]),
+                                 v["weight_share"]) for n, v in row.items())
+    rep.append(f"  {label!s:<13} {cells}")
     return row
 
 
@@ -310,7 +311,7 @@ def check_fair(c, rep, runs, a, guest):
     rep.append("fair mixes under sched_ext (schedlab run --backend scx), guest vs simulator:")
     rep.append("  scx_cfsw, nice -5/0/5 CPU-bound on one CPU (share of the CPU: guest / simulated / weight ratio)")
     for table in TABLES:
-        row = check_cfs_mix(c, rep, a, by_set, "cfs-nice-%s" % table, table,
+        row = check_cfs_mix(c, rep, a, by_set, f"cfs-nice-{table}", table,
                             "the table's weight ratios")
         if row is not None:
             out["cfs_weights"][table] = row
@@ -325,7 +326,7 @@ def check_fair(c, rep, runs, a, guest):
         check_loaded(c, "bfs-mix", j, "bfs")
         got = shares_of(j)
         c.check("bfs-mix: every task ran", all(got.get(n, 0) > 0 for n in ["n0", "n19", "ui"]),
-                " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))
+                " ".join("{}={:.4f}".format(*kv_) for kv_ in sorted(got.items())))
         # scx_bfs's slices end at the guest's ticks: 7 ms at HZ 1000 on time, longer when
         # TCG delivers ticks late; the prediction takes the slices measured (n0, n19 =
         # workload indices 0, 1).
@@ -333,10 +334,9 @@ def check_fair(c, rep, runs, a, guest):
         predicted = bfs_n19_of_hogs(6, got.get("ui", 0), sl.get(0), sl.get(1))
         hogs = got.get("n0", 0) + got.get("n19", 0)
         part = got.get("n19", 0) / hogs if hogs else 0
-        c.check("bfs-mix: nice 19's part of the hogs' CPU time within %.2f of prio_ratio's %.4f"
-                " (mean slices n0 %.2f ms, n19 %.2f ms)"
-                % (BFS_TOLERANCE, predicted, sl.get(0, 0) / 1e6, sl.get(1, 0) / 1e6),
-                abs(part - predicted) <= BFS_TOLERANCE, "guest %.4f" % part)
+        c.check(f"bfs-mix: nice 19's part of the hogs' CPU time within {BFS_TOLERANCE:.2f} of prio_ratio's {predicted:.4f}"
+                f" (mean slices n0 {sl.get(0, 0) / 1e6:.2f} ms, n19 {sl.get(1, 0) / 1e6:.2f} ms)",
+                abs(part - predicted) <= BFS_TOLERANCE, f"guest {part:.4f}")
         sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", "bfs-mix.yaml"))
         sim_sh = shares_of(sim) if sim else {}
         sim_hogs = sim_sh.get("n0", 0) + sim_sh.get("n19", 0)
@@ -356,10 +356,10 @@ def check_fair(c, rep, runs, a, guest):
         for k in ["guest", "simulated"]:
             v = out["bfs"][k]
             if v:
-                rep.append("    %-9s n0 %.3f  n19 %.3f  ui %.3f  n19/(n0+n19) %s (prio_ratio %.4f)  ui wake-up mean/max ms %s"
-                           % (k, v["n0"], v["n19"], v["ui"], v["n19_of_hogs"],
-                              bfs_n19_of_hogs(6, v["ui"], *((sl.get(0), sl.get(1)) if k == "guest" else ())),
-                              v["ui_latency_ms"]))
+                ratio = bfs_n19_of_hogs(6, v["ui"], *((sl.get(0), sl.get(1)) if k == "guest" else ()))
+                rep.append(f"    {k:<9} n0 {v['n0']:.3f}  n19 {v['n19']:.3f}  ui {v['ui']:.3f}"
+                           f"  n19/(n0+n19) {v['n19_of_hogs']} (prio_ratio {ratio:.4f})"
+                           f"  ui wake-up mean/max ms {v['ui_latency_ms']}")
     r = by_set.get("bfs-2cpu")
     c.check("bfs-2cpu: ran under scx_bfs with locality", r is not None and r["json"] is not None)
     if r is not None and r["json"] is not None:
@@ -367,14 +367,14 @@ def check_fair(c, rep, runs, a, guest):
         check_loaded(c, "bfs-2cpu", j, "bfs")
         got = shares_of(j)
         c.check("bfs-2cpu: every task ran", len(got) == 4 and all(v > 0 for v in got.values()),
-                " ".join("%s=%.4f" % kv_ for kv_ in sorted(got.items())))
+                " ".join("{}={:.4f}".format(*kv_) for kv_ in sorted(got.items())))
         scx = j.get("scx") or {}
         stats = scx.get("stats") or {}
         migr = sum(t.get("migrations", 0) for t in (scx.get("fair_tasks") or {}).values())
-        rep.append("  scx_bfs with locality, 4 nice-0 hogs on two CPUs: shares %s; sticky picks %s,"
-                   " migrations %d, wake preemptions %s" % (
-                       " ".join("%.3f" % v for _, v in sorted(got.items())),
-                       stats.get("sticky_picks"), migr, stats.get("wake_preemptions")))
+        shares = " ".join(f"{v:.3f}" for _, v in sorted(got.items()))
+        rep.append(f"  scx_bfs with locality, 4 nice-0 hogs on two CPUs: shares {shares};"
+                   f" sticky picks {stats.get('sticky_picks')}, migrations {int(migr)},"
+                   f" wake preemptions {stats.get('wake_preemptions')}")
         out["bfs_2cpu"] = {"guest": {k: round(v, 4) for k, v in got.items()},
                            "sticky_picks": stats.get("sticky_picks"), "migrations": migr}
     with open(os.path.join(a.out, "fair-shares.json"), "w") as f:
@@ -417,25 +417,25 @@ def compare_traced(c, rep, name, r, schedlab, workloads):
     the trace's completeness is asserted; the rest is reported."""
     j = r["json"]
     tr = j.get("trace") or {}
-    c.check("%s: traced through a tracefs instance" % name, "metrics" in tr,
-            tr.get("unavailable", "") or "%s events, %s lost" % (tr.get("events"), tr.get("lost_events")))
+    c.check(f"{name}: traced through a tracefs instance", "metrics" in tr,
+            tr.get("unavailable", "") or "{} events, {} lost".format(tr.get("events"), tr.get("lost_events")))
     ag = tr.get("agreement") or {}
-    c.check("%s: the trace holds every job the runner recorded, with its status" % name,
+    c.check(f"{name}: the trace holds every job the runner recorded, with its status",
             ag.get("runner_jobs", 0) > 0 and ag.get("same_status") == ag.get("runner_jobs"),
-            "%s of %s; start within %s us, finish within %s us" % (
+            "{} of {}; start within {} us, finish within {} us".format(
                 ag.get("same_status"), ag.get("runner_jobs"),
                 round(ag.get("max_start_diff_ns", 0) / 1e3, 1), round(ag.get("max_finish_diff_ns", 0) / 1e3, 1)))
     # The workload file the guest ran (run.sh writes it beside the fair ones).
-    path = os.path.join(workloads or "", "%s.yaml" % r["begin"].get("set", ""))
+    path = os.path.join(workloads or "", "{}.yaml".format(r["begin"].get("set", "")))
     if "metrics" not in tr or not schedlab or not os.access(schedlab, os.X_OK) or not os.path.exists(path):
         return
     with tempfile.TemporaryDirectory() as tmp:
         jcsv = os.path.join(tmp, "jobs.csv")
         sr = subprocess.run([schedlab, "simulate", path, "--policy", r["begin"].get("policy", ""),
-                             "--duration", "%dns" % j.get("duration_ns", 0), "--json", "--jobs-csv", jcsv],
-                            capture_output=True, text=True, timeout=120)
+                             "--duration", f"{int(j.get('duration_ns', 0))}ns", "--json", "--jobs-csv", jcsv],
+                            capture_output=True, text=True, timeout=120, check=False)
         if sr.returncode != 0:
-            rep.append("%s: simulation failed: %s" % (name, sr.stderr.strip()[-200:]))
+            rep.append(f"{name}: simulation failed: {sr.stderr.strip()[-200:]}")
             return
         sim = json.loads(sr.stdout)
         with open(jcsv) as f:
@@ -450,13 +450,14 @@ def compare_traced(c, rep, name, r, schedlab, workloads):
             ("median response ms", median_ms(sim_jobs), median_ms(real_jobs) if real_jobs else None),
             ("jobs completing in the simulated order", 1.0, order_agreement(sim_jobs, real_jobs))]
     rep.append("")
-    rep.append("%s, traced in the guest vs the simulator (TCG: timing is loose):" % name)
-    rep.append("  %-40s %10s %10s %9s" % ("metric", "simulated", "guest", "error"))
+    rep.append(f"{name}, traced in the guest vs the simulator (TCG: timing is loose):")
+    rep.append(f"  {'metric':<40} {'simulated':>10} {'guest':>10} {'error':>9}")
     for label, s_, g in rows:
         ordering = label.startswith("jobs completing")
-        err = "-" if ordering or not isinstance(g, (int, float)) or not g else "%+.1f%%" % (100.0 * (s_ - g) / g)
-        rep.append("  %-40s %10s %10s %9s" % (label, round(s_, 2) if isinstance(s_, float) else s_,
-                                              round(g, 2) if isinstance(g, float) else g, err))
+        err = "-" if ordering or not isinstance(g, (int, float)) or not g else f"{100.0 * (s_ - g) / g:+.1f}%"
+        sim_v = round(s_, 2) if isinstance(s_, float) else s_
+        guest_v = round(g, 2) if isinstance(g, float) else g
+        rep.append(f"  {label!s:<40} {sim_v!s:>10} {guest_v!s:>10} {err!s:>9}")
     r["prediction"] = [{"metric": label, "simulated": s_, "guest": g} for label, s_, g in rows]
 
 
@@ -477,86 +478,85 @@ def main():
     rep = []
 
     c.check("guest booted with sched_ext", guest.get("state") == "disabled",
-            "kernel %s, %s CPUs, state %s" % (guest.get("kernel"), guest.get("cpus"), guest.get("state")))
+            "kernel {}, {} CPUs, state {}".format(guest.get("kernel"), guest.get("cpus"), guest.get("state")))
     c.check("guest finished", "done" in guest)
-    expected = ["%s-%s" % (s, p) for s in SETS
+    expected = [f"{s}-{p}" for s in SETS
                 for p in (["illf", "llf"] if a.quick else ["illf", "llf", "edf", "deadline"])]
     for name in expected:
-        c.check("run %s present" % name, name in runs)
+        c.check(f"run {name} present", name in runs)
 
     for name, r in sorted(runs.items()):
         end = r.get("end", {}).get("status")
-        c.check("%s: finished" % name, end == "ok", "status %s" % end)
+        c.check(f"{name}: finished", end == "ok", f"status {end}")
         set_name = name.split("-")[0]
         want = [t[0] for t in SETS.get(set_name, [])]
         ran = {t: int(r["tasks"].get(t, {}).get("jobs", 0)) for t in want}
-        c.check("%s: every task ran" % name, want and all(v > 0 for v in ran.values()),
-                " ".join("%s=%d" % kv_ for kv_ in ran.items()))
+        c.check(f"{name}: every task ran", want and all(v > 0 for v in ran.values()),
+                " ".join(f"{t}={v}" for t, v in ran.items()))
         if r["begin"].get("mode") == "scx":
             ready = loader_field(r, "ready ")
-            c.check("%s: scheduler loaded (enabled)" % name,
+            c.check(f"{name}: scheduler loaded (enabled)",
                     ready is not None and ready.get("state") == "enabled",
-                    "ready line: %s" % (ready,))
+                    f"ready line: {ready}")
             st = r.get("state", {})
-            c.check("%s: state enabled while running, disabled after" % name,
+            c.check(f"{name}: state enabled while running, disabled after",
                     st.get("during") == "enabled" and st.get("after") == "disabled",
-                    "during=%s after=%s" % (st.get("during"), st.get("after")))
-            c.check("%s: loader exited cleanly" % name, r.get("loader_exit") == "0",
-                    "exit code %s" % r.get("loader_exit"))
+                    "during={} after={}".format(st.get("during"), st.get("after")))
+            c.check(f"{name}: loader exited cleanly", r.get("loader_exit") == "0",
+                    "exit code {}".format(r.get("loader_exit")))
 
     for pol in ("illf", "llf"):
-        r = runs.get("dhall-%s" % pol)
+        r = runs.get(f"dhall-{pol}")
         if not r or not all(t in r["tasks"] for t in ("heavy", "light1", "light2")):
             continue
         sf = {t: (int(r["tasks"][t]["first_start"]), int(r["tasks"][t]["first_finish"]))
               for t in ("heavy", "light1", "light2")}
-        c.check("dhall-%s: heavy runs first (starts before any light finishes)" % pol,
+        c.check(f"dhall-{pol}: heavy runs first (starts before any light finishes)",
                 heavy_first(sf),
-                "heavy starts at %d us; lights finish at %d, %d us"
-                % (sf["heavy"][0], sf["light1"][1], sf["light2"][1]))
+                f"heavy starts at {sf['heavy'][0]} us;"
+                f" lights finish at {sf['light1'][1]}, {sf['light2'][1]} us")
 
     for s in SETS:
-        llf, i = runs.get("%s-llf" % s), runs.get("%s-illf" % s)
+        llf, i = runs.get(f"{s}-llf"), runs.get(f"{s}-illf")
         if llf and i and "sum" in llf and "sum" in i:
             ls, is_ = int(llf["sum"]["sched_switches"]), int(i["sum"]["sched_switches"])
             hint = ""
             if ls <= is_:
                 jobs = sum(int(r_["sum"]["jobs"]) for r_ in (llf, i))
                 miss = sum(int(r_["sum"]["misses"]) for r_ in (llf, i))
-                hint = ("; %d of %d jobs missed: a guest starved of host CPU (TCG on a busy host) "
+                hint = (f"; {miss} of {jobs} jobs missed: a guest starved of host CPU (TCG on a busy host) "
                         "loses ticks and LLF's tick-by-tick alternation with them - rerun on an idle "
-                        "host" % (miss, jobs))
-            c.check("%s: llf switches more than illf" % s, ls > is_,
-                    "llf %d, illf %d context switches between workload threads and idle%s"
-                    % (ls, is_, hint))
+                        "host")
+            c.check(f"{s}: llf switches more than illf", ls > is_,
+                    f"llf {ls}, illf {is_} context switches between workload threads and idle{hint}")
 
     # ---- report ----
-    rep.append("guest: kernel %s, %s CPUs" % (guest.get("kernel"), guest.get("cpus")))
+    rep.append("guest: kernel {}, {} CPUs".format(guest.get("kernel"), guest.get("cpus")))
     rep.append("")
     rep.append("switches: all sched_switch events in the run (idle counts); sched_sw: those between")
     rep.append("workload threads and idle (other tasks taken out, comparable with the simulator)")
-    rep.append("%-20s %5s %6s %8s %8s %9s %7s %5s %6s  %s" % (
-        "run", "jobs", "misses", "switches", "sched_sw", "sw/cpu/s", "preempt", "migr", "run_s", "bpf stats"))
+    rep.append(f"{'run':<20} {'jobs':>5} {'misses':>6} {'switches':>8} {'sched_sw':>8} {'sw/cpu/s':>9}"
+               f" {'preempt':>7} {'migr':>5} {'run_s':>6}  bpf stats")
     for name, r in sorted(runs.items()):
         s = r.get("sum", {})
         st = loader_field(r, "stats ") or {}
-        bpf = " ".join("%s=%s" % (k, st[k]) for k in
+        bpf = " ".join(f"{k}={st[k]}" for k in
                        ("laxity_evaluations", "swaps", "zero_laxity_preemptions",
                         "laxity_preemptions", "deadline_preemptions", "pulls") if k in st and st[k] != "0")
         t = r.get("time", {})
         dur = ""
         try:
-            dur = "%.1f" % (float(t["end"]) - float(t["start"]))
+            dur = f"{float(t['end']) - float(t['start']):.1f}"
         except (KeyError, ValueError):
             pass
-        rep.append("%-20s %5s %6s %8s %8s %9s %7s %5s %6s  %s" % (
-            name, s.get("jobs", "?"), s.get("misses", "?"), s.get("switches", "?"),
-            s.get("sched_switches", "?"), s.get("switches_per_cpu_per_s", "?"),
-            s.get("preemptions", "?"), s.get("migrations", "?"), dur, bpf))
+        rep.append(f"{name!s:<20} {s.get('jobs', '?')!s:>5} {s.get('misses', '?')!s:>6}"
+                   f" {s.get('switches', '?')!s:>8} {s.get('sched_switches', '?')!s:>8}"
+                   f" {s.get('switches_per_cpu_per_s', '?')!s:>9} {s.get('preemptions', '?')!s:>7}"
+                   f" {s.get('migrations', '?')!s:>5} {dur!s:>6}  {bpf}")
     rep.append("")
     for name, r in sorted(runs.items()):
-        rep.append("%s: %s" % (name, "; ".join(
-            "%s jobs=%s misses=%s max_resp=%.1fms" % (t, d.get("jobs"), d.get("misses"),
+        rep.append("{}: {}".format(name, "; ".join(
+            "{} jobs={} misses={} max_resp={:.1f}ms".format(t, d.get("jobs"), d.get("misses"),
                                                      int(d.get("max_response", 0)) / 1000.0)
             for t, d in r["tasks"].items())))
 
@@ -565,8 +565,8 @@ def main():
     if a.schedlab and os.access(a.schedlab, os.X_OK):
         rep.append("")
         rep.append("simulator (schedlab simulate, placement linux, HZ 1000) vs guest:")
-        rep.append("%-14s %12s %12s %10s %10s  %s" % ("set-policy", "sim switches", "guest sched_sw",
-                                                   "sim miss", "guest miss", "first starts: sim | guest"))
+        rep.append(f"{'set-policy':<14} {'sim switches':>12} {'guest sched_sw':>12} {'sim miss':>10}"
+                   f" {'guest miss':>10}  first starts: sim | guest")
         with tempfile.TemporaryDirectory() as tmp:
             for name, r in sorted(runs.items()):
                 set_name, _, pol = name.partition("-")
@@ -575,7 +575,7 @@ def main():
                 dur_ms = int(int(r["begin"].get("duration_ns", "0")) / 1e6)
                 res, sw = simulate(a.schedlab, set_name, pol, dur_ms, tmp)
                 if res is None:
-                    rep.append("%-14s simulation failed" % name)
+                    rep.append(f"{name!s:<14} simulation failed")
                     continue
                 names = [t[0] for t in SETS[set_name]]
                 gsw = [{"next": x.get("next"), "prev": x.get("prev"), "state": x.get("state"),
@@ -598,16 +598,16 @@ def main():
                 sim_rows.append(row)
                 extra = ""
                 if "sim_heavy_first" in row:
-                    extra = "  heavy first: sim %s, guest %s" % (row["sim_heavy_first"],
+                    extra = "  heavy first: sim {}, guest {}".format(row["sim_heavy_first"],
                                                                  row.get("guest_heavy_first"))
-                rep.append("%-14s %12d %12d %10d %10d  %s | %s%s" % (
-                    name, row["sim_switches"], row["guest_switches"], row["sim_misses"],
-                    row["guest_misses"], ",".join(sim_order), ",".join(guest_order), extra))
+                rep.append(f"{name!s:<14} {int(row['sim_switches']):12d} {int(row['guest_switches']):12d}"
+                           f" {int(row['sim_misses']):10d} {int(row['guest_misses']):10d}"
+                           f"  {','.join(sim_order)} | {','.join(guest_order)}{extra}")
         for s in SETS:
             rows = {r["run"]: r for r in sim_rows}
-            llf, i = rows.get("%s-llf" % s), rows.get("%s-illf" % s)
+            llf, i = rows.get(f"{s}-llf"), rows.get(f"{s}-illf")
             if llf and i:
-                rep.append("%s: llf/illf switch ratio: sim %.1f, guest %.1f" % (
+                rep.append("{}: llf/illf switch ratio: sim {:.1f}, guest {:.1f}".format(
                     s, llf["sim_switches"] / max(i["sim_switches"], 1),
                     llf["guest_switches"] / max(i["guest_switches"], 1)))
 
@@ -623,23 +623,24 @@ def main():
                 continue
             ok, got, info = import_trace(a.schedlab, name, r["raw"], a.out)
             if not ok:
-                rep.append("  %-18s import: %s" % (name, info))
+                rep.append(f"  {name!s:<18} import: {info}")
                 continue
             real = {t[0]: (t[3], t[1]) for t in SETS[set_name]}
-            rows = " ".join("%s %.1f/%.1f(%d/%d)" % (t, got[t][0], got[t][1], real[t][0], real[t][1])
+            rows = " ".join(f"{t} {got[t][0]:.1f}/{got[t][1]:.1f}({real[t][0]}/{real[t][1]})"
                             for t in real if t in got)
             missing = [t for t in real if t not in got]
             sim_pol = "edf" if pol == "deadline" else pol
             sim_txt = ""
             if pol in ("edf", "llf", "illf", "deadline"):
                 sr = subprocess.run([a.schedlab, "simulate", info, "--policy", sim_pol, "--placement",
-                                     "linux", "--json"], capture_output=True, text=True, timeout=120)
+                                     "linux", "--json"], capture_output=True, text=True, timeout=120,
+                                    check=False)
                 if sr.returncode == 0:
                     js = json.loads(sr.stdout)
-                    sim_txt = "; simulated %s: %d switches, %d misses" % (
-                        sim_pol, js["context_switches"], js["deadline_misses"])
-            rep.append("  %-18s %s%s%s" % (name, rows, ("; not periodic: " + ",".join(missing)) if missing else "",
-                                           sim_txt))
+                    sim_txt = (f"; simulated {sim_pol}: {int(js['context_switches'])} switches,"
+                               f" {int(js['deadline_misses'])} misses")
+            not_periodic = ("; not periodic: " + ",".join(missing)) if missing else ""
+            rep.append(f"  {name!s:<18} {rows}{not_periodic}{sim_txt}")
 
     # schedlab run --backend scx in the guest: SL-SCHEDLAB-BEGIN, the JSON line, -END.
     sl_runs, cur_sl = [], None
@@ -656,16 +657,15 @@ def main():
                 pass
     if a.expect_schedlab:
         c.check("schedlab run --backend scx ran in the guest", len(sl_runs) > 0,
-                "%d runs" % len(sl_runs))
+                f"{len(sl_runs)} runs")
     # schedlab run --backend scx stopped by SIGINT / SIGKILL: the scheduler is unloaded.
     for line in schedlab_lines:
         if line.startswith("SL-FAIRSIG "):
             d = kv(line[11:])
             want_rc = {"INT": "130", "KILL": "137"}.get(d.get("signal"))
-            c.check("schedlab run %s --backend scx killed by SIG%s: scheduler enabled before, disabled after"
-                    % (d.get("name"), d.get("signal")),
+            c.check("schedlab run {} --backend scx killed by SIG{}: scheduler enabled before, disabled after".format(d.get("name"), d.get("signal")),
                     d.get("during") == "enabled" and d.get("after") == "disabled" and d.get("rc") == want_rc,
-                    "during=%s after=%s rc=%s" % (d.get("during"), d.get("after"), d.get("rc")))
+                    "during={} after={} rc={}".format(d.get("during"), d.get("after"), d.get("rc")))
     if a.expect_schedlab:
         c.check("the fair runs were stopped by SIGINT and SIGKILL",
                 sum(line.startswith("SL-FAIRSIG ") for line in schedlab_lines) == 2)
@@ -673,31 +673,31 @@ def main():
     sl_runs = [r for r in sl_runs if r["begin"].get("policy") != "fair"]
     fair = check_fair(c, rep, fair_runs, a, guest)
     for r in sl_runs:
-        name = "schedlab run %s --backend scx --policy %s" % (r["begin"].get("set"), r["begin"].get("policy"))
+        name = "schedlab run {} --backend scx --policy {}".format(r["begin"].get("set"), r["begin"].get("policy"))
         j = r["json"]
-        c.check("%s: printed its result" % name, j is not None)
+        c.check(f"{name}: printed its result", j is not None)
         if j is None:
             continue
         scx = j.get("scx") or {}
-        c.check("%s: every task ran" % name, all(t.get("jobs", 0) > 0 for t in j.get("tasks", [])),
-                " ".join("%s=%s" % (t.get("name"), t.get("jobs")) for t in j.get("tasks", [])))
-        c.check("%s: scheduler enabled during the run, disabled after" % name,
+        c.check(f"{name}: every task ran", all(t.get("jobs", 0) > 0 for t in j.get("tasks", [])),
+                " ".join("{}={}".format(t.get("name"), t.get("jobs")) for t in j.get("tasks", [])))
+        c.check(f"{name}: scheduler enabled during the run, disabled after",
                 scx.get("state_during") == "enabled" and scx.get("state_after") == "disabled"
                 and scx.get("loader_status") == 0,
-                "during=%s after=%s loader_status=%s" % (scx.get("state_during"), scx.get("state_after"),
+                "during={} after={} loader_status={}".format(scx.get("state_during"), scx.get("state_after"),
                                                          scx.get("loader_status")))
         compare_traced(c, rep, name, r, a.schedlab, a.fair_workloads)
         rep.append("")
-        rep.append("%s: %d jobs, %d misses, %d context switches (%s), %d preemptions; scheduler: %s" % (
-            name, j.get("jobs_released", 0), j.get("deadline_misses", 0), j.get("context_switches", 0),
-            j.get("switch_source"), j.get("preemptions", 0),
-            " ".join("%s=%s" % (k, v) for k, v in sorted((scx.get("stats") or {}).items()) if v)))
+        sched_stats = " ".join(f"{k}={v}" for k, v in sorted((scx.get("stats") or {}).items()) if v)
+        rep.append(f"{name}: {int(j.get('jobs_released', 0))} jobs, {int(j.get('deadline_misses', 0))} misses,"
+                   f" {int(j.get('context_switches', 0))} context switches ({j.get('switch_source')}),"
+                   f" {int(j.get('preemptions', 0))} preemptions; scheduler: {sched_stats}")
 
 
     rep.append("")
     rep.append("assertions:")
     for name, ok, detail in c.items:
-        rep.append("  %s %s%s" % ("PASS" if ok else "FAIL", name, (" (%s)" % detail) if detail else ""))
+        rep.append("  {} {}{}".format("PASS" if ok else "FAIL", name, (f" ({detail})") if detail else ""))
     text = "\n".join(rep) + "\n"
     with open(os.path.join(a.out, "report.txt"), "w") as f:
         f.write(text)
@@ -709,15 +709,15 @@ def main():
                   f, indent=1)
     sys.stdout.write(text)
     if c.failed:
-        sys.stdout.write("scx guest lane: %d of %d assertions FAILED\n" % (len(c.failed), len(c.items)))
+        sys.stdout.write(f"scx guest lane: {len(c.failed)} of {len(c.items)} assertions FAILED\n")
         # The plain closing line CI summaries read.
-        summary = "scx: %d passed, %d failed\n" % (len(c.items) - len(c.failed), len(c.failed))
+        summary = f"scx: {len(c.items) - len(c.failed)} passed, {len(c.failed)} failed\n"
         sys.stdout.write(summary)
         with open(os.path.join(a.out, "summary.txt"), "w") as f:
             f.write(summary)
         return 1
-    sys.stdout.write("scx guest lane: all %d assertions passed\n" % len(c.items))
-    summary = "scx: %d passed, 0 failed\n" % len(c.items)
+    sys.stdout.write(f"scx guest lane: all {len(c.items)} assertions passed\n")
+    summary = f"scx: {len(c.items)} passed, 0 failed\n"
     sys.stdout.write(summary)
     with open(os.path.join(a.out, "summary.txt"), "w") as f:
         f.write(summary)

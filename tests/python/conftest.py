@@ -47,6 +47,7 @@ def run(schedlab):
             capture_output=True,
             text=True,
             timeout=120,
+            check=False,
         )
         if check and p.returncode != 0:
             raise AssertionError(

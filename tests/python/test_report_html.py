@@ -5,8 +5,8 @@ plots, the script ran), and a screenshot is kept under the cargo target director
 
 import os
 import shutil
-import subprocess
 import struct
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -39,6 +39,7 @@ def chromium(*args):
         capture_output=True,
         text=True,
         timeout=120,
+        check=False,
     )
 
 
@@ -109,7 +110,7 @@ def test_report_renders_in_chromium(run, root):
         run, root, "table1", "examples/table1.yaml",
         "--policies", ",".join(policies), "--window", "0ms..300ms",
     )
-    html = [a for t, a, _ in d.elements if t == "html"][0]
+    html = next(a for t, a, _ in d.elements if t == "html")
     assert html.get("data-ready") == "1", "the page's script did not run to its end"
     sections = d.find("section", "policy")
     assert [a["data-policy"] for _, a, _ in sections] == policies
