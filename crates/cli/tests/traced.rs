@@ -51,7 +51,13 @@ impl Namespace {
             std::thread::sleep(Duration::from_millis(20));
         }
         let ns = Namespace { holder };
-        ns.sh("while grep -q ' tracefs ' /proc/self/mounts; do umount /sys/kernel/tracing || exit 1; done");
+        // Every tracefs mount, deepest first: /sys/kernel/tracing and debugfs's
+        // automounted /sys/kernel/debug/tracing (there once anything has looked inside).
+        ns.sh("for i in 1 2 3; do \
+               for m in $(awk '$3 == \"tracefs\" {print $2}' /proc/self/mounts | sort -r); do \
+                 umount \"$m\" || exit 1; \
+               done; \
+             done");
         assert!(
             !ns.mounted(),
             "tracefs still mounted in the test's namespace"
