@@ -181,6 +181,8 @@ pub struct WorkerReport {
     pub thread_switches: u64,
     /// Whether the thread put back SCHED_OTHER and its original affinity before exiting.
     pub restored: bool,
+    /// What could not be put back, and the kernel's answer, when `restored` is false.
+    pub restore_error: Option<String>,
     /// The CPU it was pinned to (single-CPU affinity), if any.
     pub pinned: Option<usize>,
     /// When a fair task with `work:` finished it (ns after t0).

@@ -550,8 +550,15 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
             }
             rep.per_cpu_ns = per;
             rep.pinned = pinned.and_then(|c| index_of.iter().position(|&x| x == c));
-            rep.restored = policy::set_policy(0, &KernelPolicy::Other(0)).is_ok()
-                && policy::set_affinity(0, &host_all).is_ok();
+            rep.restore_error = match (
+                policy::set_policy(0, &KernelPolicy::Other(0)),
+                policy::set_affinity(0, &host_all),
+            ) {
+                (Ok(()), Ok(())) => None,
+                (Err(e), _) => Some(format!("its policy (SCHED_OTHER): {e}")),
+                (_, Err(e)) => Some(format!("its affinity: {e}")),
+            };
+            rep.restored = rep.restore_error.is_none();
             shared.exited[i].store(true, Ordering::SeqCst);
             rep
         });
@@ -805,8 +812,28 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     restore_rttime(old_rttime);
     thread::restore_signal_mask(&old_mask);
     thread::unlock_memory();
-    let main_ok = main_affinity.is_none_or(|a| policy::get_affinity(0).ok() == Some(a))
+    let main_ok = main_affinity
+        .as_ref()
+        .is_none_or(|a| policy::get_affinity(0).ok().as_ref() == Some(a))
         && main_policy.is_none_or(|p| policy::get_policy(0).ok() == Some(p));
+    // "restored": false is rare (seen once under heavy load); say what was not put back.
+    if !main_ok {
+        warnings.push(format!(
+            "not restored: the main thread's affinity or policy (was {:?} / {:?}, now {:?} / {:?})",
+            main_affinity,
+            main_policy.map(|p| p.name()),
+            policy::get_affinity(0).ok(),
+            policy::get_policy(0).ok().map(|p| p.name()),
+        ));
+    }
+    for (t, r) in w.tasks.iter().zip(&reports) {
+        if let Some(e) = &r.restore_error {
+            warnings.push(format!(
+                "not restored: task {}'s worker thread, {e}",
+                t.name
+            ));
+        }
+    }
 
     if let Some(e) = setup_err {
         return Err(e);
