@@ -691,8 +691,10 @@ fn work_end(segs: &[RunSeg], start: i64, until: i64, exec: u64) -> i64 {
     }
 }
 
-/// The lower median (None when empty), as the trace's metrics report it.
-pub(crate) fn median(mut v: Vec<u64>) -> Option<u64> {
+/// The lower median (None when empty): an observed value, never a mean of two, so a
+/// bimodal sample reports one of its modes. The trace's metrics, `compare --real` and
+/// `reproduce fidelity` all use it.
+pub fn median(mut v: Vec<u64>) -> Option<u64> {
     v.sort_unstable();
     v.get(v.len().saturating_sub(1) / 2).copied()
 }

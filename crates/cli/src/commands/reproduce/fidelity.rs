@@ -196,18 +196,9 @@ fn load(s: &Setup, base_slice_ns: u64, costs: Option<Costs>) -> Result<Workload,
     Ok(w)
 }
 
-fn median(mut v: Vec<u64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_unstable();
-    let n = v.len();
-    let m = if n % 2 == 1 {
-        v[n / 2] as f64
-    } else {
-        (v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0
-    };
-    (m / 1e3).round() / 1e3
+/// The lower median in ms, rounded to 1 µs (0 when empty), as the trace reports it.
+fn median(v: Vec<u64>) -> f64 {
+    schedlab_linux::traced::median(v).map_or(0.0, |ns| (ns as f64 / 1e3).round() / 1e3)
 }
 
 /// The simulated side's figures (the result must carry its event log).
@@ -510,7 +501,10 @@ mod tests {
             ("big2", 6_000_000),
             ("small1", 1_000_000),
         ]);
-        assert_eq!((m["big"], m["small"], m["all"]), (5.0, 1.0, 4.0));
+        // Lower medians: an even count reports the lower middle value, not a mean.
+        assert_eq!((m["big"], m["small"], m["all"]), (4.0, 1.0, 4.0));
+        assert_eq!(median(vec![]), 0.0);
+        assert_eq!(median(vec![1_234_567, 9_000_000]), 1.235);
         assert_eq!(group("p"), "p");
         assert_eq!(group("42"), "42");
     }
