@@ -13,6 +13,8 @@ pub fn json_of(out: &Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+pub mod xml;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The `schedlab` binary under test.
