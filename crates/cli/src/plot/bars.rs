@@ -58,8 +58,9 @@ pub struct BarChart {
 }
 
 const PAD: f64 = 14.0;
-/// Estimated widths of one character at 12 px and at the 15 px bold title.
+/// Estimated widths of one character at 12 px, in bold, and at the 15 px bold title.
 const CHAR: f64 = 6.6;
+const BOLD_CHAR: f64 = 7.1;
 const TITLE_CHAR: f64 = 9.2;
 const ROW_H: f64 = 20.0;
 const BAR_H: f64 = 12.0;
@@ -69,7 +70,7 @@ const NUM_W: f64 = 180.0;
 /// Room beside a bar for its value (about 9 characters at 11 px).
 const VALUE_ROOM: f64 = 58.0;
 const GAP: f64 = 16.0;
-const MAX_LABEL_W: f64 = 440.0;
+const MAX_LABEL_W: f64 = 480.0;
 const MAX_TEXT_W: f64 = 300.0;
 const MAX_PANELS_PER_BAND: usize = 4;
 const MIN_W: f64 = 640.0;
@@ -88,8 +89,11 @@ struct Layout {
 impl BarChart {
     /// Render as a standalone SVG document (the same chart gives the same bytes).
     pub fn to_svg(&self) -> String {
-        let label_w =
-            width_of(self.rows.iter().map(|r| r.chars().count() + 2), 120.0).min(MAX_LABEL_W);
+        // The marked row is bold: wider per character.
+        let label_w = (0..self.rows.len())
+            .map(|i| (self.rows[i].chars().count() + 2) as f64 * self.label_char(i) + 8.0)
+            .fold(120.0, f64::max)
+            .min(MAX_LABEL_W);
         let panel_w: Vec<f64> = self.panels.iter().map(panel_width).collect();
         let bands = bands(self.panels.len());
         let band_w = |b: &std::ops::Range<usize>| -> f64 {
@@ -184,10 +188,10 @@ impl BarChart {
         let rows_top = top + LINE_H + 6.0;
         let row_y = |i: usize| rows_top + i as f64 * ROW_H;
         let bottom = row_y(self.rows.len());
-        let label_chars = ((label_w - 8.0) / CHAR) as usize;
         for (i, label) in self.rows.iter().enumerate() {
             let y = row_y(i);
-            let marked = self.marked.as_ref().is_some_and(|(m, _)| *m == i);
+            let marked = self.is_marked(i);
+            let label_chars = ((label_w - 8.0) / self.label_char(i)) as usize - 2;
             if marked {
                 let _ = writeln!(
                     s,
@@ -226,6 +230,19 @@ impl BarChart {
             x += pw + GAP;
         }
         bottom + if self.panels.is_empty() { 0.0 } else { LINE_H }
+    }
+
+    fn is_marked(&self, row: usize) -> bool {
+        self.marked.as_ref().is_some_and(|(m, _)| *m == row)
+    }
+
+    /// Estimated width of a character of a row's label.
+    fn label_char(&self, row: usize) -> f64 {
+        if self.is_marked(row) {
+            BOLD_CHAR
+        } else {
+            CHAR
+        }
     }
 
     fn row_color(&self, row: usize) -> &'static str {
