@@ -308,7 +308,7 @@ impl BarChart {
                     };
                     let _ = writeln!(
                         s,
-                        r#"<text class="missing" x="{:.1}" y="{ty}" fill="{GREY}" font-style="italic" font-size="11">{}</text>"#,
+                        r#"<text class="value" x="{:.1}" y="{ty}" fill="{GREY}" font-style="italic" font-size="11">{}</text>"#,
                         zero + 4.0,
                         clipped(&t, ((x0 + pw - zero) / CHAR) as usize)
                     );
