@@ -132,7 +132,9 @@ pub struct ReproduceArgs {
     #[arg(value_name = "EXPERIMENT")]
     pub experiment: String,
 
-    /// Directory for the plots (SVG); created if missing.
+    /// Directory for the plots (SVG), among them one chart per headline of a seed's review
+    /// (EXPERIMENT-sensitivity-N.svg: blue bars where the seed's conclusion holds, red
+    /// where it does not); created if missing.
     #[arg(long, value_name = "DIR", default_value = "out/reproduce")]
     pub out_dir: PathBuf,
 

@@ -3,6 +3,8 @@
 //! to lay out text, which a fresh machine does not have; SVG text is laid out by the
 //! viewer instead.
 
+pub mod bars;
+
 use std::fmt::Write;
 
 /// One line of a chart.
@@ -52,10 +54,16 @@ fn tick_step(span: f64) -> f64 {
     nice * mag
 }
 
+/// `s` as XML text or attribute content: markup characters escaped, and the control
+/// characters XML does not allow dropped.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
+    s.chars()
+        .filter(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+        .collect::<String>()
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 impl Chart {
@@ -180,6 +188,11 @@ fn trim(v: f64) -> String {
     t.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// The tests' XML well-formedness check, shared with the end-to-end tests.
+#[cfg(test)]
+#[path = "../tests/common/xml.rs"]
+mod xml_check;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +220,24 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(tick_step(300.0), 50.0);
         assert_eq!(tick_step(70.0), 10.0);
+        super::xml_check::well_formed(&svg).unwrap();
+    }
+
+    #[test]
+    fn the_xml_check_rejects_what_a_parser_would() {
+        use super::xml_check::well_formed;
+        assert!(well_formed(r#"<svg a="1"><g><text>x &amp; y</text></g><rect/></svg>"#).is_ok());
+        for bad in [
+            "<svg><g></svg>",
+            "<svg>a & b</svg>",
+            "<svg><text>a < b</text></svg>",
+            r#"<svg a=1/>"#,
+            r#"<svg a="1" a="2"/>"#,
+            "<svg/><svg/>",
+            "<svg>\u{1}</svg>",
+            "<svg>",
+        ] {
+            assert!(well_formed(bad).is_err(), "{bad}");
+        }
     }
 }

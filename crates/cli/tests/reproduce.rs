@@ -172,12 +172,20 @@ fn illf_review(v: &Value, dir: &std::path::Path) {
     );
     let svg = std::fs::read_to_string(dir.join("illf-fig4-sensitivity.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 5);
+    common::assert_sensitivity_plots(v, dir, "illf");
 }
 
 #[test]
 fn reproduce_is_deterministic() {
     let (a, b) = (temp_dir("det-a"), temp_dir("det-b"));
-    assert_eq!(reproduce_json(&a), reproduce_json(&b));
+    let v = reproduce_json(&a);
+    assert_eq!(v, reproduce_json(&b));
+    // Every plot, the sensitivity charts included, byte for byte.
+    for p in v["plots"].as_array().unwrap() {
+        let p = p.as_str().unwrap();
+        let read = |d: &PathBuf| std::fs::read(d.join(p)).unwrap();
+        assert!(read(&a) == read(&b), "{p} differs between two runs");
+    }
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
 }
@@ -336,6 +344,7 @@ fn cfs_weights_experiment_reproduces_the_papers_findings() {
     let g = guest_case(&v, "CPU shares (%) under sched_ext");
     assert_eq!(g["linux"]["pct_-5"], 69.49);
     assert_eq!(g["extended-60 at -25/-20/0"]["pct_-25"], 74.88);
+    common::assert_sensitivity_plots(&v, &dir, "cfs-weights");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -410,6 +419,7 @@ fn bfs_experiment_runs_every_workload_to_completion_beside_the_seeds_table() {
     );
     let svg = std::fs::read_to_string(dir.join("bfs-makespan.svg")).unwrap();
     assert_eq!(svg.matches("<polyline").count(), 4);
+    common::assert_sensitivity_plots(&v, &dir, "bfs");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -87,6 +87,7 @@ fn seed_002_tuning_steps() {
     }
     // The review: each step's direction across the article's open choices.
     common::assert_review(&v, 6);
+    common::assert_sensitivity_plots(&v, &dir, "latency");
     let base = common::headline(&v, "baseline");
     assert_eq!(common::row(base, "default", "")["avg_us"], 107.47);
     assert_eq!(
@@ -153,6 +154,7 @@ fn seed_003_shield_before_and_after_moving_the_timers() {
     assert!(f(modern, "max_us") <= 37.0);
     // The review: the spike's size is the constants', its existence is not.
     common::assert_review(&v, 3);
+    common::assert_sensitivity_plots(&v, &dir, "shield");
     let size = common::headline(&v, "scenario A (shield");
     assert_eq!(
         common::row(size, "timers on the RT core", "1000")["max_us"],

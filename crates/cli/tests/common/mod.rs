@@ -13,6 +13,8 @@ pub fn json_of(out: &Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+pub mod xml;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The `schedlab` binary under test.
@@ -153,4 +155,94 @@ pub fn claim_verdict<'a>(v: &'a serde_json::Value, prefix: &str) -> &'a str {
 /// This process's effective capabilities (`CapEff` of /proc/self/status; 0 if unknown).
 pub fn cap_eff() -> u64 {
     schedlab_linux::privileges::effective_mask()
+}
+
+/// Bar colours of the sensitivity charts: the seed's conclusion holds / does not hold.
+const HOLDS: &str = "#1f77b4";
+const FAILS: &str = "#d62728";
+
+/// `reproduce`'s sensitivity charts of one experiment in `dir`: one per headline (and no
+/// more), listed in the JSON's plots, each well-formed SVG titled with its headline, with
+/// a panel per value key of the rows in the rows' order and, in each panel whose key has
+/// numbers, one bar per row with a number, coloured by whether that row holds.
+pub fn assert_sensitivity_plots(v: &serde_json::Value, dir: &std::path::Path, experiment: &str) {
+    let headlines = v["headlines"].as_array().expect("headlines");
+    let listed: Vec<&str> = v["plots"]
+        .as_array()
+        .expect("plots")
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    let file = |n: usize| format!("{experiment}-sensitivity-{n}.svg");
+    assert!(!dir.join(file(headlines.len() + 1)).exists());
+    for (n, h) in headlines.iter().enumerate() {
+        let name = file(n + 1);
+        assert!(listed.contains(&name.as_str()), "{name} not in {listed:?}");
+        let svg = std::fs::read_to_string(dir.join(&name)).unwrap();
+        xml::well_formed(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let escape = |s: &str| {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+        };
+        // Under `all` the headline carries the experiment's name; the chart does not.
+        let text = h["headline"].as_str().unwrap();
+        let text = text
+            .strip_prefix(&format!("{experiment}: "))
+            .unwrap_or(text);
+        assert!(
+            svg.contains(&format!("<title>{}</title>", escape(text))),
+            "{name}: title"
+        );
+        let rows = h["sensitivity"].as_array().unwrap();
+        let mut keys: Vec<&str> = Vec::new();
+        for r in rows {
+            for k in r["values"].as_object().unwrap().keys() {
+                if !keys.contains(&k.as_str()) {
+                    keys.push(k);
+                }
+            }
+        }
+        let panels: Vec<&str> = svg.split(r#"<g class="panel">"#).skip(1).collect();
+        assert_eq!(panels.len(), keys.len(), "{name}: panels");
+        let colour = |r: &serde_json::Value| {
+            if r["holds"].as_bool().unwrap() {
+                HOLDS
+            } else {
+                FAILS
+            }
+        };
+        for (key, panel) in keys.iter().zip(&panels) {
+            let panel = &panel[..panel.find("</g>").unwrap()];
+            let want: Vec<(usize, &str)> = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r["values"][key].is_number())
+                .map(|(i, r)| (i, colour(r)))
+                .collect();
+            assert_eq!(bars(panel, "bar"), want, "{name}: bars of {key}");
+        }
+        // A swatch per row in the row's colour (the first band's).
+        let swatches = bars(&svg, "swatch");
+        let want: Vec<(usize, &str)> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, colour(r)))
+            .collect();
+        assert_eq!(swatches[..rows.len()], want[..], "{name}: swatches");
+    }
+}
+
+/// The (row, fill) of every element of `class` in `svg`, in order.
+fn bars<'a>(svg: &'a str, class: &str) -> Vec<(usize, &'a str)> {
+    let tag = format!(r#"class="{class}" data-row=""#);
+    svg.match_indices(&tag)
+        .map(|(at, _)| {
+            let rest = &svg[at + tag.len()..];
+            let row = rest[..rest.find('"').unwrap()].parse().unwrap();
+            let fill = &rest[rest.find(r#"fill=""#).unwrap() + 6..];
+            (row, &fill[..fill.find('"').unwrap()])
+        })
+        .collect()
 }

@@ -12,6 +12,7 @@ pub mod latency;
 pub mod latency_review;
 pub mod review;
 pub mod scx_guest;
+pub mod sensitivity_plot;
 pub mod shield;
 pub mod shield_review;
 
@@ -183,6 +184,7 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
                 }),
         );
         plots.extend(out.plots);
+        sensitivity_plot::write_all(name, &review, &args.out_dir, &mut plots)?;
         reviews.extend(review, &prefix);
     }
     progress.done();
@@ -194,6 +196,12 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
             "claims": reviews.claims,
             "assumptions": reviews.assumptions,
             "not_modelled": reviews.not_modelled,
+            // File names in --out-dir (not full paths: the same run elsewhere prints the
+            // same JSON).
+            "plots": plots
+                .iter()
+                .map(|p| p.strip_prefix(&args.out_dir).unwrap_or(p).display().to_string())
+                .collect::<Vec<_>>(),
         });
         format!(
             "{}\n",
