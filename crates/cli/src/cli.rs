@@ -43,7 +43,7 @@ Examples:
   schedlab reproduce illf --out-dir /tmp/plots
 
 Experiments: illf (seed 000), cfs-weights (seed 004), bfs (seed 001), latency (seed 002),
-shield (seed 003), all.
+shield (seed 003), fidelity and interactive (against this kernel), all.
 
 Every difference from the papers is explained in docs/reproduction.md.";
 
@@ -139,7 +139,8 @@ pub struct ReproduceArgs {
     pub out_dir: PathBuf,
 
     /// Skip the measurements on this machine (as root: cfs-weights' nice mix, latency's
-    /// steps, shield's probes, interactive's mixes); their `real` values are then null.
+    /// steps, shield's probes, interactive's mixes); their `real` values are then null,
+    /// except fidelity's, which are the last recorded ones.
     #[arg(long)]
     pub no_real: bool,
 

@@ -232,7 +232,12 @@ fn review_of(
 }
 
 fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> String {
-    let mut s = format!("reproduce {name}: the seed's numbers next to the simulator's\n\n");
+    // fidelity and interactive compare with this kernel, not with a seed's figures.
+    let against = match name {
+        "fidelity" | "interactive" => "this kernel's",
+        _ => "the seed's",
+    };
+    let mut s = format!("reproduce {name}: {against} numbers next to the simulator's\n\n");
     for Row { case: c, guest } in rows {
         s.push_str(&wrap_words("", "  ", &c.case));
         if !c.paper.is_null() {
