@@ -57,11 +57,28 @@ def start_load(tmp_path, seconds):
     ]
 
 
+@pytest.fixture(scope="module")
+def tracefs():
+    """tracefs at /sys/kernel/tracing for the recording tests. A fresh machine may have
+    it unmounted (nothing has looked at it since boot): as root, mount it for this module
+    and unmount it afterwards, as `schedlab run --trace-out` does."""
+    mounted = False
+    if os.geteuid() == 0 and not (TRACEFS / "instances").is_dir() and TRACEFS.is_dir():
+        p = subprocess.run(
+            ["mount", "-t", "tracefs", "nodev", str(TRACEFS)],
+            capture_output=True, text=True, check=False,
+        )
+        mounted = p.returncode == 0
+    yield
+    if mounted:
+        subprocess.run(["umount", str(TRACEFS)], capture_output=True, check=False)
+
+
 def need_tracing():
     if os.geteuid() != 0:
         pytest.skip("tracing needs root")
     if not (TRACEFS / "instances").is_dir():
-        pytest.skip(f"{TRACEFS} is not mounted or has no instances/")
+        pytest.skip(f"{TRACEFS} is not mounted (and could not be) or has no instances/")
 
 
 def record_trace_cmd(tmp_path):
@@ -147,7 +164,7 @@ def check_periodic_task(line):
 
 
 @pytest.mark.parametrize("how", ["trace-cmd", "instance"])
-def test_import_a_recorded_trace(tmp_path, run, how):
+def test_import_a_recorded_trace(tmp_path, run, how, tracefs):
     need_tracing()
     txt = record_trace_cmd(tmp_path) if how == "trace-cmd" else record_instance(tmp_path)
     out = tmp_path / "w.yaml"
@@ -170,7 +187,7 @@ def test_import_a_recorded_trace(tmp_path, run, how):
     assert names == set(tasks_of(rt.read_text()))
 
 
-def test_imported_workload_simulates_under_cfs(tmp_path, run):
+def test_imported_workload_simulates_under_cfs(tmp_path, run, tracefs):
     need_tracing()
     txt = record_instance(tmp_path)
     out = tmp_path / "w.yaml"
