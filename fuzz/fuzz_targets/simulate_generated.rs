@@ -2,7 +2,8 @@
 //! mutated text, so nearly every input is valid and reaches the engine: 1-4 CPUs, every
 //! registry policy × placement × fair policy, up to 8 entries of periodic (deadline,
 //! fifo, rr) and fair (CPU-bound, run/sleep) tasks with small times, affinities,
-//! sporadic releases, uniform execution times, overheads. The text goes through the
+//! sporadic releases, uniform execution times, overheads, per-job costs and delayed
+//! wake-ups (`platform.job_costs`). The text goes through the
 //! parser like a user's file, then schedlab_fuzz::simulate_checked.
 #![no_main]
 
@@ -30,9 +31,8 @@ fn workload(u: &mut Unstructured) -> Result<String> {
         .collect();
     let mut y = String::new();
     let hz = *u.choose(&[0u32, 100, 250, 1000])?;
-    let _ = writeln!(
-        y,
-        "platform: {{ cpus: {cpus}, hz: {hz}, context_switch: {}us, migration: {}us }}",
+    let mut platform = format!(
+        "cpus: {cpus}, hz: {hz}, context_switch: {}us, migration: {}us",
         us(u, 0, 3)?,
         us(u, 0, 3)?
     );
@@ -106,7 +106,19 @@ fn workload(u: &mut Unstructured) -> Result<String> {
         }
         let _ = writeln!(y, "  - {{ {} }}", f.join(", "));
     }
-    Ok(y)
+    // Drawn last so that inputs written before these fields existed mean what they did.
+    if u.arbitrary::<bool>()? {
+        let _ = write!(
+            platform,
+            ", job_costs: {{ per_job: {}us, reads_cpu_clock: {}, wakeup_latency: {}us, wakeup_jitter: {}us, wakeup_from_idle: {}us }}",
+            us(u, 0, 60)?,
+            u.arbitrary::<bool>()?,
+            us(u, 0, 40)?,
+            us(u, 0, 30)?,
+            us(u, 0, 60)?
+        );
+    }
+    Ok(format!("platform: {{ {platform} }}\n{y}"))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -21,7 +21,8 @@ fn ms(x: u64) -> String {
 
 /// A small random workload: 1-4 CPUs, periodic/sporadic deadline tasks, fifo/rr tasks,
 /// fair hogs, sleepers and phase tasks, random affinities, nice values, overheads,
-/// interrupts and idle states (with or without a PM QoS limit) now and then.
+/// interrupts, idle states (with or without a PM QoS limit) and per-job costs with
+/// delayed wake-ups now and then.
 fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
     let cpus = rng.random_range(1..=4usize);
     let hz = [0, 100, 250, 1000][rng.random_range(0..4)];
@@ -74,6 +75,19 @@ fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
             )
             .unwrap();
         }
+    }
+    if rng.random_bool(0.15) {
+        // The runner's per-job costs and delayed wake-ups (`platform.job_costs`).
+        write!(
+            platform,
+            ", job_costs: {{ per_job: {}, reads_cpu_clock: {}, wakeup_latency: {}, wakeup_jitter: {}, wakeup_from_idle: {} }}",
+            ms(rng.random_range(0..60)),
+            rng.random_bool(0.5),
+            ms(rng.random_range(0..40)),
+            ms(rng.random_range(0..30)),
+            ms(rng.random_range(0..60))
+        )
+        .unwrap();
     }
     writeln!(y, "platform: {{ {platform} }}").unwrap();
     writeln!(y, "duration: {}ms", rng.random_range(20..200)).unwrap();
