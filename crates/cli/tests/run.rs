@@ -701,3 +701,61 @@ tasks: [{ name: ui, run: 1ms, sleep: 4ms }]
         stderr(&out).contains("scheduler.weights: the kernel's nice-to-weight table is `linux`")
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn a_fair_group_left_by_sigkill_is_removed_by_the_next_run() {
+    needs_root!();
+    let cg = Path::new("/sys/fs/cgroup/cpu");
+    if !cg.join("cpu.shares").exists() {
+        eprintln!("skipped: no cgroup v1 cpu controller here (--fair-group needs one)");
+        return;
+    }
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = Scratch::new("fair-group-kill");
+    let file = dir.file(
+        "hogs.yaml",
+        "name: hogs\nplatform: { cpus: 1 }\nduration: 20s\ntasks:\n  - { name: hog, count: 2 }\n",
+    );
+    let mut child = Command::new(BIN)
+        .args(["run", file.to_str().unwrap(), "--fair-group", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let group = cg.join(format!("schedlab-{}-0", child.id()));
+    let t = Instant::now();
+    while !group.exists() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let seen = group.exists();
+    child.kill().unwrap(); // SIGKILL: no drop runs
+    child.wait().unwrap();
+    assert!(seen, "{} was never created", group.display());
+    assert!(
+        group.exists(),
+        "the kill left nothing to recover: test proves nothing"
+    );
+
+    // The next real run, whatever it is, removes it before it starts and says so.
+    let small = dir.file(
+        "one.yaml",
+        "name: one\nplatform: { cpus: 1 }\nduration: 200ms\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n",
+    );
+    let (out, v) = run(&[small.to_str().unwrap(), "--policy", "rm", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!group.exists(), "{} is still there", group.display());
+    let note = stderr(&out);
+    assert!(
+        note.contains(&format!("removed the cpu cgroup schedlab-{}-0", child.id())),
+        "{note}"
+    );
+    assert!(
+        v["warnings"].to_string().contains("cpu cgroup"),
+        "the recovery is in warnings: {}",
+        v["warnings"]
+    );
+}

@@ -13,7 +13,8 @@
 //! workers go in (with RT group scheduling a new group has no RT runtime, so RT threads
 //! stay where they are). The group is `schedlab-<pid>-<n>`; dropping it moves any thread
 //! still inside back to the root group and removes the directory, so it is gone on every
-//! path that returns (a SIGKILL leaves an empty directory behind).
+//! path that returns. A SIGKILL leaves an empty directory behind, which the next real run
+//! removes when it takes the machine lock ([`recover_stale`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -73,6 +74,40 @@ impl Drop for FairGroup {
     }
 }
 
+/// Remove the groups of runs that are gone (killed before their drop ran), as the
+/// machine lock's holder does before its run; says what it removed. Only empty groups
+/// can be removed (`rmdir`), and a killed run's threads have all exited.
+pub fn recover_stale() -> Option<String> {
+    recover_stale_in(Path::new(CPU_ROOT))
+}
+
+fn recover_stale_in(root: &Path) -> Option<String> {
+    let mut gone = Vec::new();
+    for e in std::fs::read_dir(root).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name
+            .strip_prefix("schedlab-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || crate::machine_lock::start_time(pid).is_some() {
+            continue;
+        }
+        if std::fs::remove_dir(e.path()).is_ok() {
+            gone.push(name);
+        }
+    }
+    (!gone.is_empty()).then(|| {
+        format!(
+            "removed the cpu cgroup{} {} of a dead run",
+            if gone.len() > 1 { "s" } else { "" },
+            gone.join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +141,27 @@ mod tests {
         assert!(cg.lines().any(|l| l.ends_with(":cpu:/")), "{cg}");
         done_tx.send(()).unwrap();
         h.join().unwrap();
+    }
+
+    #[test]
+    fn a_dead_runs_group_is_removed_and_a_live_ones_kept() {
+        // A plain directory tree stands for the controller: the rule is about names and
+        // PIDs (rmdir of a real group works the same way once it is empty).
+        let root = std::env::temp_dir().join(format!("schedlab-cg-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // PID_MAX_LIMIT is 2^22: this PID is never alive.
+        let dead = root.join("schedlab-4194305-0");
+        let mine = root.join(format!("schedlab-{}-7", std::process::id()));
+        let init = root.join("schedlab-1-0");
+        let other = root.join("user.slice");
+        for d in [&dead, &mine, &init, &other] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let said = recover_stale_in(&root).expect("the dead run's group is named");
+        assert!(said.contains("schedlab-4194305-0"), "{said}");
+        assert!(!dead.exists());
+        assert!(mine.exists() && init.exists() && other.exists());
+        assert_eq!(recover_stale_in(&root), None, "nothing left to remove");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -428,7 +428,7 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         scx::check_kernel().map_err(RunError::Unsupported)?;
     }
     // One real run at a time on this machine (held until this function returns).
-    let _lock = crate::machine_lock::MachineLock::acquire(&format!("run {}", w.name))
+    let lock = crate::machine_lock::MachineLock::acquire(&format!("run {}", w.name))
         .map_err(RunError::Setup)?;
     let backend = effective_backend(w, cfg)?;
     let margin = effective_margin(w, cfg);
@@ -485,6 +485,8 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         None => None,
     };
     let mut warnings = field_warnings;
+    // What a killed run left and this one undid (also printed as a note by the lock).
+    warnings.extend(lock.recovered.clone());
     let wall = Instant::now();
     if let Some(wn) = thread::lock_memory() {
         warnings.push(wn);
