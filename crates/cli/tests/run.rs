@@ -29,13 +29,7 @@ fn example(name: &str) -> PathBuf {
 
 /// Why real runs cannot happen here, if they cannot.
 fn skip_reason() -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let hex = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))?
-        .trim();
-    let caps = u64::from_str_radix(hex, 16).ok()?;
-    if caps & (1 << 23) == 0 {
+    if common::cap_eff() & (1 << 23) == 0 {
         return Some("needs CAP_SYS_NICE (run as root)".into());
     }
     None
