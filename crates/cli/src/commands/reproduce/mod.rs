@@ -276,7 +276,11 @@ fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> Strin
             let _ = writeln!(s, "  {}", p.display());
         }
     }
-    s.push_str("\nWhy ours differ from the paper: docs/reproduction.md\n");
+    s.push_str(match name {
+        "fidelity" => "\nWhy the simulator and this kernel differ: docs/fidelity.md\n",
+        "interactive" => "\nWhy the simulator and this kernel differ: docs/reproduction.md\n",
+        _ => "\nWhy ours differ from the paper: docs/reproduction.md\n",
+    });
     s
 }
 
