@@ -74,8 +74,21 @@ fn check(v: &Value) {
                 row["simulated"].is_number() && row["real"].is_number(),
                 "{key} / {metric}: {table}"
             );
+            // The range over the wake-up draws' seeds holds the file's own seed's value.
+            let range = row["simulated, seeds 0-7"].as_str().unwrap_or_else(|| {
+                panic!("{key} / {metric}: no seed range: {row}");
+            });
+            let (lo, hi) = range.split_once('-').unwrap();
+            let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+            let sim = row["simulated"].as_f64().unwrap();
+            assert!(lo <= sim + 0.01 && sim <= hi + 0.01, "{key} / {metric}: {row}");
         }
     }
+    // Table 1's schedules do not depend on the draws: their misses are one number.
+    assert_eq!(
+        table["table1-2cpu edf margin 0 / misses"]["simulated, seeds 0-7"],
+        "260-260"
+    );
     // The fair mix's fair tasks have their own row.
     assert!(table["fair-mix rm+eevdf / median response ms (ui)"]["real"].is_number());
 }
