@@ -81,7 +81,10 @@ fn check(v: &Value) {
             let (lo, hi) = range.split_once('-').unwrap();
             let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
             let sim = row["simulated"].as_f64().unwrap();
-            assert!(lo <= sim + 0.01 && sim <= hi + 0.01, "{key} / {metric}: {row}");
+            assert!(
+                lo <= sim + 0.01 && sim <= hi + 0.01,
+                "{key} / {metric}: {row}"
+            );
         }
     }
     // Table 1's schedules do not depend on the draws: their misses are one number.
