@@ -3,7 +3,8 @@
 //! passed): `cfg(real_kernel)` is set when this process has CAP_SYS_NICE and
 //! CAP_DAC_OVERRIDE (root) and the machine has at least 2 CPUs.
 //! `SCHEDLAB_REAL_TESTS=1` / `=0` forces the choice. `cfg(cyclictest)` is set when
-//! `cyclictest` (rt-tests) is on PATH, for the comparison against it.
+//! `cyclictest` (rt-tests) is on PATH, for the comparison against it, and
+//! `cfg(cgroup_v1_cpu)` when cgroup v1's cpu controller is mounted (`run --fair-group`).
 
 fn capable() -> bool {
     let caps = std::fs::read_to_string("/proc/self/status")
@@ -21,6 +22,7 @@ fn capable() -> bool {
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(real_kernel)");
     println!("cargo::rustc-check-cfg=cfg(cyclictest)");
+    println!("cargo::rustc-check-cfg=cfg(cgroup_v1_cpu)");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=SCHEDLAB_REAL_TESTS");
@@ -31,6 +33,9 @@ fn main() {
     };
     if on {
         println!("cargo::rustc-cfg=real_kernel");
+    }
+    if std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists() {
+        println!("cargo::rustc-cfg=cgroup_v1_cpu");
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     if std::env::split_paths(&path).any(|d| d.join("cyclictest").is_file()) {
