@@ -4,7 +4,11 @@
 //! CAP_DAC_OVERRIDE (root) and the machine has at least 2 CPUs.
 //! `SCHEDLAB_REAL_TESTS=1` / `=0` forces the choice. `cfg(cyclictest)` is set when
 //! `cyclictest` (rt-tests) is on PATH, for the comparison against it, and
-//! `cfg(cgroup_v1_cpu)` when cgroup v1's cpu controller is mounted (`run --fair-group`).
+//! `cfg(cgroup_v1_cpu)` when cgroup v1's cpu controller is mounted (`run --fair-group`),
+//! `cfg(capsh)` when libcap's `capsh` exists (the tests that drop a capability with it).
+
+/// Where libcap's capsh is installed (libcap2-bin).
+const CAPSH: [&str; 3] = ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"];
 
 fn capable() -> bool {
     let caps = std::fs::read_to_string("/proc/self/status")
@@ -23,6 +27,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(real_kernel)");
     println!("cargo::rustc-check-cfg=cfg(cyclictest)");
     println!("cargo::rustc-check-cfg=cfg(cgroup_v1_cpu)");
+    println!("cargo::rustc-check-cfg=cfg(capsh)");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=SCHEDLAB_REAL_TESTS");
@@ -33,6 +38,10 @@ fn main() {
     };
     if on {
         println!("cargo::rustc-cfg=real_kernel");
+    }
+    // The same places tests/common::capsh() looks.
+    if CAPSH.iter().any(|p| std::path::Path::new(p).exists()) {
+        println!("cargo::rustc-cfg=capsh");
     }
     if std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists() {
         println!("cargo::rustc-cfg=cgroup_v1_cpu");

@@ -2,6 +2,7 @@
 //! every exit path, and `--simulate`. Real runs assert robust facts (sample counts,
 //! ordering of the figures, restored state) and print the noisy latency figures.
 
+mod common;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -242,18 +243,16 @@ fn the_shield_restores_irq_and_load_affinities_at_the_end_and_after_sigint() {
     not(real_kernel),
     ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
 )]
+#[cfg_attr(
+    all(real_kernel, not(capsh)),
+    ignore = "needs capsh to drop the capability (apt-get install libcap2-bin)"
+)]
 fn without_cap_sys_nice_the_missing_capability_is_named() {
     needs_root!();
     // Not beside this file's real runs, which change what `check` reads (affinities,
     // the shield): run beside them, the refused shield run once exited other than 2.
     let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
-    let capsh = ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let Some(capsh) = capsh else {
-        eprintln!("skipped: no capsh");
-        return;
-    };
+    let capsh = common::capsh();
     let out = Command::new(capsh)
         .args(["--drop=cap_sys_nice", "--", "-c"])
         .arg(format!("exec {BIN} latency --duration 1s"))

@@ -281,14 +281,12 @@ fn doctor_json_has_a_status_for_every_check() {
 }
 
 #[test]
+#[cfg_attr(
+    not(capsh),
+    ignore = "needs capsh to drop CAP_SYS_NICE (apt-get install libcap2-bin)"
+)]
 fn real_commands_failing_for_a_host_reason_point_to_doctor() {
-    let capsh = ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists());
-    let Some(capsh) = capsh else {
-        eprintln!("skipped: no capsh to drop CAP_SYS_NICE (apt-get install libcap2-bin)");
-        return;
-    };
+    let capsh = common::capsh();
     let file = repo("examples/table1-2cpu.yaml");
     for cmd in [
         format!("exec {} run {file} --duration 1s", common::BIN),

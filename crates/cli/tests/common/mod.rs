@@ -246,3 +246,13 @@ fn bars<'a>(svg: &'a str, class: &str) -> Vec<(usize, &'a str)> {
         })
         .collect()
 }
+
+/// libcap's capsh (to run a command with a capability dropped). build.rs sets
+/// `cfg(capsh)` when it finds one in these places, so tests using it are ignored with the
+/// reason, not passed, where it is missing.
+pub fn capsh() -> &'static str {
+    ["/usr/sbin/capsh", "/sbin/capsh", "/usr/bin/capsh"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .expect("cfg(capsh) was set at build time but capsh is gone (apt-get install libcap2-bin)")
+}
