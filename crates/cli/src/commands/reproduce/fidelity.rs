@@ -287,12 +287,6 @@ fn per_cpu_s(n: u64, cpus: usize, ns: u64) -> f64 {
     r2(n as f64 / cpus.max(1) as f64 / (ns.max(1) as f64 / 1e9))
 }
 
-/// A figure of a seed range as the tables print numbers (two decimals at most).
-fn fmt_range(x: f64) -> String {
-    let s = format!("{x:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 /// Prediction error of `sim` against `real`, in % of the real value (None when the
 /// real value is 0: then only "both zero" or not says anything).
 pub fn error_pct(sim: f64, real: f64) -> Option<f64> {
@@ -324,14 +318,18 @@ fn simulate_seeded(
 /// the prediction is shown as the range over these seeds beside the file's own seed.
 pub const SEEDS: u64 = 8;
 
-/// (lowest, highest) of each compared figure of `s` over seeds 0..SEEDS, by row label.
+/// (lowest, highest) of each compared figure of `s` over seeds 0..SEEDS, by row label;
+/// `own` is the calibrated run with the file's own seed, which is not simulated again.
 fn seed_ranges(
     s: &Setup,
     base: u64,
     costs: Costs,
+    own: &Metrics,
 ) -> Result<BTreeMap<String, (f64, f64)>, Failure> {
-    let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for seed in 0..SEEDS {
+    let own_seed = load(s, base, Some(costs))?.seed;
+    let mut out: BTreeMap<String, (f64, f64)> =
+        rows_of(own).into_iter().map(|(l, v)| (l, (v, v))).collect();
+    for seed in (0..SEEDS).filter(|&x| x != own_seed) {
         let m = simulate_seeded(s, base, Some(costs), Some(seed))?;
         for (label, v) in rows_of(&m) {
             let e = out.entry(label).or_insert((v, v));
@@ -412,7 +410,7 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
         ));
         let sim = simulate_setup(s, data.base_slice_ns, Some(data.calibration))?;
         let plain = simulate_setup(s, data.base_slice_ns, None)?;
-        let ranges = seed_ranges(s, data.base_slice_ns, data.calibration)?;
+        let ranges = seed_ranges(s, data.base_slice_ns, data.calibration, &sim)?;
         let real = data.cases.get(s.key).cloned();
         if let Some(rm) = &real {
             let sim_rows: BTreeMap<String, f64> = rows_of(&sim).into_iter().collect();
@@ -433,7 +431,7 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
                 row.insert("error %".into(), err(a));
                 row.insert(
                     format!("simulated, seeds 0-{}", SEEDS - 1),
-                    json!(format!("{}-{}", fmt_range(lo), fmt_range(hi))),
+                    json!(format!("{}-{}", super::fmt_num(lo), super::fmt_num(hi))),
                 );
                 row.insert("error % over seeds".into(), over_seeds);
                 table.insert(format!("{} / {metric}", s.key), Value::Object(row));

@@ -233,9 +233,19 @@ fn review_of(
 
 fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> String {
     // fidelity and interactive compare with this kernel, not with a seed's figures.
-    let against = match name {
-        "fidelity" | "interactive" => "this kernel's",
-        _ => "the seed's",
+    let (against, why) = match name {
+        "fidelity" => (
+            "this kernel's",
+            "Why the simulator and this kernel differ: docs/fidelity.md",
+        ),
+        "interactive" => (
+            "this kernel's",
+            "Why the simulator and this kernel differ: docs/reproduction.md",
+        ),
+        _ => (
+            "the seed's",
+            "Why ours differ from the paper: docs/reproduction.md",
+        ),
     };
     let mut s = format!("reproduce {name}: {against} numbers next to the simulator's\n\n");
     for Row { case: c, guest } in rows {
@@ -276,11 +286,7 @@ fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> Strin
             let _ = writeln!(s, "  {}", p.display());
         }
     }
-    s.push_str(match name {
-        "fidelity" => "\nWhy the simulator and this kernel differ: docs/fidelity.md\n",
-        "interactive" => "\nWhy the simulator and this kernel differ: docs/reproduction.md\n",
-        _ => "\nWhy ours differ from the paper: docs/reproduction.md\n",
-    });
+    let _ = writeln!(s, "\n{why}");
     s
 }
 
@@ -471,7 +477,7 @@ fn compact(v: &Value) -> String {
     out.join("  ")
 }
 
-fn fmt_num(x: f64) -> String {
+pub(super) fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
     } else {
