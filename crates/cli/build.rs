@@ -39,9 +39,10 @@ fn main() {
     if on {
         println!("cargo::rustc-cfg=real_kernel");
     }
-    // The same places tests/common::capsh() looks.
-    if CAPSH.iter().any(|p| std::path::Path::new(p).exists()) {
+    // The tests run the capsh found here (tests/common::capsh()).
+    if let Some(capsh) = CAPSH.iter().find(|p| std::path::Path::new(p).exists()) {
         println!("cargo::rustc-cfg=capsh");
+        println!("cargo::rustc-env=SCHEDLAB_TEST_CAPSH={capsh}");
     }
     if std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists() {
         println!("cargo::rustc-cfg=cgroup_v1_cpu");
