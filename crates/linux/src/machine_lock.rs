@@ -12,8 +12,9 @@
 //! Once the lock is held, a shield journal left by a killed run is restored before
 //! anything else ([`crate::latency::shield::Shield::recover_stale`]), and a killed run's
 //! tracefs instance (and tracefs mount) removed ([`crate::tracefs::recover_stale`]), and
-//! its `--fair-group` cgroup too ([`crate::cgroup::recover_stale`]), whatever this run does: a plain run never measures a machine still shielded or traced
-//! by a run that died.
+//! its `--fair-group` cgroup too ([`crate::cgroup::recover_stale`]), whatever this run
+//! does: a plain run never measures a machine still shielded or traced by a run that
+//! died.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
