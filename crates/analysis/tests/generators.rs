@@ -6,7 +6,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use schedlab_analysis::utilisation::{
-    convolutional_fixed_sum, rand_fixed_sum, uunifast, uunifast_discard,
+    rand_fixed_sum, tilted_fixed_sum, uunifast, uunifast_discard,
 };
 use schedlab_analysis::{generate, GenSpec, Method, Periods, METHODS};
 
@@ -142,10 +142,10 @@ fn bounded_samplers_match_rejection_sampling() {
     let rfs: Vec<Vec<f64>> = (0..draws)
         .map(|_| rand_fixed_sum(&mut rng, n, total, 1.0))
         .collect();
-    let cfs: Vec<Vec<f64>> = (0..draws)
-        .map(|_| convolutional_fixed_sum(&mut rng, &[1.0; 4], total))
+    let tilted: Vec<Vec<f64>> = (0..draws)
+        .map(|_| tilted_fixed_sum(&mut rng, &[1.0; 4], total).unwrap())
         .collect();
-    for (name, sample) in [("randfixedsum", &rfs), ("cfs", &cfs)] {
+    for (name, sample) in [("randfixedsum", &rfs), ("tilted", &tilted)] {
         for coord in 0..n {
             let a: Vec<f64> = reference.iter().map(|u| u[coord]).collect();
             let b: Vec<f64> = sample.iter().map(|u| u[coord]).collect();
@@ -182,7 +182,7 @@ fn bounded_samplers_match_rejection_sampling() {
 }
 
 #[test]
-fn cfs_honours_unequal_bounds_uniformly() {
+fn tilted_honours_unequal_bounds_uniformly() {
     // Bounds (0.3, 1, 1), U = 1.2: compare with rejection from UUniFast.
     let bounds = [0.3, 1.0, 1.0];
     let (total, draws) = (1.2, 3000usize);
@@ -195,7 +195,7 @@ fn cfs_honours_unequal_bounds_uniformly() {
         }
     }
     let sample: Vec<Vec<f64>> = (0..draws)
-        .map(|_| convolutional_fixed_sum(&mut rng, &bounds, total))
+        .map(|_| tilted_fixed_sum(&mut rng, &bounds, total).unwrap())
         .collect();
     let crit = 1.95 * (2.0 / draws as f64).sqrt();
     for coord in 0..3 {
