@@ -218,13 +218,6 @@ impl GenSpec {
         if !u.is_finite() {
             return Err(format!("utilization {u} is not a number"));
         }
-        if u > self.tasks as f64 {
-            return Err(format!(
-                "utilization {} cannot be split over {} tasks of at most 1 each",
-                num(u),
-                self.tasks
-            ));
-        }
         if u < 0.0 {
             return Err(format!("utilization {u} is negative"));
         }
@@ -263,7 +256,8 @@ impl GenSpec {
         // Exactly: the f64 values as the rationals they are, not n·b rounded.
         if Dyadic::of(u) > Dyadic::of(b).times(self.tasks as u64) {
             return Err(format!(
-                "utilization {u} cannot be split over {} tasks of at most {b} each (at most {}); use more tasks or a larger max_task_utilization",
+                "utilization {} cannot be split over {} tasks of at most {b} each (at most {}); use more tasks or a larger max_task_utilization",
+                num(u),
                 self.tasks,
                 b * self.tasks as f64
             ));
@@ -280,7 +274,9 @@ impl GenSpec {
                 self.tasks
             ));
         }
-        self.periods.validate()?;
+        self.periods
+            .validate()
+            .map_err(|e| format!("periods: {e}"))?;
         if let Deadlines::Constrained { min_ratio } = self.deadlines {
             if !(0.0..=1.0).contains(&min_ratio) {
                 return Err(format!(

@@ -206,3 +206,42 @@ fn tilted_honours_unequal_bounds_uniformly() {
         assert!(d < crit, "coordinate {coord}: KS {d} ≥ {crit}");
     }
 }
+
+#[test]
+fn divisor_periods_divide_the_hyperperiod_and_cover_the_range() {
+    let ms = 1_000_000u64;
+    let periods = Periods::parse("divisors:3600ms:10ms..1000ms", ms).unwrap();
+    // Worked out independently: the whole milliseconds in 10..=1000 that divide 3600.
+    let expected: Vec<u64> = (10..=1000)
+        .filter(|p| 3600 % p == 0)
+        .map(|p| p * ms)
+        .collect();
+    assert_eq!(expected.len(), 34);
+    let spec = GenSpec {
+        tasks: 2000,
+        utilization: 100.0,
+        method: Method::Tilted,
+        periods,
+        seed: 5,
+        ..GenSpec::default()
+    };
+    let set = generate(&spec).unwrap();
+    let mut drawn: Vec<u64> = set.tasks.iter().map(|t| t.period).collect();
+    for &p in &drawn {
+        assert_eq!(3600 * ms % p, 0, "{p} does not divide 3600 ms");
+        assert!((10 * ms..=1000 * ms).contains(&p), "{p}");
+    }
+    drawn.sort_unstable();
+    drawn.dedup();
+    // Uniform over 34 candidates, 2000 draws: every one of them appears.
+    assert_eq!(drawn, expected);
+    // The set's hyperperiod divides 3600 ms (here: equals it, every divisor drawn).
+    let lcm = drawn.iter().fold(1u64, |l, &p| {
+        let g = (1..=l.min(p))
+            .rev()
+            .find(|d| l % d == 0 && p % d == 0)
+            .unwrap_or(1);
+        l / g * p
+    });
+    assert_eq!(3600 * ms % lcm, 0);
+}

@@ -70,14 +70,14 @@ impl Periods {
             } => {
                 if *min == 0 || min > max {
                     return Err(format!(
-                        "periods {}..{}: need 0 < min ≤ max",
+                        "{}..{}: need 0 < min ≤ max",
                         format_ns(*min),
                         format_ns(*max)
                     ));
                 }
                 if *max > max_time {
                     return Err(format!(
-                        "periods: {} is longer than the longest time a workload takes ({})",
+                        "{} is longer than the longest time a workload takes ({})",
                         format_ns(*max),
                         format_ns(max_time)
                     ));
@@ -96,7 +96,7 @@ impl Periods {
                 }
                 if let Some(p) = list.iter().find(|&&p| p > max_time) {
                     return Err(format!(
-                        "periods: {} is longer than the longest time a workload takes ({})",
+                        "{} is longer than the longest time a workload takes ({})",
                         format_ns(*p),
                         format_ns(max_time)
                     ));
