@@ -141,7 +141,7 @@ pub fn rand_fixed_sum<R: Rng + ?Sized>(rng: &mut R, n: usize, total: f64, bound:
 }
 
 /// Proposals [`tilted_fixed_sum`] draws before giving up. Its acceptance rate is about
-/// 1 / (2.5·√n) at worst (n tasks, total half the bounds' sum), so 1,000,000 proposals
+/// 1 / (2.5·√n) at worst (n tasks, in the tails), so 1,000,000 proposals
 /// are never reached below the task limit in practice; the cap only keeps a call finite.
 pub const TILTED_TRIES: usize = 1_000_000;
 
