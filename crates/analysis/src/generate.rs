@@ -304,7 +304,8 @@ pub fn draw_utilisations<R: Rng + ?Sized>(rng: &mut R, spec: &GenSpec) -> Result
         Method::UunifastDiscard => utilisation::uunifast_discard(rng, n, u, b, DISCARD_TRIES)
             .ok_or_else(|| {
                 format!(
-                    "uunifast-discard: none of {DISCARD_TRIES} draws of {n} tasks summing to {u} kept every task at or below {b}; use randfixedsum or tilted"
+                    "uunifast-discard: none of {DISCARD_TRIES} draws of {n} tasks summing to {u} kept every task at or below {b}; use tilted (or randfixedsum, up to {} tasks)",
+                    utilisation::RFS_MAX_TASKS
                 )
             })?,
         Method::Randfixedsum => utilisation::rand_fixed_sum(rng, n, u, b),
