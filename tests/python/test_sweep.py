@@ -274,3 +274,281 @@ def test_shipped_grid_loads(root):
         client="serial", **{**grid, "samples": 1, "utilizations": [2.0]}
     )
     assert len(cells) == 5
+
+
+# ---- the sweep directory: owned, locked, written atomically ---------------------------
+
+TINY = {
+    "cpus": 2,
+    "tasks": 4,
+    "utilizations": [1.0, 1.5],
+    "policies": ["edf", "llf"],
+    "samples": 3,
+    "seed": 11,
+    "duration": "100ms",
+    "batch_size": 2,
+}
+
+
+def _tiny(out, **kw):
+    return schedlab.sweep(client="serial", out=str(out), **{**TINY, **kw})
+
+
+def test_batches_carry_the_grid_hash_version_and_cells(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    df = _tiny(tmp_path / "o")
+    batches = sorted((tmp_path / "o").glob("batch-*.parquet"))
+    assert [b.name for b in batches] == [f"batch-{i:06d}.parquet" for i in range(3)]
+    grid = json.loads((tmp_path / "o" / "grid.json").read_text())
+    cells = []
+    for b in batches:
+        md = {k.decode(): v.decode() for k, v in pq.read_schema(b).metadata.items()}
+        assert md["grid_hash"] == grid["grid_hash"] == df.attrs["grid_hash"]
+        assert md["schedlab_version"] == schedlab.__version__
+        assert md["seed"] == "11"
+        assert json.loads(md["grid"])["utilizations"] == [1.0, 1.5]
+        cells += [tuple(c) for c in json.loads(md["cells"])]
+    assert sorted(cells) == [(u, s) for u in (1.0, 1.5) for s in range(3)]
+    assert df.attrs["schedlab_version"] == schedlab.__version__
+    assert json.loads(df.attrs["grid"])["samples"] == 3
+    assert df.attrs["seed"] == "11"
+
+
+def test_directory_of_a_foreign_grid_is_refused_and_its_batches_never_reused(tmp_path):
+    out = tmp_path / "o"
+    _tiny(out, seed=5)
+    with pytest.raises(
+        schedlab.SchedlabError, match=r"another sweep .*differs in seed"
+    ):
+        _tiny(out)
+    # The foreign grid's batches copied beside this grid's grid.json: each is reported
+    # (another hash) and none is mixed in.
+    mine = tmp_path / "mine"
+    fresh = _tiny(mine)
+    for b in sorted(out.glob("batch-*.parquet")):
+        (mine / ("x" + b.name)).write_bytes(b.read_bytes())
+        (mine / b.name.replace("batch-0000", "batch-0001")).write_bytes(b.read_bytes())
+    df = _tiny(mine)
+    pd.testing.assert_frame_equal(df, fresh)
+    assert df.attrs["batches_computed"] == 0
+    assert df.attrs["ignored"]["batch-000100.parquet"].startswith(
+        "written for another grid"
+    )
+    assert df.attrs["ignored"]["xbatch-000000.parquet"] == "not a file of this sweep"
+
+
+@pytest.mark.parametrize("content", [None, b"", b"{not json", b'{"cells": []}'])
+def test_batches_without_a_valid_grid_json_are_refused(tmp_path, content):
+    out = tmp_path / "o"
+    _tiny(out)
+    g = out / "grid.json"
+    if content is None:
+        g.unlink()
+    else:
+        g.write_bytes(content)
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(
+        schedlab.SchedlabError, match="not empty|is empty|not a sweep's grid.json"
+    ):
+        _tiny(out)
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_foreign_parquet_with_the_right_row_count_is_not_reused(tmp_path):
+    out = tmp_path / "o"
+    fresh = _tiny(out)
+    first = out / "batch-000000.parquet"
+    # Two cells x two policies: 4 rows, every column, but no sweep metadata.
+    pd.DataFrame({c: fresh[c][:4] for c in fresh.columns}).to_parquet(first)
+    df = _tiny(out)
+    assert df.attrs["ignored"] == {
+        "batch-000000.parquet": "not written by a schedlab sweep "
+        "(no grid_hash in its metadata)"
+    }
+    assert df.attrs["batches_computed"] == 1 and df.attrs["batches_reused"] == 2
+    pd.testing.assert_frame_equal(df, fresh)
+
+
+def test_batch_whose_rows_are_not_its_cells_is_not_reused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "o"
+    fresh = _tiny(out)
+    b = out / "batch-000001.parquet"
+    t = pq.read_table(b)
+    df = t.to_pandas()
+    df["sample"] = df["sample"] + 10  # rows of other cells under the right metadata
+    pq.write_table(
+        pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(
+            t.schema.metadata
+        ),
+        b,
+    )
+    again = _tiny(out)
+    assert again.attrs["ignored"] == {
+        "batch-000001.parquet": "its rows are not the cells its metadata lists"
+    }
+    pd.testing.assert_frame_equal(again, fresh)
+
+
+def test_planted_symlinks_at_every_temporary_name_are_never_written_through(
+    tmp_path, monkeypatch
+):
+    from schedlab import sweepdir
+    from schedlab.__main__ import main
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    # A new directory whose first temporary names (made predictable here) are taken by
+    # links: each file moves on to a free name, O_EXCL | O_NOFOLLOW.
+    out = tmp_path / "o"
+    out.mkdir()
+    names = iter([f"{i:016x}" for i in range(10_000)])
+    monkeypatch.setattr(sweepdir, "_suffix", lambda: next(names))
+    for k in range(4):
+        (out / f".grid.json.{k:016x}.tmp").symlink_to(victim)
+    df = _tiny(out, samples=1)
+    assert victim.read_text() == "precious" and len(df) == 4
+    # The fixed names an older sweep used, planted before it is extended.
+    for n in ["grid.json.tmp", "batch-000002.parquet.tmp", "batch-000003.parquet.tmp"]:
+        (out / n).symlink_to(victim)
+    df = _tiny(out)
+    assert victim.read_text() == "precious" and len(df) == 12
+    assert df.attrs["ignored"]["grid.json.tmp"] == "not a file of this sweep"
+    # Every temporary name taken: a refusal, not a write through a link.
+    csv = tmp_path / "rows.csv"
+    monkeypatch.setattr(sweepdir, "_suffix", lambda: "0" * 16)
+    (tmp_path / f".rows.csv.{0:016x}.tmp").symlink_to(victim)
+    with pytest.raises(schedlab.SchedlabError, match="no name free"):
+        sweepdir.write_atomic(str(csv), lambda f: f.write(b"x"))
+    assert victim.read_text() == "precious" and not csv.exists()
+    # The CLI's --csv goes through the same writer.
+    monkeypatch.setattr(sweepdir, "_suffix", lambda: os.urandom(8).hex())
+    grid = tmp_path / "g.yaml"
+    grid.write_text(
+        "cpus: 2\ntasks: 4\nutilizations: [1.0]\npolicies: [edf]\nsamples: 1\n"
+        "duration: 100ms\nclient: serial\n"
+    )
+    assert main(["sweep", str(grid), "--csv", str(csv)]) == 0
+    assert victim.read_text() == "precious"
+    assert len(pd.read_csv(csv)) == 1
+
+
+def test_csv_output_refuses_symlink_directory_device_and_the_grid(tmp_path, run):
+    grid = tmp_path / "g.yaml"
+    grid.write_text(
+        "cpus: 2\ntasks: 4\nutilizations: [1.0]\npolicies: [edf]\nsamples: 1\n"
+        "duration: 100ms\nclient: serial\n"
+    )
+    text = grid.read_text()
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "elsewhere.csv")
+    hard = tmp_path / "hard.yaml"
+    os.link(grid, hard)
+    for target, why in [
+        (link, "it is a symbolic link"),
+        (tmp_path, "it is a directory"),
+        ("/dev/null", "not a regular file"),
+        (grid, f"it is also the input {grid}"),
+        (hard, f"it is also the input {grid}"),
+    ]:
+        p = run("sweep", grid, "--csv", target, check=False)
+        assert p.returncode == 2, p.stderr
+        assert why in p.stderr and "Traceback" not in p.stderr
+    assert grid.read_text() == text
+    assert not (tmp_path / "elsewhere.csv").exists()
+
+
+_CONCURRENT = """\
+import sys, schedlab
+try:
+    df = schedlab.sweep(client="serial", out=sys.argv[1], cpus=2, tasks=4,
+                        utilizations=[1.0, 1.2, 1.4, 1.6], policies=["edf"],
+                        samples=int(sys.argv[2]), seed=int(sys.argv[3]),
+                        duration="300ms", batch_size=1)
+except schedlab.SchedlabError as e:
+    print("REFUSED", e)
+else:
+    print("ROWS", len(df), sorted(set(df["set_seed"].tolist())) ==
+          sorted({schedlab._native.set_seed(int(sys.argv[3]), u, s)
+                  for u in [1.0, 1.2, 1.4, 1.6] for s in range(int(sys.argv[2]))}))
+"""
+
+
+def test_two_concurrent_sweeps_with_different_grids_on_one_directory(tmp_path, root):
+    out = tmp_path / "o"
+    script = tmp_path / "s.py"
+    script.write_text(_CONCURRENT)
+    ps = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(out), "6", str(seed)],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in (1, 2)
+    ]
+    res = [p.communicate(timeout=120)[0].strip() for p in ps]
+    ok = [r for r in res if r.startswith("ROWS")]
+    refused = [r for r in res if r.startswith("REFUSED")]
+    # Exactly one owns the directory, with exactly its own 24 rows; the other is told
+    # why (the lock's holder, or the grid it found).
+    assert ok == ["ROWS 24 True"], res
+    assert len(refused) == 1, res
+    assert (
+        "in use by another sweep (PID" in refused[0]
+        or "holds the results of another sweep" in refused[0]
+    ), refused[0]
+
+
+def test_lock_names_the_holder(tmp_path):
+    import fcntl
+
+    out = tmp_path / "o"
+    out.mkdir()
+    fd = os.open(out / "sweep.lock", os.O_RDWR | os.O_CREAT)
+    os.write(fd, b"4242 python3 -m schedlab sweep other.yaml\n")
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(
+            schedlab.SchedlabError,
+            match=r"in use by another sweep \(PID 4242: python3 -m schedlab sweep "
+            r"other.yaml\)",
+        ):
+            _tiny(out)
+    finally:
+        os.close(fd)
+    assert len(_tiny(out)) == 12  # the lock released, the sweep runs
+
+
+def test_a_finished_sweep_is_extended_without_recomputing(tmp_path):
+    out = tmp_path / "o"
+    _tiny(out)
+    stamps = {p.name: p.stat().st_mtime_ns for p in out.glob("batch-*.parquet")}
+    more = _tiny(out, samples=5, utilizations=[1.0, 1.5, 1.75])
+    assert more.attrs["batches_reused"] == 3
+    # 3 x 5 - 2 x 3 = 9 new cells in batches of 2.
+    assert more.attrs["batches_computed"] == 5
+    for name, t in stamps.items():
+        assert (out / name).stat().st_mtime_ns == t
+    fresh = schedlab.sweep(
+        client="serial", **{**TINY, "samples": 5, "utilizations": [1.0, 1.5, 1.75]}
+    )
+    pd.testing.assert_frame_equal(more, fresh)
+    # A smaller grid on the same directory returns its own cells, computing nothing.
+    less = _tiny(out, samples=2, utilizations=[1.5])
+    assert less.attrs["batches_computed"] == 0
+    pd.testing.assert_frame_equal(
+        less,
+        fresh[(fresh["utilization"] == 1.5) & (fresh["sample"] < 2)].reset_index(
+            drop=True
+        ),
+    )
+    # Anything else changed is another grid.
+    with pytest.raises(schedlab.SchedlabError, match="differs in duration"):
+        _tiny(out, duration="200ms")

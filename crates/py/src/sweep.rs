@@ -5,10 +5,13 @@
 //! derived from the sweep's seed, the utilisation and the sample number only, so a cell
 //! gives the same numbers whichever batch, worker or machine runs it.
 
-use schedlab_analysis::{analyze, from_workload, generate, GenSpec, Method, Periods, TESTS};
+use schedlab_analysis::{
+    analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TESTS,
+};
 use schedlab_model::{parse_duration, Overrides, Placement, Policy, Workload};
 use schedlab_sim::{simulate, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The grid's fixed parameters and one cell's coordinates.
@@ -36,11 +39,122 @@ pub struct Cell {
     /// Granularity of a period range.
     #[serde(default = "default_granularity")]
     pub granularity: String,
-    /// Policies, each `POLICY` (global placement) or `POLICY@PLACEMENT`.
-    pub policies: Vec<String>,
+    /// Largest utilisation of one task (the generator's per-task bound).
+    #[serde(default = "one")]
+    pub max_task_utilization: f64,
+    /// Constrained deadlines: each drawn in `[C + r(T - C), T]` with this `r`; None:
+    /// implicit deadlines.
+    #[serde(default)]
+    pub deadline_min_ratio: Option<f64>,
+    /// A `scheduler:` block merged into every generated workload (before the model
+    /// validates it).
+    #[serde(default)]
+    pub scheduler: Option<Value>,
+    /// A `platform:` block merged likewise.
+    #[serde(default)]
+    pub platform: Option<Value>,
+    /// Policies, each `POLICY` (global placement), `POLICY@PLACEMENT`, or an entry with
+    /// its own label and scheduler options.
+    pub policies: Vec<PolicyEntry>,
     /// Run the schedulability tests too (their columns are empty without).
     #[serde(default = "yes")]
     pub analysis: bool,
+}
+
+/// One policy of a grid: `edf@partitioned`, or `{policy, placement, label, scheduler}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PolicyEntry {
+    /// `POLICY` or `POLICY@PLACEMENT`; the text is its label.
+    Name(String),
+    /// A policy with options.
+    Options(PolicyOptions),
+}
+
+/// A policy entry with options.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyOptions {
+    /// Policy name (`edf`, `illf`...), or `POLICY@PLACEMENT`.
+    pub policy: String,
+    /// Placement (`global` by default).
+    #[serde(default)]
+    pub placement: Option<String>,
+    /// The `policy` column's value (default: `POLICY@PLACEMENT`, or `POLICY` when global).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// A `scheduler:` block merged over the grid's for this policy only.
+    #[serde(default)]
+    pub scheduler: Option<Value>,
+}
+
+impl PolicyEntry {
+    /// The label (the `policy` column), the policy and its placement.
+    pub fn resolve(&self) -> Result<(String, Policy, Placement), String> {
+        match self {
+            PolicyEntry::Name(t) => {
+                let (p, pl) = parse_policy(t)?;
+                Ok((t.clone(), p, pl))
+            }
+            PolicyEntry::Options(o) => {
+                let text = match &o.placement {
+                    Some(pl) if !o.policy.contains('@') => format!("{}@{pl}", o.policy),
+                    Some(_) => {
+                        return Err(format!(
+                            "policy `{}`: give the placement once (in `policy` or `placement`)",
+                            o.policy
+                        ))
+                    }
+                    None => o.policy.clone(),
+                };
+                let (p, pl) = parse_policy(&text)?;
+                Ok((o.label.clone().unwrap_or(text), p, pl))
+            }
+        }
+    }
+
+    fn scheduler(&self) -> Option<&Value> {
+        match self {
+            PolicyEntry::Name(_) => None,
+            PolicyEntry::Options(o) => o.scheduler.as_ref(),
+        }
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Merge `over` into `base`: mappings key by key (recursively), anything else replaced.
+fn merge(base: &mut Value, over: &Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                merge(b.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+/// The generated workload's JSON with the grid's `platform:` and `scheduler:` blocks and
+/// the policy's own `scheduler:` merged in.
+fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<String, String> {
+    let mut w: Value =
+        serde_json::from_str(generated).map_err(|e| format!("generated workload: {e}"))?;
+    let Value::Object(top) = &mut w else {
+        return Err("generated workload is not a mapping".into());
+    };
+    for (key, block) in [
+        ("platform", c.platform.as_ref()),
+        ("scheduler", c.scheduler.as_ref()),
+        ("scheduler", entry.scheduler()),
+    ] {
+        if let Some(b) = block {
+            merge(top.entry(key).or_insert(Value::Object(Map::new())), b);
+        }
+    }
+    serde_json::to_string(&w).map_err(|e| e.to_string())
 }
 
 fn yes() -> bool {
@@ -192,6 +306,11 @@ fn spec_of(c: &Cell) -> Result<GenSpec, String> {
         utilization: c.utilization,
         method: Method::parse(&c.method)?,
         periods,
+        max_task_utilization: c.max_task_utilization,
+        deadlines: match c.deadline_min_ratio {
+            None => Deadlines::Implicit,
+            Some(min_ratio) => Deadlines::Constrained { min_ratio },
+        },
         seed: set_seed(c.seed, c.utilization, c.sample),
         duration,
         ..GenSpec::default()
@@ -205,37 +324,65 @@ pub fn check(c: &Cell) -> Result<(), String> {
     if c.policies.is_empty() {
         return Err("policies: name at least one policy".into());
     }
-    for p in &c.policies {
-        let (policy, _) = parse_policy(p)?;
+    let mut labels = std::collections::HashSet::new();
+    for entry in &c.policies {
+        let (label, policy, _) = entry.resolve()?;
+        if !labels.insert(label.clone()) {
+            return Err(format!(
+                "policies: `{label}` is named twice (give each a `label`)"
+            ));
+        }
         if policy.class() != schedlab_model::PolicyClass::Deadline
             && policy.class() != schedlab_model::PolicyClass::Rt
         {
             return Err(format!(
-                "policy `{p}` schedules fair tasks; a sweep generates periodic tasks (use edf, llf, illf, edzl, rm, dm)"
+                "policy `{label}` schedules fair tasks; a sweep generates periodic tasks (use edf, llf, illf, edzl, rm, dm)"
             ));
         }
     }
+    // The generated workload with the grid's blocks, through the model's own validation
+    // (so `platform: {hz: 250}` or a bad `scheduler:` option gets the model's message).
+    let set = generate(&spec)?;
+    let generated = set.to_json();
+    for entry in &c.policies {
+        let (label, policy, placement) = entry.resolve()?;
+        workload(&generated, c, entry, policy, placement)
+            .map_err(|e| format!("policy `{label}`: {e}"))?;
+    }
     Ok(())
+}
+
+/// The cell's workload under one policy entry, validated by the model.
+fn workload(
+    generated: &str,
+    c: &Cell,
+    entry: &PolicyEntry,
+    policy: Policy,
+    placement: Placement,
+) -> Result<Workload, String> {
+    let text = workload_json(generated, c, entry)?;
+    let parsed = schedlab_model::workload::parse_spec(&text, Path::new("sweep-cell.json"))
+        .map_err(|e| e.to_string())?;
+    let ov = Overrides {
+        policy: Some(policy),
+        placement: Some(placement),
+        ..Overrides::default()
+    };
+    Workload::from_spec(parsed, &ov)
 }
 
 /// Run one cell: one row per policy.
 pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
     let spec = spec_of(c)?;
     let set = generate(&spec)?;
-    // Parsed once (JSON: the faster reader), validated once per policy, as `simulate`
-    // with `--policy` and `--placement` does.
-    let parsed = schedlab_model::workload::parse_spec(&set.to_json(), Path::new("sweep-cell.json"))
-        .map_err(|e| e.to_string())?;
+    let generated = set.to_json();
     let mut rows = Vec::with_capacity(c.policies.len());
     let mut analysis: Option<Vec<(String, Option<bool>)>> = None;
-    for p in &c.policies {
-        let (policy, placement) = parse_policy(p)?;
-        let ov = Overrides {
-            policy: Some(policy),
-            placement: Some(placement),
-            ..Overrides::default()
-        };
-        let w = Workload::from_spec(parsed.clone(), &ov)?;
+    for entry in &c.policies {
+        let (label, policy, placement) = entry.resolve()?;
+        // The grid's blocks merged, then validated as `simulate` with `--policy` and
+        // `--placement` does.
+        let w = workload(&generated, c, entry, policy, placement)?;
         if analysis.is_none() && c.analysis {
             let ts = from_workload(&w)?;
             let verdicts = analyze(&ts, c.cpus);
@@ -249,7 +396,7 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         }
         let base = Row {
             utilization: c.utilization,
-            policy: p.clone(),
+            policy: label,
             sample: c.sample,
             set_seed: spec.seed,
             schedulable: false,
