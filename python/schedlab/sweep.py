@@ -522,12 +522,11 @@ def sweep(
         "analysis": analysis,
         "batch_size": batch_size,
     }
-    if not isinstance(utilizations, (dict, str)) and not isinstance(
-        utilizations, (list, tuple)
-    ):
-        raw["utilizations"] = list(utilizations)
-    if not isinstance(policies, (str, list, tuple)):
-        raw["policies"] = list(policies)
+    # Any other iterable (a range, a NumPy array) as a list; the rest is checked.
+    for key in ("utilizations", "policies"):
+        v = raw[key]
+        if not isinstance(v, (str, dict, list, tuple)) and hasattr(v, "__iter__"):
+            raw[key] = list(v)
     grid = normalize_grid(raw, "sweep()")
     return run(grid, client=client, out=out, progress=progress)
 

@@ -552,3 +552,240 @@ def test_a_finished_sweep_is_extended_without_recomputing(tmp_path):
     # Anything else changed is another grid.
     with pytest.raises(schedlab.SchedlabError, match="differs in duration"):
         _tiny(out, duration="200ms")
+
+
+# ---- grids validated before anything runs, the same rules from the CLI and Python -----
+
+_BASE_YAML = (
+    "cpus: 2\ntasks: 4\nutilizations: [1.0]\npolicies: [edf]\nsamples: 1\n"
+    "duration: 100ms\nclient: serial\n"
+)
+
+_BAD = [
+    # (YAML line, sweep() arguments, the key and problem in the message)
+    ("utilizations: .inf", {"utilizations": float("inf")}, None),
+    (
+        "utilizations: [1.0, .inf]",
+        {"utilizations": [1.0, float("inf")]},
+        "utilizations[1]: .inf is not a finite number",
+    ),
+    (
+        "utilizations: [[1, 2]]",
+        {"utilizations": [[1, 2]]},
+        "utilizations[0]: give a number, not a list ([1, 2])",
+    ),
+    (
+        "utilizations: [1.0, 1.5, 1.0]",
+        {"utilizations": [1.0, 1.5, 1.0]},
+        "utilizations[2]: 1.0 is given twice",
+    ),
+    (
+        "utilizations: '123'",
+        {"utilizations": "123"},
+        "utilizations: give a list or {from, to, step}, not the text '123'",
+    ),
+    (
+        "samples: '2'",
+        {"samples": "2"},
+        "samples: give a whole number, not the text '2'",
+    ),
+    (
+        "policies: null",
+        {"policies": None},
+        "policies: give a non-empty list of policies, not null",
+    ),
+    ("batch_size: 0", {"batch_size": 0}, "batch_size: 0 is below 1"),
+    ("batch_size: -1", {"batch_size": -1}, "batch_size: -1 is below 1"),
+    ("seed: -3", {"seed": -3}, "seed: -3 is below 0"),
+    (
+        "policies: [{policy: edf, colour: red}]",
+        {"policies": [{"policy": "edf", "colour": "red"}]},
+        "policies[0]: unknown key `colour`",
+    ),
+    (
+        "policies: [edf, {policy: edf}]",
+        {"policies": ["edf", {"policy": "edf"}]},
+        "policies: `edf` is named twice",
+    ),
+    (
+        "deadlines: {min_ratio: 2}",
+        {"deadlines": {"min_ratio": 2}},
+        "deadlines.min_ratio: 2.0 is outside [0, 1]",
+    ),
+]
+
+
+def _yaml_grid(tmp_path, line):
+    g = tmp_path / "g.yaml"
+    g.write_text(_BASE_YAML + line + "\n")
+    return g
+
+
+@pytest.mark.parametrize("line,kwargs,problem", _BAD, ids=[b[0] for b in _BAD])
+def test_bad_grid_same_message_from_cli_and_python(
+    tmp_path, capsys, line, kwargs, problem
+):
+    from schedlab.__main__ import main
+
+    g = _yaml_grid(tmp_path, line)
+    out = tmp_path / "o"
+    assert main(["sweep", str(g), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    key = line.split(":")[0]
+    assert err.startswith(f"error: {g}: {key}"), err
+    if problem:
+        assert problem in err, err
+    assert not out.exists()  # nothing ran, nothing was written
+    base = {"cpus": 2, "tasks": 4, "utilizations": [1.0], "samples": 1}
+    with pytest.raises(schedlab.SchedlabError) as e:
+        schedlab.sweep(client="serial", duration="100ms", **{**base, **kwargs})
+    assert str(e.value).startswith(f"sweep(): {key}")
+    if problem:
+        assert problem in str(e.value)
+
+
+def test_bad_grid_from_the_command_is_exit_2_without_traceback(tmp_path, run):
+    for line, problem in [
+        ("samples: '2'", "samples: give a whole number"),
+        ("policies: null", "policies: give a non-empty list"),
+        ("colour: red", "unknown key `colour`"),
+    ]:
+        p = run("sweep", _yaml_grid(tmp_path, line), check=False)
+        assert p.returncode == 2 and problem in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr and "pip install" not in p.stderr
+
+
+def test_huge_grids_are_refused_at_once_with_the_count_and_the_limit(tmp_path, capsys):
+    from schedlab.__main__ import main
+    from schedlab.sweep import limits
+
+    max_cells, _ = limits()
+    t0 = time.monotonic()
+    g = _yaml_grid(tmp_path, "samples: 1e8")
+    assert main(["sweep", str(g)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"samples: 100,000,000 samples is above the limit on this machine of "
+        f"{max_cells:,} cells" in err
+    ), err
+    g = _yaml_grid(tmp_path, "utilizations: {from: 1.0, to: 2.0, step: 1e-7}")
+    assert main(["sweep", str(g)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"10,000,001 utilisations x 1 samples = 10,000,001 cells; the limit on "
+        f"this machine is {max_cells:,} cells" in err
+    ), err
+    with pytest.raises(schedlab.SchedlabError, match="above the limit"):
+        schedlab.sweep(client="serial", samples=10**9)
+    assert time.monotonic() - t0 < 5
+
+
+def test_wrong_client_type_is_a_type_error():
+    with pytest.raises(TypeError, match="client must be"):
+        schedlab.sweep(client=5, cpus=2, tasks=4, utilizations=[1.0], samples=1)
+
+
+# ---- grids that say everything --------------------------------------------------------
+
+
+def test_platform_and_scheduler_blocks_reach_the_model(tmp_path):
+    kw = {"cpus": 2, "tasks": 4, "utilizations": [1.0], "samples": 2, "seed": 3}
+    # The model's own message for a bad option, before anything runs.
+    with pytest.raises(
+        schedlab.SchedlabError, match=r"sweep\(\): policy `llf`: .*mode"
+    ):
+        schedlab.sweep(
+            client="serial",
+            policies=["llf"],
+            scheduler={"llf": {"mode": "sometimes"}},
+            **kw,
+        )
+    # The simulator's rules too (exact LLF needs per-CPU run queues), before any run.
+    with pytest.raises(
+        schedlab.SchedlabError,
+        match=r"policy `llf-exact`: llf mode exact needs per-CPU",
+    ):
+        schedlab.sweep(
+            client="serial",
+            policies=[
+                {
+                    "policy": "llf",
+                    "label": "llf-exact",
+                    "scheduler": {"llf": {"mode": "exact"}},
+                }
+            ],
+            **kw,
+        )
+    # Per-policy options with labels: the same sets under two LLF modes, side by side;
+    # each row equals a plain simulation of the generated set with that option.
+    df = schedlab.sweep(
+        client="serial",
+        duration="300ms",
+        analysis=False,
+        platform={"hz": 250},
+        policies=[
+            "llf",
+            {
+                "policy": "llf",
+                "placement": "partitioned",
+                "label": "llf-exact",
+                "scheduler": {"llf": {"mode": "exact"}},
+            },
+        ],
+        **kw,
+    )
+    assert list(df["policy"]) == ["llf", "llf", "llf-exact", "llf-exact"]
+    for _, row in df.iterrows():
+        w = schedlab.generate(
+            tasks=4,
+            utilization=1.0,
+            cpus=2,
+            seed=int(row["set_seed"]),
+            duration="300ms",
+        )
+        w["platform"]["hz"] = 250
+        if row["policy"] == "llf-exact":
+            w["scheduler"] = {"llf": {"mode": "exact"}}
+        placement = "partitioned" if row["policy"] == "llf-exact" else "global"
+        r = schedlab.simulate(w, policy="llf", placement=placement, jobs=False)
+        assert r.data["events"] == row["events"]
+        assert r.data["deadline_misses"] == row["deadline_misses"]
+
+
+def test_constrained_deadlines_and_task_bound_reach_the_generator():
+    df = schedlab.sweep(
+        client="serial",
+        cpus=2,
+        tasks=4,
+        utilizations=[1.0],
+        samples=1,
+        seed=3,
+        duration="100ms",
+        policies=["edf"],
+        deadlines={"min_ratio": 0.5},
+        max_task_utilization=0.3,
+    )
+    w = schedlab.generate(
+        tasks=4,
+        utilization=1.0,
+        cpus=2,
+        seed=int(df["set_seed"][0]),
+        deadlines="constrained",
+        deadline_ratio=0.5,
+        max_task_utilization=0.3,
+        duration="100ms",
+    )
+    a = schedlab.analyze(w)
+    got = {t: df["analysis_" + t][0] for t in schedlab.TESTS}
+    want = {
+        t["test"]: {"schedulable": True, "not-applicable": None}.get(
+            t["outcome"], False
+        )
+        for t in a["tests"]
+    }
+    assert {k: (None if pd.isna(v) else bool(v)) for k, v in got.items()} == want
+    # The set really has constrained deadlines, and the row is its simulation.
+    assert all(t["deadline"] != t["period"] for t in w["tasks"] if "deadline" in t)
+    assert any("deadline" in t for t in w["tasks"])
+    r = schedlab.simulate(w, policy="edf", placement="global", jobs=False)
+    assert r.data["events"] == df["events"][0]

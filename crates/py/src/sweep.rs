@@ -346,8 +346,14 @@ pub fn check(c: &Cell) -> Result<(), String> {
     let generated = set.to_json();
     for entry in &c.policies {
         let (label, policy, placement) = entry.resolve()?;
-        workload(&generated, c, entry, policy, placement)
+        let w = workload(&generated, c, entry, policy, placement)
             .map_err(|e| format!("policy `{label}`: {e}"))?;
+        // The simulator's own rules (e.g. an exact laxity mode's placement), without
+        // running it; a set that cannot be partitioned is a result, not a grid error.
+        match schedlab_sim::engine_for(&w, &SimOptions::default()) {
+            Ok(_) | Err(SimError::Partition(_)) => {}
+            Err(e) => return Err(format!("policy `{label}`: {e}")),
+        }
     }
     Ok(())
 }
