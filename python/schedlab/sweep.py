@@ -337,6 +337,20 @@ def _run_batch(cells_json: str) -> str:
     return native.run_cells(cells_json)
 
 
+#: Cells per native call in a serial sweep: Ctrl-C is seen between calls (the core runs
+#: with the GIL released), so a few cells keep it prompt at no measurable cost.
+_SERIAL_CHUNK = 4
+
+
+def _run_serial(batch: list[dict]) -> pd.DataFrame:
+    """Run one batch in this process, a few cells per call to the core."""
+    parts = [
+        frame(json.loads(_native.run_cells(json.dumps(batch[i : i + _SERIAL_CHUNK]))))
+        for i in range(0, len(batch), _SERIAL_CHUNK)
+    ]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
 def frame(cols: dict[str, list]) -> pd.DataFrame:
     """Columns from the Rust core as a DataFrame with fixed dtypes."""
     csw = cols["context_switches_per_cpu_per_s"]
@@ -579,8 +593,7 @@ def run(
             bar = _Progress(len(cells), len(cells) - len(todo), progress)
             frames = list(d.frames()) if d else []
 
-            def finish(batch: list[dict], cols_json: str) -> None:
-                df = frame(json.loads(cols_json))
+            def finish(batch: list[dict], df: pd.DataFrame) -> None:
                 if d:
                     d.write_batch(df, [(c["utilization"], c["sample"]) for c in batch])
                 frames.append(df)
@@ -589,7 +602,7 @@ def run(
             try:
                 if serial:
                     for b in batches:
-                        finish(b, _native.run_cells(json.dumps(b)))
+                        finish(b, _run_serial(b))
                 else:
                     from dask.distributed import as_completed
 
@@ -598,7 +611,7 @@ def run(
                         for k, b in enumerate(batches)
                     }
                     for fut in as_completed(list(futures)):
-                        finish(batches[futures[fut]], fut.result())
+                        finish(batches[futures[fut]], frame(json.loads(fut.result())))
             except KeyboardInterrupt as e:
                 e.cells_done, e.cells_total = bar.done, bar.total
                 raise

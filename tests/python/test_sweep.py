@@ -4,6 +4,7 @@ never takes a cut-short Parquet file for a finished one; bad grids fail before a
 figures are written."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -789,3 +790,103 @@ def test_constrained_deadlines_and_task_bound_reach_the_generator():
     assert any("deadline" in t for t in w["tasks"])
     r = schedlab.simulate(w, policy="edf", placement="global", jobs=False)
     assert r.data["events"] == df["events"][0]
+
+
+# ---- Python behaviour: Ctrl-C, the default client, Dask missing ----------------------
+
+
+def test_ctrl_c_ends_with_one_line_and_the_same_command_resumes(tmp_path, root):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID_YAML)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "schedlab", "sweep", str(grid), "--out", str(out)]
+    p = subprocess.Popen(
+        cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        if len(list(out.glob("batch-*.parquet"))) >= 5:
+            break
+        time.sleep(0.01)
+    p.send_signal(signal.SIGINT)
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, stderr
+    done = int(
+        re.match(
+            r"sweep: interrupted, (\d+) of 160 cells done; the same "
+            r"command resumes from the batches in ",
+            lines[0],
+        ).group(1)
+    )
+    batches = list(out.glob("batch-*.parquet"))
+    assert done == 2 * len(batches) and 0 < done < 160
+    # The same command finishes the sweep with exactly the rows of an uninterrupted one.
+    csv = tmp_path / "rows.csv"
+    r = subprocess.run(
+        cmd + ["--csv", str(csv)], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    assert f"{len(batches)} reused" in r.stdout
+    fresh = schedlab.sweep(client="serial", **_grid_kwargs())
+    rows = pd.read_csv(csv)
+    assert len(rows) == len(fresh)
+    assert (rows["set_seed"].to_numpy() == fresh["set_seed"].to_numpy()).all()
+    assert (rows["events"].to_numpy() == fresh["events"].to_numpy()).all()
+
+
+def test_default_client_works_from_a_plain_script(tmp_path, root):
+    pytest.importorskip("dask.distributed")
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import schedlab\n"  # no `if __name__ == "__main__":` guard
+        "df = schedlab.sweep(cpus=2, tasks=4, utilizations=[1.0, 1.5], samples=3,\n"
+        "                    policies=['edf'], duration='100ms', seed=2)\n"
+        "print(len(df), list(df['set_seed']))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, str(script)],
+        check=False,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    serial = schedlab.sweep(
+        client="serial",
+        cpus=2,
+        tasks=4,
+        utilizations=[1.0, 1.5],
+        samples=3,
+        policies=["edf"],
+        duration="100ms",
+        seed=2,
+    )
+    assert r.stdout.strip() == f"6 {list(serial['set_seed'])}"
+
+
+def test_without_dask_the_default_runs_serially_and_local_names_the_extra(
+    monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    kw = {
+        "cpus": 2,
+        "tasks": 4,
+        "utilizations": [1.0],
+        "samples": 2,
+        "duration": "100ms",
+    }
+    df = schedlab.sweep(**kw)
+    assert len(df) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        (
+            "sweep: Dask is not installed, running serially; "
+            "pip install 'schedlab[dask]' runs on every core"
+        )
+    ]
+    with pytest.raises(schedlab.SchedlabError, match=r"pip install 'schedlab\[dask\]'"):
+        schedlab.sweep(client="local", **kw)
