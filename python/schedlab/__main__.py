@@ -99,6 +99,43 @@ def load_grid(path):
     return out
 
 
+def summary(df, out=None) -> str:
+    """The text printed at the end: the share of sets each policy schedules per
+    utilisation (decided: no miss over a complete horizon), the share undecided (no miss,
+    horizon short of the feasibility interval) apart, and the counts."""
+    fmt = {"float_format": lambda x: f"{x:.3f}"}
+    by = df.groupby(["utilization", "policy"], sort=False)["status"]
+    share = by.value_counts(normalize=True).unstack(fill_value=0.0)
+    parts = [
+        "schedulable (no miss over the whole feasibility interval):",
+        _table(share, "schedulable").to_string(**fmt),
+    ]
+    counts = df["status"].value_counts()
+    undecided = int(counts.get("undecided", 0))
+    if undecided:
+        parts += [
+            "",
+            (
+                "undecided (no miss, but the horizon is short of the feasibility "
+                "interval: use duration: hyperperiod):"
+            ),
+            _table(share, "undecided").to_string(**fmt),
+        ]
+    parts += [
+        "",
+        f"{len(df)} rows: {int(counts.get('schedulable', 0))} schedulable, "
+        f"{int(counts.get('unschedulable', 0))} unschedulable, {undecided} undecided; "
+        f"batches: {df.attrs['batches_computed']} computed, "
+        f"{df.attrs['batches_reused']} reused" + (f"; Parquet in {out}" if out else ""),
+    ]
+    return "\n".join(parts)
+
+
+def _table(share, status):
+    col = share[status] if status in share else share.iloc[:, 0] * 0.0
+    return col.unstack()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="schedlab sweep",
@@ -152,16 +189,7 @@ def main(argv=None) -> int:
         )
         print(f"\nsweep: interrupted, {got}; {tail}", file=sys.stderr)
         return 130
-    ratio = (
-        df.groupby(["utilization", "policy"], sort=False)["schedulable"]
-        .mean()
-        .unstack()
-    )
-    print(ratio.to_string(float_format=lambda x: f"{x:.3f}"))
-    print(
-        f"\n{len(df)} rows; batches: {df.attrs['batches_computed']} computed, "
-        f"{df.attrs['batches_reused']} reused" + (f"; Parquet in {out}" if out else "")
-    )
+    print(summary(df, out))
     if plot:
         from .plot import save_figures
 

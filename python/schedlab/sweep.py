@@ -13,10 +13,13 @@ Every grid, from the command line or from :func:`sweep`, is checked by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -33,6 +36,9 @@ COLUMNS = [
     "sample",
     "set_seed",
     "schedulable",
+    "status",
+    "horizon_ns",
+    "horizon_complete",
     "deadline_misses",
     "context_switches_per_cpu_per_s",
     "preemptions",
@@ -360,6 +366,9 @@ def frame(cols: dict[str, list]) -> pd.DataFrame:
         "sample": pd.array(cols["sample"], dtype="int64"),
         "set_seed": pd.array(cols["set_seed"], dtype="int64"),
         "schedulable": pd.array(cols["schedulable"], dtype="bool"),
+        "status": pd.array(cols["status"], dtype="string"),
+        "horizon_ns": pd.array(cols["horizon_ns"], dtype="Int64"),
+        "horizon_complete": pd.array(cols["horizon_complete"], dtype="boolean"),
         "deadline_misses": pd.array(cols["deadline_misses"], dtype="Int64"),
         "context_switches_per_cpu_per_s": pd.array(
             [math.nan if v is None else v for v in csw], dtype="float64"
@@ -406,6 +415,43 @@ class _Progress:
         if self.on:
             sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+class _Interrupts:
+    """Ctrl-C at once, except while a finished batch is written and counted (then just
+    after), so that the count printed is exactly what a resume finds. Only the main
+    thread can handle signals; elsewhere nothing changes."""
+
+    def __init__(self):
+        self.critical = False
+        self.pending = False
+        self.old = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        return False
+
+    def _on_sigint(self, signum, frame):
+        if self.critical:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self.critical = True
+        try:
+            yield
+        finally:
+            self.critical = False
+        if self.pending:
+            raise KeyboardInterrupt
 
 
 def _have_dask() -> bool:
@@ -593,25 +639,35 @@ def run(
             bar = _Progress(len(cells), len(cells) - len(todo), progress)
             frames = list(d.frames()) if d else []
 
+            interrupts = _Interrupts()
+
             def finish(batch: list[dict], df: pd.DataFrame) -> None:
-                if d:
-                    d.write_batch(df, [(c["utilization"], c["sample"]) for c in batch])
-                frames.append(df)
-                bar.add(len(batch))
+                # Ctrl-C waits until the batch is on disk and counted, so the count
+                # printed is what a resume finds.
+                with interrupts.deferred():
+                    if d:
+                        d.write_batch(
+                            df, [(c["utilization"], c["sample"]) for c in batch]
+                        )
+                    frames.append(df)
+                    bar.add(len(batch))
 
             try:
-                if serial:
-                    for b in batches:
-                        finish(b, _run_serial(b))
-                else:
-                    from dask.distributed import as_completed
+                with interrupts:
+                    if serial:
+                        for b in batches:
+                            finish(b, _run_serial(b))
+                    else:
+                        from dask.distributed import as_completed
 
-                    futures = {
-                        dask_client.submit(_run_batch, json.dumps(b), pure=False): k
-                        for k, b in enumerate(batches)
-                    }
-                    for fut in as_completed(list(futures)):
-                        finish(batches[futures[fut]], frame(json.loads(fut.result())))
+                        futures = {
+                            dask_client.submit(_run_batch, json.dumps(b), pure=False): k
+                            for k, b in enumerate(batches)
+                        }
+                        for fut in as_completed(list(futures)):
+                            finish(
+                                batches[futures[fut]], frame(json.loads(fut.result()))
+                            )
             except KeyboardInterrupt as e:
                 e.cells_done, e.cells_total = bar.done, bar.total
                 raise

@@ -56,12 +56,16 @@ def test_serial_sweep_has_one_row_per_cell_and_policy(serial):
     assert list(serial["policy"].unique()) == GRID["policies"]
     # A set GFB or first-fit EDF accepts meets every deadline in its simulation.
     g = serial[(serial["policy"] == "edf") & serial["analysis_gfb"].fillna(False)]
-    assert g["schedulable"].all()
+    assert (g["deadline_misses"] == 0).all() and len(g) > 0
     p = serial[
         (serial["policy"] == "edf@partitioned")
         & serial["analysis_ffd-edf"].fillna(False)
     ]
-    assert p["schedulable"].all()
+    assert (p["deadline_misses"] == 0).all() and len(p) > 0
+    # 200 ms of log-uniform periods up to 1 s: no clean run is a decided one.
+    clean = serial["deadline_misses"] == 0
+    assert (serial.loc[clean, "status"] == "undecided").all()
+    assert not serial["schedulable"].any()
     # The same cell draws the same set under every policy.
     seeds = serial.groupby(["utilization", "sample"])["set_seed"].nunique()
     assert (seeds == 1).all()
@@ -270,11 +274,28 @@ def test_shipped_grid_loads(root):
 
     grid = load_grid(root / "examples/sweeps/grid-4cpu.yaml")
     assert grid["utilizations"] == [2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 3.75, 4.0]
-    assert grid["policies"] == ["edf", "llf", "illf", "edzl", "edf@partitioned"]
+    assert grid["policies"] == [
+        "edf",
+        "llf",
+        "illf",
+        "edzl",
+        {
+            "policy": "edzl",
+            "label": "edzl-exact",
+            "scheduler": {"edzl": {"mode": "exact"}},
+        },
+        "edf@partitioned",
+    ]
+    assert grid["duration"] == "hyperperiod"
     cells = schedlab.sweep(
-        client="serial", **{**grid, "samples": 1, "utilizations": [2.0]}
+        client="serial", **{**grid, "samples": 2, "utilizations": [2.0]}
     )
-    assert len(cells) == 5
+    assert len(cells) == 12
+    # Every set is decided: the hyperperiod (at most 200 ms, the periods dividing it) is
+    # simulated whole.
+    assert cells["horizon_complete"].all()
+    assert (cells["horizon_ns"] <= 200_000_000).all()
+    assert set(cells["status"]) <= {"schedulable", "unschedulable"}
 
 
 # ---- the sweep directory: owned, locked, written atomically ---------------------------
@@ -890,3 +911,57 @@ def test_without_dask_the_default_runs_serially_and_local_names_the_extra(
     ]
     with pytest.raises(schedlab.SchedlabError, match=r"pip install 'schedlab\[dask\]'"):
         schedlab.sweep(client="local", **kw)
+
+
+# ---- horizons that decide -------------------------------------------------------------
+
+
+def test_status_is_decided_only_over_a_complete_horizon(capsys):
+    kw = {
+        "cpus": 2,
+        "tasks": 4,
+        "utilizations": [1.0, 1.9],
+        "samples": 4,
+        "seed": 2,
+        "policies": ["edf", "llf"],
+        "periods": "10ms,20ms,40ms",
+        "analysis": False,
+    }
+    hp = schedlab.sweep(client="serial", duration="hyperperiod", **kw)
+    short = schedlab.sweep(client="serial", duration="30ms", **kw)
+    for df in (hp, short):
+        missed = df["deadline_misses"] > 0
+        assert (df.loc[missed, "status"] == "unschedulable").all()
+        assert (df["schedulable"] == (df["status"] == "schedulable")).all()
+    # Each row's horizon is its set's own (the simulator's hyperperiod; 40 ms at most).
+    for _, row in hp.iterrows():
+        w = schedlab.generate(
+            tasks=4,
+            utilization=row["utilization"],
+            cpus=2,
+            seed=int(row["set_seed"]),
+            periods="10ms,20ms,40ms",
+            duration="1s",
+        )
+        w["duration"] = "hyperperiod"
+        r = schedlab.simulate(w, policy=row["policy"], placement="global", jobs=False)
+        assert r.data["duration_ns"] == row["horizon_ns"] <= 40_000_000
+        assert r.data["horizon_complete"] is True and row["horizon_complete"]
+        assert r.data["deadline_misses"] == row["deadline_misses"]
+        want = "schedulable" if r.data["deadline_misses"] == 0 else "unschedulable"
+        assert row["status"] == want
+    assert (hp["status"] == "schedulable").sum() > 0
+    # 30 ms is short of a 40 ms hyperperiod whenever a 40 ms period was drawn: a clean
+    # run there is undecided, never schedulable.
+    inc = ~short["horizon_complete"].astype(bool)
+    assert inc.any()
+    assert set(short.loc[inc, "status"]) <= {"undecided", "unschedulable"}
+    assert (
+        short.loc[inc & (short["deadline_misses"] == 0), "status"] == "undecided"
+    ).all()
+    # The summary counts undecided cells apart.
+    from schedlab.__main__ import summary
+
+    text = summary(short)
+    n = int((short["status"] == "undecided").sum())
+    assert f", {n} undecided;" in text and "undecided (no miss" in text

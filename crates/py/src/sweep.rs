@@ -8,7 +8,9 @@
 use schedlab_analysis::{
     analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TESTS,
 };
-use schedlab_model::{parse_duration, Overrides, Placement, Policy, Workload};
+use schedlab_model::{
+    parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
+};
 use schedlab_sim::{simulate, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -28,7 +30,7 @@ pub struct Cell {
     pub sample: u64,
     /// The sweep's seed.
     pub seed: u64,
-    /// Simulated time, e.g. `1s`.
+    /// Simulated time, e.g. `1s`, `hyperperiod` or `hyperperiod<=20s`.
     pub duration: String,
     /// Generator.
     #[serde(default = "default_method")]
@@ -145,6 +147,12 @@ fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<Strin
     let Value::Object(top) = &mut w else {
         return Err("generated workload is not a mapping".into());
     };
+    if let SimDuration::Hyperperiod { .. } = sim_duration(c)? {
+        top.insert(
+            "duration".into(),
+            Value::String(c.duration.trim().to_string()),
+        );
+    }
     for (key, block) in [
         ("platform", c.platform.as_ref()),
         ("scheduler", c.scheduler.as_ref()),
@@ -182,8 +190,15 @@ pub struct Row {
     pub sample: u64,
     /// The task set's seed.
     pub set_seed: u64,
-    /// No deadline missed (false when partitioning failed).
+    /// `status == "schedulable"`.
     pub schedulable: bool,
+    /// `schedulable`: no miss over a complete horizon (the feasibility interval);
+    /// `unschedulable`: a miss, or no partition; `undecided`: no miss, horizon incomplete.
+    pub status: &'static str,
+    /// Simulated time (None when not simulated).
+    pub horizon_ns: Option<u64>,
+    /// The run covered the set's feasibility interval (None when not simulated).
+    pub horizon_complete: Option<bool>,
     /// Deadline misses (None when the tasks could not be partitioned).
     pub deadline_misses: Option<u64>,
     /// context switches / CPUs / simulated seconds (None when not simulated).
@@ -222,6 +237,18 @@ pub fn columns(rows: &[Row]) -> serde_json::Value {
     m.insert(
         "schedulable".into(),
         json!(rows.iter().map(|r| r.schedulable).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "status".into(),
+        json!(rows.iter().map(|r| r.status).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "horizon_ns".into(),
+        json!(rows.iter().map(|r| r.horizon_ns).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "horizon_complete".into(),
+        json!(rows.iter().map(|r| r.horizon_complete).collect::<Vec<_>>()),
     );
     m.insert(
         "deadline_misses".into(),
@@ -282,8 +309,18 @@ pub fn parse_policy(text: &str) -> Result<(Policy, Placement), String> {
     Ok((Policy::parse(p)?, pl))
 }
 
+/// The cell's simulated time: a fixed duration, or the hyperperiod up to a cap.
+fn sim_duration(c: &Cell) -> Result<SimDuration, String> {
+    parse_sim_duration(&c.duration).map_err(|e| format!("duration: {e}"))
+}
+
 fn spec_of(c: &Cell) -> Result<GenSpec, String> {
-    let duration = parse_duration(&c.duration).map_err(|e| format!("duration: {e}"))?;
+    // The generator writes a fixed duration; `hyperperiod` replaces it in the workload
+    // (see `workload_json`), where the model works the horizon out.
+    let duration = match sim_duration(c)? {
+        SimDuration::Fixed(ns) => ns,
+        SimDuration::Hyperperiod { cap } => cap,
+    };
     let granularity = parse_duration(&c.granularity).map_err(|e| format!("granularity: {e}"))?;
     let periods = if let Some((a, b)) = c.periods.split_once("..") {
         Periods::LogUniform {
@@ -406,6 +443,9 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
             sample: c.sample,
             set_seed: spec.seed,
             schedulable: false,
+            status: "unschedulable",
+            horizon_ns: None,
+            horizon_complete: None,
             deadline_misses: None,
             context_switches_per_cpu_per_s: None,
             preemptions: None,
@@ -415,7 +455,10 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         };
         match simulate(&w, &SimOptions::default()) {
             Ok(r) => rows.push(Row {
-                schedulable: r.deadline_misses == 0,
+                status: status(r.deadline_misses, r.horizon_complete),
+                schedulable: status(r.deadline_misses, r.horizon_complete) == "schedulable",
+                horizon_ns: Some(r.duration_ns),
+                horizon_complete: Some(r.horizon_complete),
                 deadline_misses: Some(r.deadline_misses),
                 context_switches_per_cpu_per_s: Some(r.context_switches_per_cpu_per_s),
                 preemptions: Some(r.preemptions),
@@ -429,4 +472,14 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         }
     }
     Ok(rows)
+}
+
+/// A simulated cell's verdict: a miss decides `unschedulable`; no miss decides
+/// `schedulable` only over a complete horizon, and is `undecided` otherwise.
+pub fn status(misses: u64, horizon_complete: bool) -> &'static str {
+    match (misses, horizon_complete) {
+        (0, true) => "schedulable",
+        (0, false) => "undecided",
+        _ => "unschedulable",
+    }
 }
