@@ -965,3 +965,32 @@ def test_status_is_decided_only_over_a_complete_horizon(capsys):
     text = summary(short)
     n = int((short["status"] == "undecided").sum())
     assert f", {n} undecided;" in text and "undecided (no miss" in text
+
+
+def test_ctrl_c_at_the_terminal_through_the_cli_is_one_line_and_130(
+    tmp_path, schedlab, root
+):
+    # A terminal's Ctrl-C signals the whole process group: the Rust CLI and its Python.
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID_YAML.replace("duration: 4s", "duration: 2s"))
+    out = tmp_path / "out"
+    p = subprocess.Popen(
+        [str(schedlab), "sweep", str(grid), "--out", str(out)],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        if len(list(out.glob("batch-*.parquet"))) >= 2:
+            break
+        time.sleep(0.01)
+    os.killpg(p.pid, signal.SIGINT)
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("sweep: interrupted, "), stderr
+    n = len(list(out.glob("batch-*.parquet")))
+    assert f", {2 * n} of 160 cells done; the same command resumes" in lines[0]
