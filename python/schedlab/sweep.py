@@ -14,6 +14,7 @@ Every grid, from the command line or from :func:`sweep`, is checked by
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -46,6 +47,18 @@ COLUMNS = [
     "events",
 ]
 
+#: The grid's other axes: each a value or a list of values (numbers also
+#: ``{from, to, step}``); every combination is swept, and each row names its own values
+#: in these columns (``deadline_min_ratio`` empty for implicit deadlines).
+AXES = (
+    "cpus",
+    "tasks",
+    "max_task_utilization",
+    "deadline_min_ratio",
+    "method",
+    "periods",
+)
+
 #: Grid keys whose values a finished sweep may extend (they are not part of its hash).
 EXTENDABLE = ("utilizations", "samples")
 
@@ -57,7 +70,7 @@ _ROW_BYTES = 1024
 
 def expected_columns() -> list[str]:
     """Every column of a sweep's rows, in order."""
-    return COLUMNS + ["analysis_" + t for t in _native.test_names()]
+    return list(AXES) + COLUMNS + ["analysis_" + t for t in _native.test_names()]
 
 
 def _memory_bytes() -> int:
@@ -196,14 +209,59 @@ def _policies(c: _Check, v: Any) -> list:
     return out
 
 
+def _axis(c: _Check, key: str, v: Any, one, numeric: bool) -> Any:
+    """An axis: one value (kept as given), a list of values (no value twice), or for a
+    numeric axis ``{from, to, step}``; each value checked by ``one(key, value)``."""
+    if numeric and isinstance(v, dict):
+        unknown = sorted(set(v) - {"from", "to", "step"})
+        if unknown or not {"from", "to", "step"} <= set(v):
+            c.fail(key, "give a value, a list or {from: A, to: B, step: S}")
+        a = c.number(key + ".from", v["from"])
+        b = c.number(key + ".to", v["to"])
+        st = c.number(key + ".step", v["step"])
+        if st <= 0:
+            c.fail(key + ".step", f"{st} must be positive")
+        if b < a:
+            c.fail(key, f"from {a} is above to {b}")
+        n = math.floor((b - a) / st + 1e-9) + 1
+        if n > 10_000:
+            c.fail(key, f"{n:,} values; an axis takes at most 10,000")
+        v = [round(a + i * st, 10) for i in range(n)]
+    if isinstance(v, (list, tuple)):
+        if not v:
+            c.fail(key, "give at least one value")
+        out = [one(f"{key}[{i}]", x) for i, x in enumerate(v)]
+        for i, x in enumerate(out):
+            if x in out[:i]:
+                c.fail(f"{key}[{i}]", f"{x} is given twice")
+        return out
+    return one(key, v)
+
+
+def values(g: dict[str, Any], axis: str) -> list:
+    """The values of one of :data:`AXES` in a normalised grid (None: implicit deadlines)."""
+    if axis == "deadline_min_ratio":
+        d = g["deadlines"]
+        v = None if d is None else d["min_ratio"]
+    else:
+        v = g[axis]
+    return list(v) if isinstance(v, list) else [v]
+
+
 def _deadlines(c: _Check, v: Any) -> dict | None:
     if v is None or v == "implicit":
         return None
     if isinstance(v, dict) and set(v) == {"min_ratio"}:
-        r = c.number("deadlines.min_ratio", v["min_ratio"])
-        if not 0.0 <= r <= 1.0:
-            c.fail("deadlines.min_ratio", f"{r} is outside [0, 1]")
-        return {"min_ratio": r}
+
+        def ratio(key, x):
+            r = c.number(key, x)
+            if not 0.0 <= r <= 1.0:
+                c.fail(key, f"{r} is outside [0, 1]")
+            return r
+
+        return {
+            "min_ratio": _axis(c, "deadlines.min_ratio", v["min_ratio"], ratio, True)
+        }
     c.fail("deadlines", f"give `implicit` or {{min_ratio: R}}, not {_show(v)}")
     return None  # pragma: no cover
 
@@ -217,8 +275,12 @@ def normalize_grid(raw: dict[str, Any], source: str) -> dict[str, Any]:
     c = _Check(source)
     max_cells, max_rows = limits()
     g: dict[str, Any] = {}
-    g["cpus"] = c.integer("cpus", raw.get("cpus", 4), 1)
-    g["tasks"] = c.integer("tasks", raw.get("tasks", 16), 1)
+    g["cpus"] = _axis(
+        c, "cpus", raw.get("cpus", 4), lambda k, x: c.integer(k, x, 1), True
+    )
+    g["tasks"] = _axis(
+        c, "tasks", raw.get("tasks", 16), lambda k, x: c.integer(k, x, 1), True
+    )
     g["samples"] = c.integer("samples", raw.get("samples", 20), 1)
     if g["samples"] > max_cells:
         c.fail(
@@ -235,11 +297,15 @@ def normalize_grid(raw: dict[str, Any], source: str) -> dict[str, Any]:
     if isinstance(d, bool) or not isinstance(d, (int, str)):
         c.fail("duration", f"give a duration such as '1s' (or int ns), not {_show(d)}")
     g["duration"] = str(d)
-    g["method"] = c.text("method", raw.get("method", "uunifast-discard"))
-    g["periods"] = c.text("periods", raw.get("periods", "10ms..1000ms"))
+    g["method"] = _axis(
+        c, "method", raw.get("method", "uunifast-discard"), c.text, False
+    )
+    g["periods"] = _axis(
+        c, "periods", raw.get("periods", "10ms..1000ms"), c.text, False
+    )
     g["granularity"] = c.text("granularity", raw.get("granularity", "1ms"))
-    g["max_task_utilization"] = c.number(
-        "max_task_utilization", raw.get("max_task_utilization", 1.0)
+    g["max_task_utilization"] = _axis(
+        c, "max_task_utilization", raw.get("max_task_utilization", 1.0), c.number, True
     )
     g["deadlines"] = _deadlines(c, raw.get("deadlines"))
     for block in ("scheduler", "platform"):
@@ -252,18 +318,21 @@ def normalize_grid(raw: dict[str, Any], source: str) -> dict[str, Any]:
     b = raw.get("batch_size")
     g["batch_size"] = None if b is None else c.integer("batch_size", b, 1)
 
-    cells = len(g["utilizations"]) * g["samples"]
+    combos = math.prod(len(values(g, a)) for a in AXES)
+    cells = combos * len(g["utilizations"]) * g["samples"]
     rows = cells * len(g["policies"])
     if cells > max_cells or rows > max_rows:
         c.fail(
             "samples",
+            f"{combos:,} axis combinations x "
             f"{len(g['utilizations']):,} utilisations x {g['samples']:,} samples x "
             f"{len(g['policies'])} policies = {rows:,} rows in {cells:,} cells; the "
             f"limits on this machine are {max_cells:,} cells and {max_rows:,} rows "
             "(a quarter of its memory): split the sweep",
         )
-    # The Rust core checks one cell per utilisation (the sample does not change a rule).
-    probe = [_cell(g, u, 0) for u in g["utilizations"]]
+    # The Rust core checks one cell per combination and utilisation (the sample does not
+    # change a rule).
+    probe = [_cell(g, a, u, 0) for a in combinations(g) for u in g["utilizations"]]
     try:
         _native.check_cells(json.dumps(probe))
     except SchedlabError as e:
@@ -300,20 +369,48 @@ def provenance(g: dict[str, Any]) -> dict[str, str]:
 # ---- cells and batches ---------------------------------------------------------------
 
 
-def _cell(g: dict[str, Any], u: float, s: int) -> dict[str, Any]:
-    d = g["deadlines"]
+def combinations(g: dict[str, Any]) -> list[tuple]:
+    """Every combination of the :data:`AXES`' values, in the grid's order."""
+    return list(itertools.product(*(values(g, a) for a in AXES)))
+
+
+def cells_of(g: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every cell of a normalised grid: combinations, then utilisations, then samples."""
+    return [
+        _cell(g, a, u, s)
+        for a in combinations(g)
+        for u in g["utilizations"]
+        for s in range(g["samples"])
+    ]
+
+
+def cell_key(c: dict[str, Any]) -> tuple:
+    """A cell's coordinates: its axes' values, utilisation and sample."""
+    return (*(c[a] for a in AXES), c["utilization"], c["sample"])
+
+
+def row_keys(df: pd.DataFrame) -> list[tuple]:
+    """Each row's cell coordinates, as :func:`cell_key` gives them."""
+    cols = [df[a].tolist() for a in (*AXES, "utilization", "sample")]
+    k = AXES.index("deadline_min_ratio")
+    cols[k] = [None if pd.isna(r) else r for r in cols[k]]  # NaN: implicit deadlines
+    return list(zip(*cols))
+
+
+def _cell(g: dict[str, Any], axes: tuple, u: float, s: int) -> dict[str, Any]:
+    cpus, tasks, bound, ratio, method, periods = axes
     return {
-        "cpus": g["cpus"],
-        "tasks": g["tasks"],
+        "cpus": cpus,
+        "tasks": tasks,
         "utilization": float(u),
         "sample": s,
         "seed": g["seed"],
         "duration": g["duration"],
-        "method": g["method"],
-        "periods": g["periods"],
+        "method": method,
+        "periods": periods,
         "granularity": g["granularity"],
-        "max_task_utilization": g["max_task_utilization"],
-        "deadline_min_ratio": None if d is None else d["min_ratio"],
+        "max_task_utilization": bound,
+        "deadline_min_ratio": ratio,
         "scheduler": g["scheduler"],
         "platform": g["platform"],
         "policies": g["policies"],
@@ -351,16 +448,31 @@ _SERIAL_CHUNK = 4
 def _run_serial(batch: list[dict]) -> pd.DataFrame:
     """Run one batch in this process, a few cells per call to the core."""
     parts = [
-        frame(json.loads(_native.run_cells(json.dumps(batch[i : i + _SERIAL_CHUNK]))))
-        for i in range(0, len(batch), _SERIAL_CHUNK)
+        frame(json.loads(_native.run_cells(json.dumps(part))), part)
+        for part in (
+            batch[i : i + _SERIAL_CHUNK] for i in range(0, len(batch), _SERIAL_CHUNK)
+        )
     ]
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 
-def frame(cols: dict[str, list]) -> pd.DataFrame:
-    """Columns from the Rust core as a DataFrame with fixed dtypes."""
+def frame(cols: dict[str, list], batch: list[dict[str, Any]]) -> pd.DataFrame:
+    """Columns from the Rust core (the rows of ``batch``'s cells, each under every
+    policy in turn) as a DataFrame with fixed dtypes, led by the cells' axis values."""
     csw = cols["context_switches_per_cpu_per_s"]
+    per = len(cols["policy"]) // max(len(batch), 1)
+
+    def axis(a):
+        return [c[a] for c in batch for _ in range(per)]
+
+    ratio = [math.nan if r is None else r for r in axis("deadline_min_ratio")]
     data = {
+        "cpus": pd.array(axis("cpus"), dtype="int64"),
+        "tasks": pd.array(axis("tasks"), dtype="int64"),
+        "max_task_utilization": pd.array(axis("max_task_utilization"), dtype="float64"),
+        "deadline_min_ratio": pd.array(ratio, dtype="float64"),
+        "method": pd.array(axis("method"), dtype="string"),
+        "periods": pd.array(axis("periods"), dtype="string"),
         "utilization": pd.array(cols["utilization"], dtype="float64"),
         "policy": pd.array(cols["policy"], dtype="string"),
         "sample": pd.array(cols["sample"], dtype="int64"),
@@ -602,9 +714,7 @@ def run(
     ``cells_done`` and ``cells_total``."""
     from .sweepdir import SweepDir
 
-    cells = [
-        _cell(grid, u, s) for u in grid["utilizations"] for s in range(grid["samples"])
-    ]
+    cells = cells_of(grid)
     serial = isinstance(client, str) and client == "serial"
     if client is None and not _have_dask():
         print(
@@ -632,7 +742,7 @@ def run(
         names = labels(grid)
         with SweepDir.open(out, grid, meta, names) as d:
             done = d.done_cells() if d else set()
-            todo = [c for c in cells if (c["utilization"], c["sample"]) not in done]
+            todo = [c for c in cells if cell_key(c) not in done]
             batches = [
                 todo[i : i + batch_size] for i in range(0, len(todo), batch_size)
             ]
@@ -646,9 +756,7 @@ def run(
                 # printed is what a resume finds.
                 with interrupts.deferred():
                     if d:
-                        d.write_batch(
-                            df, [(c["utilization"], c["sample"]) for c in batch]
-                        )
+                        d.write_batch(df, [cell_key(c) for c in batch])
                     frames.append(df)
                     bar.add(len(batch))
 
@@ -666,7 +774,8 @@ def run(
                         }
                         for fut in as_completed(list(futures)):
                             finish(
-                                batches[futures[fut]], frame(json.loads(fut.result()))
+                                batches[futures[fut]],
+                                frame(json.loads(fut.result()), batches[futures[fut]]),
                             )
             except KeyboardInterrupt as e:
                 e.cells_done, e.cells_total = bar.done, bar.total
@@ -681,16 +790,13 @@ def run(
             cluster.close()
 
     result = pd.concat(frames, ignore_index=True)
-    wanted = pd.MultiIndex.from_tuples(
-        [(c["utilization"], c["sample"]) for c in cells],
-        names=["utilization", "sample"],
-    )
-    have = pd.MultiIndex.from_frame(result[["utilization", "sample"]])
-    result = result[have.isin(wanted)]
+    # Only this grid's cells (a directory may hold more, from a larger grid).
+    wanted = {cell_key(c) for c in cells}
+    result = result[[k in wanted for k in row_keys(result)]]
     order = {p: k for k, p in enumerate(names)}
     result = (
         result.assign(_p=result["policy"].map(order))
-        .sort_values(["utilization", "_p", "sample"], kind="stable")
+        .sort_values([*AXES, "utilization", "_p", "sample"], kind="stable")
         .drop(columns="_p")
         .reset_index(drop=True)
     )

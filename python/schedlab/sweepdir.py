@@ -7,7 +7,8 @@ Layout of ``DIR``:
   its SHA-256; written once, when the directory is new.
 - ``batch-NNNNNN.parquet``: finished rows. Each file's key-value metadata holds
   ``schedlab_version``, ``grid`` (the whole grid, JSON), ``grid_hash``, ``seed`` and
-  ``cells`` (the ``[utilization, sample]`` pairs it holds). A batch is reused only when
+  ``cells`` (the coordinates of the cells it holds: the axes' values, utilisation and
+  sample). A batch is reused only when
   its hash and version are this sweep's and its rows are exactly its cells under every
   policy, with the columns and task-set seeds they must have; any other file is reported
   by name (``ignored``) and never read into the result, nor overwritten.
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import sys
+from collections import Counter
 from typing import Any, Callable
 
 import pandas as pd
@@ -125,7 +127,7 @@ class SweepDir:
         self.ignored: dict[str, str] = {}
         self.reused = 0
         self._frames: list[pd.DataFrame] = []
-        self._done: set[tuple[float, int]] = set()
+        self._done: set[tuple] = set()
         self._next = 0
         self._lock_fd: int | None = None
 
@@ -297,25 +299,25 @@ class SweepDir:
 
         if table.column_names != expected_columns():
             return "its columns are not a sweep's"
+        from .sweep import row_keys
+
         try:
-            cells = [(float(u), int(s)) for u, s in json.loads(md["cells"])]
+            cells = [tuple(k) for k in json.loads(md["cells"])]
+            if not cells or any(len(k) != len(cells[0]) for k in cells):
+                raise ValueError
         except (ValueError, TypeError):
             return "its cell list is unreadable"
         if table.num_rows != len(cells) * len(self.names):
             return f"{table.num_rows} rows for {len(cells)} cells x {len(self.names)} policies"
         df = table.to_pandas()
-        got = sorted(
-            zip(
-                df["utilization"].tolist(), df["policy"].tolist(), df["sample"].tolist()
-            )
-        )
-        want = sorted((u, p, s) for u, s in cells for p in self.names)
+        keys = row_keys(df)
+        got = Counter(zip(keys, df["policy"].tolist()))
+        want = Counter((k, p) for k in cells for p in self.names)
         if got != want:
             return "its rows are not the cells its metadata lists"
         seed = self.grid["seed"]
-        seeds = {(u, s): _native.set_seed(seed, u, s) for u, s in cells}
-        for u, s, ss in zip(df["utilization"], df["sample"], df["set_seed"]):
-            if seeds[(u, int(s))] != ss:
+        for (*_, u, s), ss in zip(keys, df["set_seed"].tolist()):
+            if _native.set_seed(seed, u, s) != ss:
                 return "its task-set seeds are not this grid's"
         if self._done & set(cells):
             return "repeats cells of another batch"
@@ -336,15 +338,16 @@ class SweepDir:
                 file=sys.stderr,
             )
 
-    def done_cells(self) -> set[tuple[float, int]]:
-        """(utilization, sample) of every cell already in a valid batch."""
+    def done_cells(self) -> set[tuple]:
+        """Coordinates (:func:`schedlab.sweep.cell_key`) of every cell already in a valid
+        batch."""
         return set(self._done)
 
     def frames(self):
         """The valid batches' rows."""
         return iter(self._frames)
 
-    def write_batch(self, df: pd.DataFrame, cells: list[tuple[float, int]]) -> str:
+    def write_batch(self, df: pd.DataFrame, cells: list[tuple]) -> str:
         """Write a finished batch under a new name; returns its path."""
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -354,7 +357,7 @@ class SweepDir:
         table = pa.Table.from_pandas(df, preserve_index=False)
         md = dict(table.schema.metadata or {})
         md.update({k.encode(): v.encode() for k, v in self.meta.items()})
-        md[b"cells"] = json.dumps([[u, s] for u, s in cells]).encode()
+        md[b"cells"] = json.dumps([list(k) for k in cells]).encode()
         table = table.replace_schema_metadata(md)
         write_atomic(path, lambda f: pq.write_table(table, f))
         return path

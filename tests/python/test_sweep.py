@@ -333,7 +333,10 @@ def test_batches_carry_the_grid_hash_version_and_cells(tmp_path):
         assert md["seed"] == "11"
         assert json.loads(md["grid"])["utilizations"] == [1.0, 1.5]
         cells += [tuple(c) for c in json.loads(md["cells"])]
-    assert sorted(cells) == [(u, s) for u in (1.0, 1.5) for s in range(3)]
+    # Each cell's coordinates: cpus, tasks, task bound, deadline ratio (implicit: None),
+    # method, periods, utilisation, sample.
+    axes = (2, 4, 1.0, None, "uunifast-discard", "10ms..1000ms")
+    assert sorted(cells) == [(*axes, u, s) for u in (1.0, 1.5) for s in range(3)]
     assert df.attrs["schedlab_version"] == schedlab.__version__
     assert json.loads(df.attrs["grid"])["samples"] == 3
     assert df.attrs["seed"] == "11"
@@ -994,3 +997,67 @@ def test_ctrl_c_at_the_terminal_through_the_cli_is_one_line_and_130(
     assert len(lines) == 1 and lines[0].startswith("sweep: interrupted, "), stderr
     n = len(list(out.glob("batch-*.parquet")))
     assert f", {2 * n} of 160 cells done; the same command resumes" in lines[0]
+
+
+def test_every_axis_takes_a_list_and_each_combination_is_its_own_sweep(tmp_path):
+    axes = {
+        "cpus": [2, 3],
+        "tasks": [4, 5],
+        "max_task_utilization": [0.6, 1.0],
+        "deadlines": {"min_ratio": [0.5, 1.0]},
+        "method": ["uunifast-discard", "randfixedsum"],
+        "periods": ["10ms,20ms,40ms", "10ms..100ms"],
+    }
+    base = {
+        "utilizations": [1.0, 1.2],
+        "samples": 2,
+        "seed": 9,
+        "duration": "60ms",
+        "policies": ["edf", "edf@partitioned"],
+        "analysis": False,
+    }
+    out = tmp_path / "o"
+    df = schedlab.sweep(client="serial", out=str(out), **base, **axes)
+    assert len(df) == 2**6 * 2 * 2 * 2
+    # Each combination's rows are exactly the sweep of that combination alone.
+    one = {
+        "cpus": 3,
+        "tasks": 5,
+        "max_task_utilization": 0.6,
+        "deadlines": {"min_ratio": 0.5},
+        "method": "randfixedsum",
+        "periods": "10ms..100ms",
+    }
+    alone = schedlab.sweep(client="serial", **base, **one)
+    sel = df[
+        (df["cpus"] == 3)
+        & (df["tasks"] == 5)
+        & (df["max_task_utilization"] == 0.6)
+        & (df["deadline_min_ratio"] == 0.5)
+        & (df["method"] == "randfixedsum")
+        & (df["periods"] == "10ms..100ms")
+    ].reset_index(drop=True)
+    pd.testing.assert_frame_equal(sel, alone)
+    # Extended by samples on every combination; the axes themselves are the grid.
+    more = schedlab.sweep(
+        client="serial", out=str(out), **{**base, "samples": 3}, **axes
+    )
+    assert len(more) == 2**6 * 2 * 3 * 2
+    assert more.attrs["batches_reused"] == df.attrs["batches"]
+    with pytest.raises(schedlab.SchedlabError, match="differs in cpus"):
+        schedlab.sweep(client="serial", out=str(out), **base, **{**axes, "cpus": [2]})
+    with pytest.raises(schedlab.SchedlabError, match=r"cpus\[1\]: 2 is given twice"):
+        schedlab.sweep(client="serial", **base, **{**axes, "cpus": [2, 2]})
+
+
+def test_a_numeric_axis_takes_a_range_from_the_grid_file(tmp_path, capsys):
+    from schedlab.__main__ import load_grid
+
+    g = tmp_path / "g.yaml"
+    g.write_text(
+        _BASE_YAML.replace("cpus: 2\n", "cpus: {from: 2, to: 4, step: 1}\n")
+        + "max_task_utilization: [0.5, 1]\n"
+    )
+    grid = load_grid(g)
+    assert grid["cpus"] == [2, 3, 4]
+    assert grid["max_task_utilization"] == [0.5, 1.0]
