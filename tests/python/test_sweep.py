@@ -3,6 +3,7 @@ serial results; a sweep killed half-way resumes without recomputing finished bat
 never takes a cut-short Parquet file for a finished one; bad grids fail before any work;
 figures are written."""
 
+import importlib
 import os
 import re
 import signal
@@ -17,6 +18,9 @@ import pytest
 schedlab = pytest.importorskip(
     "schedlab", reason="the schedlab Python package is not installed (pip install .)"
 )
+
+# The sweep module itself (``schedlab.sweep`` is also the name of the public function).
+sweep_module = importlib.import_module("schedlab.sweep")
 
 GRID = {
     "cpus": 4,
@@ -662,11 +666,18 @@ def test_bad_grid_same_message_from_cli_and_python(
         assert problem in err, err
     assert not out.exists()  # nothing ran, nothing was written
     base = {"cpus": 2, "tasks": 4, "utilizations": [1.0], "samples": 1}
+    args = {"client": "serial", "duration": "100ms", **base, **kwargs}
+    # The grid check sweep() runs: the same key and problem as the grid file's.
     with pytest.raises(schedlab.SchedlabError) as e:
-        schedlab.sweep(client="serial", duration="100ms", **{**base, **kwargs})
+        sweep_module.sweep(**args)
     assert str(e.value).startswith(f"sweep(): {key}")
     if problem:
         assert problem in str(e.value)
+    # The public function refuses it too (a wrong type may be a TypeError there), naming
+    # the key.
+    with pytest.raises((schedlab.SchedlabError, TypeError)) as e:
+        schedlab.sweep(**args)
+    assert key.split(".")[0] in str(e.value)
 
 
 def test_bad_grid_from_the_command_is_exit_2_without_traceback(tmp_path, run):
@@ -1017,7 +1028,7 @@ def test_every_axis_takes_a_list_and_each_combination_is_its_own_sweep(tmp_path)
         "analysis": False,
     }
     out = tmp_path / "o"
-    df = schedlab.sweep(client="serial", out=str(out), **base, **axes)
+    df = sweep_module.sweep(client="serial", out=str(out), **base, **axes)
     assert len(df) == 2**6 * 2 * 2 * 2
     # Each combination's rows are exactly the sweep of that combination alone.
     one = {
@@ -1039,15 +1050,17 @@ def test_every_axis_takes_a_list_and_each_combination_is_its_own_sweep(tmp_path)
     ].reset_index(drop=True)
     pd.testing.assert_frame_equal(sel, alone)
     # Extended by samples on every combination; the axes themselves are the grid.
-    more = schedlab.sweep(
+    more = sweep_module.sweep(
         client="serial", out=str(out), **{**base, "samples": 3}, **axes
     )
     assert len(more) == 2**6 * 2 * 3 * 2
     assert more.attrs["batches_reused"] == df.attrs["batches"]
     with pytest.raises(schedlab.SchedlabError, match="differs in cpus"):
-        schedlab.sweep(client="serial", out=str(out), **base, **{**axes, "cpus": [2]})
+        sweep_module.sweep(
+            client="serial", out=str(out), **base, **{**axes, "cpus": [2]}
+        )
     with pytest.raises(schedlab.SchedlabError, match=r"cpus\[1\]: 2 is given twice"):
-        schedlab.sweep(client="serial", **base, **{**axes, "cpus": [2, 2]})
+        sweep_module.sweep(client="serial", **base, **{**axes, "cpus": [2, 2]})
 
 
 def test_a_numeric_axis_takes_a_range_from_the_grid_file(tmp_path, capsys):
