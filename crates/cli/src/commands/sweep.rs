@@ -23,10 +23,7 @@ A grid (docs/analysis.md):
   samples: 100
   duration: 1s
 
-Needs the Python package: pip install . from the repository root; its extra
-schedlab[dask] (pip install '.[dask]') runs the default local client on every core, which
-runs serially without it. Ctrl-C keeps the finished batches (with --out): the same command
-resumes.";
+Needs the Python package: pip install . (which also installs this command); Dask: pip install '.[dask]'.";
 
 /// `schedlab sweep`
 #[derive(Debug, Args)]
@@ -35,11 +32,13 @@ pub struct SweepArgs {
     #[arg(value_name = "GRID")]
     pub grid: PathBuf,
 
-    /// Directory for the Parquet results; a sweep started again on it resumes.
+    /// Directory for the Parquet results, owned by the grid; a sweep started again on it
+    /// (after Ctrl-C or a kill) resumes, and one with more samples or utilisations extends it.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// serial, local (a Dask cluster on this machine, the default) or a scheduler address.
+    /// serial, local (Dask threads on this machine; the default, serial without Dask) or a
+    /// scheduler address.
     #[arg(long, value_name = "serial|local|ADDRESS")]
     pub client: Option<String>,
 
