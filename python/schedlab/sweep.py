@@ -802,6 +802,7 @@ def run(
     )
     result["policy"] = result["policy"].astype("string")
     result.attrs.update(meta)
+    result.attrs["seed"] = grid["seed"]  # an int here; text in Parquet's metadata
     result.attrs.update(
         batches=reused + len(batches),
         batches_computed=len(batches),

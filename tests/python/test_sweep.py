@@ -343,7 +343,7 @@ def test_batches_carry_the_grid_hash_version_and_cells(tmp_path):
     assert sorted(cells) == [(*axes, u, s) for u in (1.0, 1.5) for s in range(3)]
     assert df.attrs["schedlab_version"] == schedlab.__version__
     assert json.loads(df.attrs["grid"])["samples"] == 3
-    assert df.attrs["seed"] == "11"
+    assert df.attrs["seed"] == 11
 
 
 def test_directory_of_a_foreign_grid_is_refused_and_its_batches_never_reused(tmp_path):
