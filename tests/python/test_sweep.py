@@ -192,7 +192,15 @@ client: serial
 """
 
 
-def test_killed_sweep_resumes_without_recomputing_finished_batches(tmp_path, root):
+@pytest.fixture(scope="module")
+def uninterrupted():
+    """The GRID_YAML sweep run once, in one go, in this process."""
+    return schedlab.sweep(client="serial", **_grid_kwargs())
+
+
+def test_killed_sweep_resumes_without_recomputing_finished_batches(
+    tmp_path, root, uninterrupted
+):
     grid = tmp_path / "grid.yaml"
     grid.write_text(GRID_YAML)
     out = tmp_path / "out"
@@ -226,7 +234,7 @@ def test_killed_sweep_resumes_without_recomputing_finished_batches(tmp_path, roo
     for name, stamp in before.items():
         f = out / name
         assert (f.stat().st_ino, f.stat().st_mtime_ns) == stamp, f"{name} was rewritten"
-    fresh = schedlab.sweep(client="serial", **_grid_kwargs())
+    fresh = uninterrupted
     pd.testing.assert_frame_equal(df, fresh)
     # A finished sweep started again computes nothing.
     again = schedlab.sweep(client="serial", out=str(out), **_grid_kwargs())
@@ -830,7 +838,9 @@ def test_constrained_deadlines_and_task_bound_reach_the_generator():
 # ---- Python behaviour: Ctrl-C, the default client, Dask missing ----------------------
 
 
-def test_ctrl_c_ends_with_one_line_and_the_same_command_resumes(tmp_path, root):
+def test_ctrl_c_ends_with_one_line_and_the_same_command_resumes(
+    tmp_path, root, uninterrupted
+):
     grid = tmp_path / "grid.yaml"
     grid.write_text(GRID_YAML)
     out = tmp_path / "out"
@@ -865,7 +875,7 @@ def test_ctrl_c_ends_with_one_line_and_the_same_command_resumes(tmp_path, root):
     )
     assert r.returncode == 0, r.stderr
     assert f"{len(batches)} reused" in r.stdout
-    fresh = schedlab.sweep(client="serial", **_grid_kwargs())
+    fresh = uninterrupted
     rows = pd.read_csv(csv)
     assert len(rows) == len(fresh)
     assert (rows["set_seed"].to_numpy() == fresh["set_seed"].to_numpy()).all()
