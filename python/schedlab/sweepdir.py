@@ -166,6 +166,11 @@ class SweepDir:
             raise SchedlabError(
                 f"{path}: cannot open the sweep's lock file: {e.strerror}"
             ) from None
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise SchedlabError(f"{path}: the sweep's lock file is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

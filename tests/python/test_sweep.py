@@ -561,6 +561,16 @@ def test_lock_names_the_holder(tmp_path):
     finally:
         os.close(fd)
     assert len(_tiny(out)) == 12  # the lock released, the sweep runs
+    # A lock file that is a link or a FIFO is refused, not followed or blocked on.
+    (out / "sweep.lock").unlink()
+    (out / "sweep.lock").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(schedlab.SchedlabError, match="cannot open the sweep's lock"):
+        _tiny(out)
+    assert not (tmp_path / "elsewhere").exists()
+    (out / "sweep.lock").unlink()
+    os.mkfifo(out / "sweep.lock")
+    with pytest.raises(schedlab.SchedlabError, match="lock file is not a regular file"):
+        _tiny(out)
 
 
 def test_a_finished_sweep_is_extended_without_recomputing(tmp_path):
