@@ -40,7 +40,6 @@ FORMAT = "schedlab-sweep/1"
 LOCK = "sweep.lock"
 GRID = "grid.json"
 _BATCH = re.compile(r"^batch-(\d{6,})\.parquet$")
-_TEMP = re.compile(r"^\.(?:grid\.json|batch-\d{6,}\.parquet|[^/]+)\.[0-9a-f]{16}\.tmp$")
 _OWN_TEMP = re.compile(r"^\.(?:grid\.json|batch-\d{6,}\.parquet)\.[0-9a-f]{16}\.tmp$")
 
 
