@@ -8,9 +8,16 @@
 use crate::utilisation;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rounding::Dyadic;
 use schedlab_model::{format_ns, Ns};
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::path::Path;
+
+mod periods;
+mod rounding;
+
+pub use periods::MAX_DIVISOR_QUOTIENT;
 
 /// How the utilisations are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -22,8 +29,10 @@ pub enum Method {
     UunifastDiscard,
     /// RandFixedSum: uniform on the bounded simplex without rejection.
     Randfixedsum,
-    /// ConvolutionalFixedSum (numeric): uniform on the bounded simplex, per-task bounds.
-    Cfs,
+    /// Exponentially tilted rejection: exactly uniform on the bounded simplex, O(n)
+    /// memory, for any n and total (replaces the grid-based ConvolutionalFixedSum, which
+    /// was biased in the tails; `cfs` is accepted as an alias).
+    Tilted,
 }
 
 /// Every method, in the order `--help` lists them.
@@ -31,7 +40,7 @@ pub const METHODS: [Method; 4] = [
     Method::Uunifast,
     Method::UunifastDiscard,
     Method::Randfixedsum,
-    Method::Cfs,
+    Method::Tilted,
 ];
 
 impl Method {
@@ -41,7 +50,7 @@ impl Method {
             Method::Uunifast => "uunifast",
             Method::UunifastDiscard => "uunifast-discard",
             Method::Randfixedsum => "randfixedsum",
-            Method::Cfs => "cfs",
+            Method::Tilted => "tilted",
         }
     }
 
@@ -49,7 +58,10 @@ impl Method {
     pub fn parse(text: &str) -> Result<Method, String> {
         let t = text.trim().to_ascii_lowercase().replace('_', "-");
         let alias = match t.as_str() {
-            "convolutionalfixedsum" | "convolutional-fixed-sum" => "cfs",
+            // Older spellings of the bounded-simplex sampler this one replaced.
+            "cfs" | "convolutionalfixedsum" | "convolutional-fixed-sum" | "tilted-fixed-sum" => {
+                "tilted"
+            }
             "rfs" | "rand-fixed-sum" => "randfixedsum",
             other => other,
         };
@@ -83,6 +95,20 @@ pub enum Periods {
     },
     /// Each period drawn uniformly from this list (e.g. a harmonic set 10, 20, 40 ms).
     Choice(Vec<Ns>),
+    /// Each period drawn uniformly from the divisors of `hyperperiod` that are multiples
+    /// of `granularity` (0: 1 ns) and lie in `[min, max]`, so the set's hyperperiod
+    /// divides `hyperperiod` (Goossens & Macq 2001). Spelled
+    /// `divisors:HYPERPERIOD[:MIN..MAX]` (see [`Periods::parse`]).
+    Divisors {
+        /// Every period divides this.
+        hyperperiod: Ns,
+        /// Shortest period.
+        min: Ns,
+        /// Longest period.
+        max: Ns,
+        /// Periods are multiples of this; 0 for none.
+        granularity: Ns,
+    },
 }
 
 /// How relative deadlines are set.
@@ -178,8 +204,16 @@ pub struct TaskSet {
 pub const DISCARD_TRIES: usize = 10_000;
 
 impl GenSpec {
-    /// Check the spec; the message names the field and the problem.
+    /// Check the spec; the message names the field and the problem. A spec that passes
+    /// can be met exactly: every task fits its bound and at least 1 ns, and the total
+    /// fits the tasks' bounds.
     pub fn validate(&self) -> Result<(), String> {
+        if self.name.chars().any(char::is_control) {
+            return Err(format!(
+                "name {}: a control character is not allowed in a workload name",
+                json_str(&self.name)
+            ));
+        }
         let u = self.utilization;
         if !u.is_finite() {
             return Err(format!("utilization {u} is not a number"));
@@ -187,60 +221,62 @@ impl GenSpec {
         if u < 0.0 {
             return Err(format!("utilization {u} is negative"));
         }
+        if u == 0.0 {
+            return Err(
+                "utilization 0: every task runs at least 1 ns, so the total must be above 0".into(),
+            );
+        }
         if self.tasks == 0 {
             return Err("tasks must be at least 1".into());
         }
-        if self.tasks > 100_000 {
-            return Err(format!("tasks {} is more than 100000", self.tasks));
+        let max_tasks = schedlab_model::limits::MAX_TASKS as usize;
+        if self.tasks > max_tasks {
+            return Err(format!("tasks {} is more than {max_tasks}", self.tasks));
         }
         if self.cpus == 0 {
             return Err("cpus must be at least 1".into());
         }
+        let max_cpus = schedlab_model::limits::MAX_CPUS as usize;
+        if self.cpus > max_cpus {
+            return Err(format!("cpus {} is more than {max_cpus}", self.cpus));
+        }
         let b = self.max_task_utilization;
         if !(b.is_finite() && b > 0.0) {
             return Err(format!(
-                "max_task_utilization {b} must be a positive number"
+                "max_task_utilization {} must be a positive number",
+                num(b)
             ));
         }
-        let room = b * self.tasks as f64;
-        if u > room * (1.0 + 1e-12) {
+        if b > 1.0 {
             return Err(format!(
-                "utilization {u} cannot be split over {} tasks of at most {b} each (at most {room}); use more tasks or a larger max_task_utilization",
-                self.tasks
+                "max_task_utilization {} is above 1: a task whose runtime exceeds its period is not a periodic task",
+                num(b)
+            ));
+        }
+        // Exactly: the f64 values as the rationals they are, not n·b rounded.
+        if Dyadic::of(u) > Dyadic::of(b).times(self.tasks as u64) {
+            return Err(format!(
+                "utilization {} cannot be split over {} tasks of at most {b} each (at most {}); use more tasks or a larger max_task_utilization",
+                num(u),
+                self.tasks,
+                b * self.tasks as f64
             ));
         }
         if self.method == Method::Uunifast && u > b {
             return Err(format!(
-                "uunifast has no per-task bound, so utilization {u} above max_task_utilization {b} may give a task above it; use uunifast-discard, randfixedsum or cfs"
+                "uunifast has no per-task bound, so utilization {u} above max_task_utilization {b} may give a task above it; use uunifast-discard, randfixedsum or tilted"
             ));
         }
-        match &self.periods {
-            Periods::LogUniform {
-                min,
-                max,
-                granularity,
-            } => {
-                if *min == 0 || min > max {
-                    return Err(format!(
-                        "periods {}..{}: need 0 < min ≤ max",
-                        format_ns(*min),
-                        format_ns(*max)
-                    ));
-                }
-                if *granularity > 0 && *granularity > *max {
-                    return Err(format!(
-                        "period granularity {} is longer than the longest period {}",
-                        format_ns(*granularity),
-                        format_ns(*max)
-                    ));
-                }
-            }
-            Periods::Choice(list) => {
-                if list.is_empty() || list.contains(&0) {
-                    return Err("the period list must hold at least one period, all > 0".into());
-                }
-            }
+        if self.method == Method::Randfixedsum && self.tasks > utilisation::RFS_MAX_TASKS {
+            return Err(format!(
+                "randfixedsum keeps an n×n/2 table (O(n²) memory and time), so it takes at most {} tasks, not {}; use tilted (the same uniform law, O(n) memory)",
+                utilisation::RFS_MAX_TASKS,
+                self.tasks
+            ));
         }
+        self.periods
+            .validate()
+            .map_err(|e| format!("periods: {e}"))?;
         if let Deadlines::Constrained { min_ratio } = self.deadlines {
             if !(0.0..=1.0).contains(&min_ratio) {
                 return Err(format!(
@@ -255,40 +291,29 @@ impl GenSpec {
     }
 }
 
-/// Draw one period.
-fn draw_period<R: Rng + ?Sized>(rng: &mut R, p: &Periods) -> Ns {
-    match p {
-        Periods::LogUniform {
-            min,
-            max,
-            granularity,
-        } => {
-            let g = *granularity;
-            let top = if g > 0 { max + g } else { *max } as f64;
-            let lo = (*min as f64).ln();
-            let x = (lo + rng.random::<f64>() * (top.ln() - lo)).exp();
-            let t = x as Ns;
-            let t = t.checked_div(g).map_or(t, |q| q * g);
-            t.clamp(*min, *max).max(1)
-        }
-        Periods::Choice(list) => list[rng.random_range(0..list.len())],
-    }
-}
-
 /// Draw the utilisations of `spec` (no period or deadline).
 pub fn draw_utilisations<R: Rng + ?Sized>(rng: &mut R, spec: &GenSpec) -> Result<Vec<f64>, String> {
     spec.validate()?;
     let (n, u, b) = (spec.tasks, spec.utilization, spec.max_task_utilization);
+    if Dyadic::of(u) == Dyadic::of(b).times(n as u64) {
+        // The polytope is the single point where every task is at its bound.
+        return Ok(vec![b; n]);
+    }
     let v = match spec.method {
         Method::Uunifast => utilisation::uunifast(rng, n, u),
         Method::UunifastDiscard => utilisation::uunifast_discard(rng, n, u, b, DISCARD_TRIES)
             .ok_or_else(|| {
                 format!(
-                    "uunifast-discard: none of {DISCARD_TRIES} draws of {n} tasks summing to {u} kept every task at or below {b}; use randfixedsum or cfs"
+                    "uunifast-discard: none of {DISCARD_TRIES} draws of {n} tasks summing to {u} kept every task at or below {b}; use randfixedsum or tilted"
                 )
             })?,
-        Method::Randfixedsum => utilisation::rand_fixed_sum(rng, n, u.min(b * n as f64), b),
-        Method::Cfs => utilisation::convolutional_fixed_sum(rng, &vec![b; n], u.min(b * n as f64)),
+        Method::Randfixedsum => utilisation::rand_fixed_sum(rng, n, u, b),
+        Method::Tilted => utilisation::tilted_fixed_sum(rng, &vec![b; n], u).ok_or_else(|| {
+            format!(
+                "tilted: none of {} proposals of {n} tasks summing to {u} was accepted",
+                utilisation::TILTED_TRIES
+            )
+        })?,
     };
     Ok(v)
 }
@@ -299,14 +324,21 @@ pub fn generate(spec: &GenSpec) -> Result<TaskSet, String> {
     generate_with(&mut rng, spec)
 }
 
-/// Draw one task set from `spec` with the caller's generator: utilisations first, then
-/// each task's period and deadline.
+/// Draw one task set from `spec` with the caller's generator: utilisations, then the
+/// periods, then the runtimes rounded to whole nanoseconds (exactly: never above the
+/// target or a task's bound, see `rounding`), then the deadlines.
 pub fn generate_with<R: Rng + ?Sized>(rng: &mut R, spec: &GenSpec) -> Result<TaskSet, String> {
     let utils = draw_utilisations(rng, spec)?;
+    let draw = spec.periods.sampler()?;
+    let periods: Vec<Ns> = utils.iter().map(|_| draw.draw(rng)).collect();
+    let runtimes = rounding::runtimes(
+        &utils,
+        &periods,
+        spec.max_task_utilization,
+        spec.utilization,
+    )?;
     let mut tasks = Vec::with_capacity(utils.len());
-    for (i, &u) in utils.iter().enumerate() {
-        let period = draw_period(rng, &spec.periods);
-        let runtime = ((u * period as f64).round() as Ns).clamp(1, period);
+    for (i, ((&u, &period), &runtime)) in utils.iter().zip(&periods).zip(&runtimes).enumerate() {
         let deadline = match spec.deadlines {
             Deadlines::Implicit => period,
             Deadlines::Constrained { min_ratio } => {
@@ -341,9 +373,9 @@ impl TaskSet {
         (!parts.is_empty()).then(|| format!("{{{}}}", parts.join(", ")))
     }
 
-    /// The set as a YAML workload file, one task a line. Runtimes are whole nanoseconds
-    /// (the drawn utilisation times the period, rounded), so each task's utilisation is
-    /// within 0.5 ns / period of the drawn one.
+    /// The set as a YAML workload file, one task a line. Runtimes are whole nanoseconds:
+    /// the file's total utilisation is at most the spec's and less than one nanosecond
+    /// per task below it, and no task is above its bound.
     pub fn to_yaml(&self) -> String {
         let s = &self.spec;
         let mut y = String::with_capacity(80 * (self.tasks.len() + 8));
@@ -414,9 +446,43 @@ impl TaskSet {
         y
     }
 
+    /// The file [`TaskSet::to_json`] (`json`) or [`TaskSet::to_yaml`] writes, after
+    /// reading it back with the rules of `schedlab simulate` (the workload model's
+    /// parser and validation), so that a generated file is never one `simulate` refuses.
+    pub fn checked_text(&self, json: bool) -> Result<String, String> {
+        let (text, name) = if json {
+            (self.to_json(), "generated.json")
+        } else {
+            (self.to_yaml(), "generated.yaml")
+        };
+        let back = schedlab_model::Workload::parse_str(
+            &text,
+            Path::new(name),
+            &schedlab_model::Overrides::default(),
+        )
+        .map_err(|e| format!("the generated workload would be refused by simulate: {e}"))?;
+        if back.tasks.len() != self.tasks.len() {
+            return Err(format!(
+                "the generated workload reads back with {} tasks instead of {}",
+                back.tasks.len(),
+                self.tasks.len()
+            ));
+        }
+        Ok(text)
+    }
+
     /// Sum of the drawn utilisations.
     pub fn utilisation(&self) -> f64 {
         self.tasks.iter().map(|t| t.utilization).sum()
+    }
+}
+
+/// A number for a message: plain in the usual range, scientific outside it (1e300).
+fn num(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }
 

@@ -1,6 +1,6 @@
 //! Utilisation vectors: `n` task utilisations summing to a total `U`, drawn uniformly
 //! from the simplex (UUniFast) or from its part where no task exceeds a bound
-//! (UUniFast-discard, RandFixedSum, ConvolutionalFixedSum).
+//! (UUniFast-discard, RandFixedSum, exponentially tilted rejection).
 //!
 //! Every sampler takes the random generator as an argument and draws from it in a fixed
 //! order, so a seeded generator gives the same vector on every machine.
@@ -30,7 +30,7 @@ pub fn uunifast<R: Rng + ?Sized>(rng: &mut R, n: usize, total: f64) -> Vec<f64> 
 /// `bound`, at most `tries` draws. The accepted vector is uniform over the bounded part
 /// of the simplex (rejection sampling). `None` when every draw had a task above the bound
 /// (the bounded part is a tiny fraction of the simplex: use [`rand_fixed_sum`] or
-/// [`convolutional_fixed_sum`]).
+/// [`tilted_fixed_sum`]).
 pub fn uunifast_discard<R: Rng + ?Sized>(
     rng: &mut R,
     n: usize,
@@ -45,6 +45,16 @@ pub fn uunifast_discard<R: Rng + ?Sized>(
         }
     }
     None
+}
+
+/// Most tasks [`rand_fixed_sum`] accepts: its table holds n²/2 doubles (4n² bytes: 67 MB
+/// at 4,096 tasks) and takes O(n²) time to fill. Beyond it, [`tilted_fixed_sum`] draws the
+/// same law in O(n) memory.
+pub const RFS_MAX_TASKS: usize = 4096;
+
+/// Start of row `row` in the triangular table (row r holds r + 2 values).
+fn tri_offset(row: usize) -> usize {
+    row * (row + 3) / 2
 }
 
 /// RandFixedSum (Stafford 2006; Emberson, Stafford & Davis 2010 for task sets): `n` values
@@ -67,26 +77,39 @@ pub fn rand_fixed_sum<R: Rng + ?Sized>(rng: &mut R, n: usize, total: f64, bound:
     // s1[i] = s - (k - i), s2[i] = (k + n - i) - s, i = 0..n (never negative).
     let s1: Vec<f64> = (0..n).map(|i| s - (k as f64 - i as f64)).collect();
     let s2: Vec<f64> = (0..n).map(|i| (k + n - i) as f64 - s).collect();
-    // w[i][j]: scaled volumes; t[i][j]: transition probabilities (Stafford's table).
-    let mut w = vec![vec![0.0f64; n + 1]; n];
-    w[0][1] = f64::MAX;
-    let mut t = vec![vec![0.0f64; n]; n - 1];
+    // w: one row of Stafford's scaled volumes at a time (row i needs only row i − 1);
+    // t: his transition probabilities, lower-triangular (row i − 2 holds j = 1..=i), so
+    // the table takes n²/2 values instead of 2n² (see RFS_MAX_TASKS).
+    let mut w_prev = vec![0.0f64; n + 1];
+    w_prev[1] = f64::MAX;
+    let mut w_row = vec![0.0f64; n + 1];
+    let mut t: Vec<f64> = Vec::with_capacity(tri_offset(n - 1));
     let tiny = f64::from_bits(1); // the smallest positive double, as in the original
     for i in 2..=n {
+        w_row.iter_mut().for_each(|v| *v = 0.0);
         for j in 1..=i {
             // MATLAB (1-based): tmp1 = w(i-1, j+1) * s1(j) / i, tmp2 = w(i-1, j) * s2(n-i+j) / i
-            let tmp1 = w[i - 2][j] * s1[j - 1] / i as f64;
-            let tmp2 = w[i - 2][j - 1] * s2[n - i + j - 1] / i as f64;
-            w[i - 1][j] = tmp1 + tmp2;
-            let tmp3 = w[i - 1][j] + tiny;
+            let tmp1 = w_prev[j] * s1[j - 1] / i as f64;
+            let tmp2 = w_prev[j - 1] * s2[n - i + j - 1] / i as f64;
+            w_row[j] = tmp1 + tmp2;
+            let tmp3 = w_row[j] + tiny;
             let right = s2[n - i + j - 1] > s1[j - 1];
-            t[i - 2][j - 1] = if right {
+            t.push(if right {
                 tmp2 / tmp3
             } else {
                 1.0 - tmp1 / tmp3
-            };
+            });
         }
+        std::mem::swap(&mut w_prev, &mut w_row);
     }
+    // t[row][col] of the full table; 0 outside the triangle, as in the original's zeros.
+    let t_at = |row: usize, col: usize| -> f64 {
+        if col < row + 2 {
+            t[tri_offset(row) + col]
+        } else {
+            0.0
+        }
+    };
     let mut x = vec![0.0f64; n];
     let mut s = s;
     let mut j = k + 1; // 1-based column of t
@@ -95,7 +118,7 @@ pub fn rand_fixed_sum<R: Rng + ?Sized>(rng: &mut R, n: usize, total: f64, bound:
     for i in (1..n).rev() {
         let rt: f64 = rng.random();
         let rs: f64 = rng.random();
-        let e = if rt <= t[i - 1][j - 1] { 1.0 } else { 0.0 };
+        let e = if rt <= t_at(i - 1, j - 1) { 1.0 } else { 0.0 };
         let sx = rs.powf(1.0 / i as f64);
         sm += (1.0 - sx) * pr * s / (i + 1) as f64;
         pr *= sx;
@@ -117,124 +140,143 @@ pub fn rand_fixed_sum<R: Rng + ?Sized>(rng: &mut R, n: usize, total: f64, bound:
     x
 }
 
-/// Grid points over the sum's whole range in [`convolutional_fixed_sum`].
-const CFS_GRID: usize = 16_384;
+/// Proposals [`tilted_fixed_sum`] draws before giving up. Its acceptance rate is about
+/// 1 / (2.5·√n) at worst (n tasks, in the tails), so 1,000,000 proposals
+/// are never reached below the task limit in practice; the cap only keeps a call finite.
+pub const TILTED_TRIES: usize = 1_000_000;
 
-/// ConvolutionalFixedSum (Griffin & Davis, RTAS 2025), numeric form: `bounds.len()`
-/// values, value `i` in `[0, bounds[i]]`, summing to `total`, (near-)uniformly
-/// distributed over that polytope, for any per-task bounds and without rejection.
+/// Exactly uniform values with a fixed sum and per-value bounds: `bounds.len()` values,
+/// value `i` in `[0, bounds[i]]`, summing to `total`, uniformly distributed over that
+/// polytope, for any n, any total and any bounds. Memory O(n); expected time O(n·√n).
 ///
-/// Uniform on the polytope is the law of independent `X_i ~ U[0, b_i]` conditioned on
-/// their sum. So each coordinate in turn is drawn from its exact conditional law given
-/// the rest `R` still to share: `x_k` has density proportional to `f_{k+1}(R - x_k)`, the
-/// density of `X_{k+1} + … + X_n`. The distribution functions of those partial sums are
-/// computed once by repeated convolution with the uniform densities (each convolution a
-/// moving-window integral, on a grid of [`CFS_GRID`] points, linear
-/// interpolation between points), and each draw inverts the conditional distribution
-/// function. The last value takes the rest, so the sum is exact; every draw is kept
-/// inside `[max(0, R - Σ_{j>k} b_j), min(b_k, R)]`, so no value leaves its bounds.
-/// Grid discretisation is the only departure from the exact law (tested statistically
-/// against rejection sampling).
+/// The uniform law on `{Σx = total, 0 ≤ x_i ≤ b_i}` is the law of independent
+/// `X_i ~ U[0, b_i]` conditioned on their sum. Multiplying every density by `e^(−λ x_i)`
+/// multiplies the joint density by `e^(−λ Σx)`, a constant on the polytope, so
+/// independent *exponentially tilted* values (density ∝ `e^(−λx)` on `[0, b_i]`)
+/// conditioned on the same sum have the same law. λ is chosen so that their expected sum
+/// is `total` (then the sum of n − 1 of them lands near the right value); the remaining
+/// value `r = total − Σ_{i≠a} x_i` (`a`: the largest bound) is accepted with probability
+/// `e^(−λr)` when `0 ≤ r ≤ b_a`, which is exactly its conditional density over its
+/// maximum, so an accepted vector is exactly uniform on the polytope (rejection
+/// sampling; no grid, no table, nothing that underflows in the tails). Totals above half
+/// the bounds' sum are drawn as `b_i − y_i` with `y` summing to `Σb − total` (the
+/// polytope's symmetry), so λ ≥ 0 always.
 ///
-/// Needs `0 ≤ total ≤ Σ bounds`, every bound > 0 (the caller checks).
-pub fn convolutional_fixed_sum<R: Rng + ?Sized>(
+/// `None` after [`TILTED_TRIES`] proposals. Needs `0 ≤ total ≤ Σ bounds` and every bound
+/// finite and > 0 (the caller checks); the values sum to `total` up to floating-point
+/// rounding.
+pub fn tilted_fixed_sum<R: Rng + ?Sized>(
     rng: &mut R,
     bounds: &[f64],
     total: f64,
-) -> Vec<f64> {
+) -> Option<Vec<f64>> {
     let n = bounds.len();
     if n == 0 {
-        return Vec::new();
-    }
-    if n == 1 {
-        return vec![total.clamp(0.0, bounds[0])];
+        return Some(Vec::new());
     }
     let span: f64 = bounds.iter().sum();
-    let points = CFS_GRID;
-    let h = span / points as f64;
-    // cdf[k][g]: P(X_k + ... + X_{n-1} <= g*h), for k = 1..n-1 (index k).
-    let mut cdf: Vec<Vec<f64>> = vec![Vec::new(); n];
-    let last = bounds[n - 1];
-    cdf[n - 1] = (0..=points)
-        .map(|g| (g as f64 * h / last).clamp(0.0, 1.0))
-        .collect();
-    for k in (1..n - 1).rev() {
-        let prev = &cdf[k + 1];
-        // Integral of the previous CDF, trapezoid rule: integ[g] = ∫_0^{g h} F.
-        let mut integ = vec![0.0f64; points + 1];
-        for g in 1..=points {
-            integ[g] = integ[g - 1] + 0.5 * h * (prev[g - 1] + prev[g]);
-        }
-        let b = bounds[k];
-        let at = |x: f64| -> f64 {
-            if x <= 0.0 {
-                return 0.0;
-            }
-            let pos = x / h;
-            let g = pos.floor() as usize;
-            if g >= points {
-                // Past the range the CDF is 1: the integral grows linearly.
-                return integ[points] + (x - points as f64 * h);
-            }
-            let f = pos - g as f64;
-            integ[g] + f * (integ[g + 1] - integ[g])
-        };
-        cdf[k] = (0..=points)
-            .map(|g| {
-                let x = g as f64 * h;
-                ((at(x) - at(x - b)) / b).clamp(0.0, 1.0)
-            })
-            .collect();
+    let total = total.clamp(0.0, span);
+    if n == 1 {
+        return Some(vec![total.min(bounds[0])]);
     }
-    let interp = |f: &[f64], x: f64| -> f64 {
-        if x <= 0.0 {
-            return 0.0;
-        }
-        let pos = x / h;
-        let g = pos.floor() as usize;
-        if g >= points {
-            return 1.0;
-        }
-        let fr = pos - g as f64;
-        f[g] + fr * (f[g + 1] - f[g])
+    let flip = total > span / 2.0;
+    let s = if flip { span - total } else { total };
+    let y = if s <= 0.0 {
+        vec![0.0; n]
+    } else {
+        tilted_lower_half(rng, bounds, s)?
     };
-    let mut rest_bound: Vec<f64> = vec![0.0; n + 1];
-    for k in (0..n).rev() {
-        rest_bound[k] = rest_bound[k + 1] + bounds[k];
-    }
+    Some(if flip {
+        y.iter()
+            .zip(bounds)
+            .map(|(&v, &b)| (b - v).clamp(0.0, b))
+            .collect()
+    } else {
+        y
+    })
+}
+
+/// [`tilted_fixed_sum`] for `0 < s ≤ Σb / 2`.
+fn tilted_lower_half<R: Rng + ?Sized>(rng: &mut R, bounds: &[f64], s: f64) -> Option<Vec<f64>> {
+    let n = bounds.len();
+    let lambda = tilt_for_mean(bounds, s);
+    // The absorbing value: the largest bound (the first one on ties).
+    let a = (0..n).fold(0, |best, i| if bounds[i] > bounds[best] { i } else { best });
+    // Per bound: e^(−λb) − 1, for inverse-CDF draws of the tilted law.
+    let em1: Vec<f64> = bounds.iter().map(|&b| (-lambda * b).exp_m1()).collect();
     let mut x = vec![0.0f64; n];
-    let mut r = total;
-    for k in 0..n - 1 {
-        let lo = (r - rest_bound[k + 1]).max(0.0);
-        let hi = bounds[k].min(r);
-        let v: f64 = rng.random();
-        let f = &cdf[k + 1];
-        // x in [lo, hi] ⇔ y = r - x in [r - hi, r - lo]; P(x_k ≤ x) ∝ F(r-lo) - F(r-x).
-        let (ya, yb) = (r - hi, r - lo);
-        let (fa, fb) = (interp(f, ya), interp(f, yb));
-        let xk = if hi <= lo {
-            lo
-        } else if fb - fa <= 0.0 {
-            lo + v * (hi - lo)
-        } else {
-            let target = fb - v * (fb - fa);
-            // Bisection on y in [ya, yb] for F(y) = target (F is non-decreasing).
-            let (mut a, mut b) = (ya, yb);
-            for _ in 0..60 {
-                let m = 0.5 * (a + b);
-                if interp(f, m) < target {
-                    a = m;
-                } else {
-                    b = m;
-                }
+    for _ in 0..TILTED_TRIES {
+        let mut sum = 0.0f64;
+        let mut over = false;
+        for i in 0..n {
+            if i == a {
+                continue;
             }
-            r - 0.5 * (a + b)
+            let v: f64 = rng.random();
+            x[i] = if lambda > 0.0 {
+                // Inverse CDF of the density λe^(−λx)/(1 − e^(−λb)) on [0, b].
+                (-(v * em1[i]).ln_1p() / lambda).clamp(0.0, bounds[i])
+            } else {
+                v * bounds[i]
+            };
+            sum += x[i];
+            if sum > s {
+                over = true; // r < 0 already: reject without drawing the rest
+                break;
+            }
+        }
+        if over {
+            continue;
+        }
+        let r = s - sum;
+        if r > bounds[a] {
+            continue;
+        }
+        let accept = if lambda > 0.0 {
+            rng.random::<f64>() < (-lambda * r).exp()
+        } else {
+            true
         };
-        x[k] = xk.clamp(lo, hi);
-        r -= x[k];
+        if accept {
+            x[a] = r;
+            return Some(x);
+        }
     }
-    x[n - 1] = r.clamp(0.0, bounds[n - 1]);
-    x
+    None
+}
+
+/// Mean of the law with density ∝ e^(−λx) on [0, b], λ ≥ 0.
+fn tilted_mean(lambda: f64, b: f64) -> f64 {
+    let z = lambda * b;
+    if z < 1e-6 {
+        b * (0.5 - z / 12.0)
+    } else {
+        1.0 / lambda - b / z.exp_m1()
+    }
+}
+
+/// The λ ≥ 0 at which the tilted values' expected sum is `s` (0 < s ≤ Σb/2), by
+/// bisection on log λ. Any λ gives the exact law; this one makes acceptance likely.
+fn tilt_for_mean(bounds: &[f64], s: f64) -> f64 {
+    let n = bounds.len() as f64;
+    let mean = |l: f64| bounds.iter().map(|&b| tilted_mean(l, b)).sum::<f64>();
+    if mean(0.0) <= s {
+        return 0.0;
+    }
+    // Σ mean ≤ n/λ, so the root is at most n/s; the mean falls as λ grows.
+    let (mut lo, mut hi) = (1e-300f64.max(n / s * 1e-30), n / s);
+    if mean(lo) <= s {
+        return lo;
+    }
+    for _ in 0..80 {
+        let mid = (lo * hi).sqrt();
+        if mean(mid) > s {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
 }
 
 #[cfg(test)]
@@ -249,7 +291,7 @@ mod tests {
         for (n, total) in [(2, 1.5), (5, 2.2), (16, 3.9), (16, 0.3), (40, 30.0)] {
             for _ in 0..50 {
                 let a = rand_fixed_sum(&mut rng, n, total, 1.0);
-                let b = convolutional_fixed_sum(&mut rng, &vec![1.0; n], total);
+                let b = tilted_fixed_sum(&mut rng, &vec![1.0; n], total).unwrap();
                 for u in [&a, &b] {
                     assert_eq!(u.len(), n);
                     let s: f64 = u.iter().sum();

@@ -6,7 +6,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use schedlab_analysis::utilisation::{
-    convolutional_fixed_sum, rand_fixed_sum, uunifast, uunifast_discard,
+    rand_fixed_sum, tilted_fixed_sum, uunifast, uunifast_discard,
 };
 use schedlab_analysis::{generate, GenSpec, Method, Periods, METHODS};
 
@@ -142,10 +142,10 @@ fn bounded_samplers_match_rejection_sampling() {
     let rfs: Vec<Vec<f64>> = (0..draws)
         .map(|_| rand_fixed_sum(&mut rng, n, total, 1.0))
         .collect();
-    let cfs: Vec<Vec<f64>> = (0..draws)
-        .map(|_| convolutional_fixed_sum(&mut rng, &[1.0; 4], total))
+    let tilted: Vec<Vec<f64>> = (0..draws)
+        .map(|_| tilted_fixed_sum(&mut rng, &[1.0; 4], total).unwrap())
         .collect();
-    for (name, sample) in [("randfixedsum", &rfs), ("cfs", &cfs)] {
+    for (name, sample) in [("randfixedsum", &rfs), ("tilted", &tilted)] {
         for coord in 0..n {
             let a: Vec<f64> = reference.iter().map(|u| u[coord]).collect();
             let b: Vec<f64> = sample.iter().map(|u| u[coord]).collect();
@@ -182,7 +182,7 @@ fn bounded_samplers_match_rejection_sampling() {
 }
 
 #[test]
-fn cfs_honours_unequal_bounds_uniformly() {
+fn tilted_honours_unequal_bounds_uniformly() {
     // Bounds (0.3, 1, 1), U = 1.2: compare with rejection from UUniFast.
     let bounds = [0.3, 1.0, 1.0];
     let (total, draws) = (1.2, 3000usize);
@@ -195,7 +195,7 @@ fn cfs_honours_unequal_bounds_uniformly() {
         }
     }
     let sample: Vec<Vec<f64>> = (0..draws)
-        .map(|_| convolutional_fixed_sum(&mut rng, &bounds, total))
+        .map(|_| tilted_fixed_sum(&mut rng, &bounds, total).unwrap())
         .collect();
     let crit = 1.95 * (2.0 / draws as f64).sqrt();
     for coord in 0..3 {
@@ -205,4 +205,43 @@ fn cfs_honours_unequal_bounds_uniformly() {
         let d = ks_two(a, b);
         assert!(d < crit, "coordinate {coord}: KS {d} ≥ {crit}");
     }
+}
+
+#[test]
+fn divisor_periods_divide_the_hyperperiod_and_cover_the_range() {
+    let ms = 1_000_000u64;
+    let periods = Periods::parse("divisors:3600ms:10ms..1000ms", ms).unwrap();
+    // Worked out independently: the whole milliseconds in 10..=1000 that divide 3600.
+    let expected: Vec<u64> = (10..=1000)
+        .filter(|p| 3600 % p == 0)
+        .map(|p| p * ms)
+        .collect();
+    assert_eq!(expected.len(), 34);
+    let spec = GenSpec {
+        tasks: 2000,
+        utilization: 100.0,
+        method: Method::Tilted,
+        periods,
+        seed: 5,
+        ..GenSpec::default()
+    };
+    let set = generate(&spec).unwrap();
+    let mut drawn: Vec<u64> = set.tasks.iter().map(|t| t.period).collect();
+    for &p in &drawn {
+        assert_eq!(3600 * ms % p, 0, "{p} does not divide 3600 ms");
+        assert!((10 * ms..=1000 * ms).contains(&p), "{p}");
+    }
+    drawn.sort_unstable();
+    drawn.dedup();
+    // Uniform over 34 candidates, 2000 draws: every one of them appears.
+    assert_eq!(drawn, expected);
+    // The set's hyperperiod divides 3600 ms (here: equals it, every divisor drawn).
+    let lcm = drawn.iter().fold(1u64, |l, &p| {
+        let g = (1..=l.min(p))
+            .rev()
+            .find(|d| l % d == 0 && p % d == 0)
+            .unwrap_or(1);
+        l / g * p
+    });
+    assert_eq!(3600 * ms % lcm, 0);
 }

@@ -13,12 +13,14 @@ Examples:
   schedlab generate --tasks 16 --cpus 4 --utilization 3.2 -o set.yaml
   schedlab generate --tasks 8 --utilization 0.9 --cpus 1 --method randfixedsum --seed 7
   schedlab generate --tasks 16 --utilization 3 --periods 10ms,20ms,40ms,80ms   # harmonic
+  schedlab generate --tasks 16 --utilization 3 --periods divisors:3600ms:10ms..1000ms
   schedlab generate --tasks 16 --utilization 3 --deadlines constrained --json
   schedlab generate --tasks 16 --utilization 3.5 | schedlab simulate /dev/stdin --policy llf
 
 Methods: uunifast (no per-task bound), uunifast-discard (redraw until no task is above
---max-task-utilization), randfixedsum and cfs (uniform on the bounded simplex without
-rejection). Runtimes are written to the nanosecond (docs/analysis.md).";
+--max-task-utilization), randfixedsum (up to 4096 tasks) and tilted (any number; `cfs`
+is an alias), both exactly uniform on the bounded simplex. Runtimes are whole
+nanoseconds, never above the target utilisation or a task's bound (docs/analysis.md).";
 
 /// `schedlab generate`
 #[derive(Debug, Args)]
@@ -40,11 +42,11 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub cpus: usize,
 
-    /// Sampler: uunifast, uunifast-discard, randfixedsum or cfs.
+    /// Sampler: uunifast, uunifast-discard, randfixedsum or tilted (alias cfs).
     #[arg(long, value_name = "M", default_value = "uunifast-discard", value_parser = Method::parse)]
     pub method: Method,
 
-    /// Largest utilisation of one task.
+    /// Largest utilisation of one task (at most 1).
     #[arg(
         long,
         value_name = "U",
@@ -53,12 +55,17 @@ pub struct GenerateArgs {
     )]
     pub max_task_utilization: f64,
 
-    /// Periods: a range MIN..MAX drawn log-uniformly (e.g. 10ms..1s), or a list
-    /// P1,P2,... drawn uniformly (e.g. a harmonic set 10ms,20ms,40ms).
-    #[arg(long, value_name = "MIN..MAX|P,P,...", default_value = "10ms..1000ms")]
+    /// Periods: a range MIN..MAX drawn log-uniformly (e.g. 10ms..1s), a list
+    /// P1,P2,... drawn uniformly (e.g. a harmonic set 10ms,20ms,40ms), or
+    /// divisors:H[:MIN..MAX], the divisors of H in the range (the hyperperiod divides H).
+    #[arg(
+        long,
+        value_name = "MIN..MAX|P,P,...|divisors:H:MIN..MAX",
+        default_value = "10ms..1000ms"
+    )]
     pub periods: String,
 
-    /// Periods of a range are multiples of this (0 for none).
+    /// Periods of a range or of divisors:H are multiples of this (0 for none).
     #[arg(long, value_name = "TIME", default_value = "1ms", value_parser = parse_duration)]
     pub granularity: Ns,
 
@@ -100,23 +107,9 @@ pub struct GenerateArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Parse `--periods`: `MIN..MAX` or a comma-separated list.
+/// Parse `--periods` (the syntax of [`Periods::parse`]).
 pub fn parse_periods(text: &str, granularity: Ns) -> Result<Periods, String> {
-    if let Some((a, b)) = text.split_once("..") {
-        let min = parse_duration(a).map_err(|e| format!("--periods: {e}"))?;
-        let max = parse_duration(b).map_err(|e| format!("--periods: {e}"))?;
-        Ok(Periods::LogUniform {
-            min,
-            max,
-            granularity,
-        })
-    } else {
-        let list = text
-            .split(',')
-            .map(|p| parse_duration(p).map_err(|e| format!("--periods: {e}")))
-            .collect::<Result<Vec<Ns>, String>>()?;
-        Ok(Periods::Choice(list))
-    }
+    Periods::parse(text, granularity).map_err(|e| format!("--periods: {e}"))
 }
 
 /// Parse `--deadlines`.
@@ -133,7 +126,15 @@ pub fn parse_deadlines(text: &str, ratio: f64) -> Result<Deadlines, String> {
 /// The generator's spec from the command line.
 pub fn spec(args: &GenerateArgs) -> Result<GenSpec, String> {
     if let Some(p) = &args.policy {
-        schedlab_model::Policy::parse(p)?;
+        let class = schedlab_model::Policy::parse(p)?.class();
+        if !matches!(
+            class,
+            schedlab_model::PolicyClass::Deadline | schedlab_model::PolicyClass::Rt
+        ) {
+            return Err(format!(
+                "--policy {p}: a fair policy cannot be the deadline-class policy of a periodic task set (use edf, llf, illf, edzl, rm or dm)"
+            ));
+        }
     }
     if let Some(p) = &args.placement {
         schedlab_model::Placement::parse(p)?;
@@ -154,14 +155,10 @@ pub fn spec(args: &GenerateArgs) -> Result<GenSpec, String> {
     })
 }
 
-/// Generate and write.
+/// Generate, read the file back as `simulate` would, and write it only if it passes.
 pub fn run(args: &GenerateArgs) -> Result<(), Failure> {
     let spec = spec(args).map_err(Failure::input)?;
     let set = generate(&spec).map_err(Failure::input)?;
-    let text = if args.json {
-        set.to_json()
-    } else {
-        set.to_yaml()
-    };
+    let text = set.checked_text(args.json).map_err(Failure::input)?;
     emit(&text, args.output.as_deref())
 }
