@@ -360,6 +360,9 @@ pub struct IllfSpec {
     pub swap_at: Option<String>,
     /// Use the prose's strict `R_q < S_k` instead of Algorithm 2's `S_k >= R_q`.
     pub strict: Option<bool>,
+    /// `tick` (default: a waiting task's zero laxity is seen at the first tick after it,
+    /// as the paper's rule 2 does) or `exact` (at the instant it reaches zero).
+    pub mode: Option<String>,
 }
 
 /// One entry of `tasks:` (possibly expanded by `count:`).

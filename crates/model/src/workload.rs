@@ -318,6 +318,9 @@ pub struct IllfOptions {
     pub swap_at_activation_only: bool,
     /// Strict `R_q < S_k` (the prose) instead of `S_k >= R_q` (Algorithm 2).
     pub strict: bool,
+    /// Rule 3's zero laxity acted on at the instant a waiting task reaches it, instead of
+    /// at the first tick after (rule 2's per-tick refresh).
+    pub exact: bool,
 }
 
 impl Default for IllfOptions {
@@ -326,6 +329,7 @@ impl Default for IllfOptions {
             rules: [true; 4],
             swap_at_activation_only: false,
             strict: false,
+            exact: false,
         }
     }
 }
@@ -786,6 +790,18 @@ fn illf_options(spec: Option<&crate::spec::IllfSpec>) -> Result<IllfOptions, Str
         }
     }
     o.strict = spec.strict.unwrap_or(false);
+    match spec.mode.as_deref() {
+        None | Some("tick") => {}
+        Some("exact") => o.exact = true,
+        Some(m) => {
+            return Err(format!(
+                "scheduler.illf.mode: unknown mode `{m}` (known: tick, exact)"
+            ))
+        }
+    }
+    if o.exact && !o.rules[2] {
+        return Err("scheduler.illf.mode: `exact` acts at the instant rule 3's zero laxity is reached, so it needs rule 3 in scheduler.illf.rules (without it ILLF preempts at laxity crossings, which have no tick-free form that does not thrash)".into());
+    }
     Ok(o)
 }
 
