@@ -286,28 +286,32 @@ def test_shipped_grid_loads(root):
 
     grid = load_grid(root / "examples/sweeps/grid-4cpu.yaml")
     assert grid["utilizations"] == [2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 3.75, 4.0]
+    exact = {"mode": "exact"}
     assert grid["policies"] == [
         "edf",
         "llf",
         "illf",
+        {"policy": "illf", "label": "illf-exact", "scheduler": {"illf": exact}},
         "edzl",
-        {
-            "policy": "edzl",
-            "label": "edzl-exact",
-            "scheduler": {"edzl": {"mode": "exact"}},
-        },
+        {"policy": "edzl", "label": "edzl-exact", "scheduler": {"edzl": exact}},
         "edf@partitioned",
     ]
     assert grid["duration"] == "hyperperiod"
+    assert grid["periods"] == "divisors:200ms:10ms..200ms"
     cells = schedlab.sweep(
-        client="serial", **{**grid, "samples": 2, "utilizations": [2.0]}
+        client="serial", **{**grid, "samples": 3, "utilizations": [2.0, 3.5]}
     )
-    assert len(cells) == 12
-    # Every set is decided: the hyperperiod (at most 200 ms, the periods dividing it) is
-    # simulated whole.
+    assert len(cells) == 2 * 3 * 7
+    # Every set is decided: its hyperperiod divides 200 ms and is simulated whole.
     assert cells["horizon_complete"].all()
-    assert (cells["horizon_ns"] <= 200_000_000).all()
+    assert (200_000_000 % cells["horizon_ns"] == 0).all()
     assert set(cells["status"]) <= {"schedulable", "unschedulable"}
+    # EDZL dominates global EDF (a set EDF schedules, EDZL does; Lee 1994): its exact
+    # mode never falls below EDF on the same set.
+    by = cells.pivot_table(
+        index=["utilization", "sample"], columns="policy", values="schedulable"
+    )
+    assert (by["edzl-exact"] >= by["edf"]).all()
 
 
 # ---- the sweep directory: owned, locked, written atomically ---------------------------

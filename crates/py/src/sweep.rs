@@ -35,7 +35,8 @@ pub struct Cell {
     /// Generator.
     #[serde(default = "default_method")]
     pub method: String,
-    /// Periods, `MIN..MAX` (log-uniform) or `P,P,...`.
+    /// Periods: `MIN..MAX` (log-uniform), `P,P,...`, or `divisors:H[:MIN..MAX]` (divisors of
+    /// `H`, so the set's hyperperiod divides `H`).
     #[serde(default = "default_periods")]
     pub periods: String,
     /// Granularity of a period range.
@@ -322,20 +323,8 @@ fn spec_of(c: &Cell) -> Result<GenSpec, String> {
         SimDuration::Hyperperiod { cap } => cap,
     };
     let granularity = parse_duration(&c.granularity).map_err(|e| format!("granularity: {e}"))?;
-    let periods = if let Some((a, b)) = c.periods.split_once("..") {
-        Periods::LogUniform {
-            min: parse_duration(a).map_err(|e| format!("periods: {e}"))?,
-            max: parse_duration(b).map_err(|e| format!("periods: {e}"))?,
-            granularity,
-        }
-    } else {
-        Periods::Choice(
-            c.periods
-                .split(',')
-                .map(|p| parse_duration(p).map_err(|e| format!("periods: {e}")))
-                .collect::<Result<_, _>>()?,
-        )
-    };
+    // The generator's own parser: `MIN..MAX`, `P1,P2,...` or `divisors:H[:MIN..MAX]`.
+    let periods = Periods::parse(&c.periods, granularity).map_err(|e| format!("periods: {e}"))?;
     Ok(GenSpec {
         name: format!("u{}-s{}", c.utilization, c.sample),
         tasks: c.tasks,
