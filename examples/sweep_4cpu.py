@@ -1,7 +1,7 @@
-"""The classic schedulability figure on 4 CPUs: global EDF, LLF, ILLF and EDZL (tick and
-exact) and partitioned EDF against total utilisation, with the analysis curves (GFB and
-BCL for global EDF, first-fit decreasing for partitioned EDF), plus weighted
-schedulability and context switches per second.
+"""The classic schedulability figure on 4 CPUs: global EDF, LLF, ILLF and EDZL (ILLF and
+EDZL both in tick and exact mode) and partitioned EDF against total utilisation, with the
+analysis curves (GFB and BCL for global EDF, first-fit decreasing for partitioned EDF),
+plus weighted schedulability and context switches per second.
 
     pip install '.[dask]'              # the package and its Dask extra (repository root)
     python examples/sweep_4cpu.py      # 100 sets per point, local Dask threads
@@ -25,6 +25,7 @@ POLICIES = [
     "edf",
     "llf",
     "illf",
+    {"policy": "illf", "label": "illf-exact", "scheduler": {"illf": {"mode": "exact"}}},
     "edzl",
     {"policy": "edzl", "label": "edzl-exact", "scheduler": {"edzl": {"mode": "exact"}}},
     "edf@partitioned",
@@ -53,7 +54,7 @@ def main() -> int:
         samples=10 if args.quick else 100,
         seed=2025,
         duration="hyperperiod",
-        periods="10ms,20ms,25ms,50ms,100ms",
+        periods="divisors:100ms:10ms..100ms",
         client=args.client,
         out=args.out + ("-quick" if args.quick else ""),
     )
