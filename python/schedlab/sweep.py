@@ -599,9 +599,11 @@ def _connect(client):
     if isinstance(client, str):
         try:
             return Client(client, timeout="5s"), None
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:
+            # ValueError: not an address at all (`--client locall`).
             raise SchedlabError(
-                f"cannot reach the Dask scheduler at {client}: {e}"
+                f"cannot reach the Dask scheduler at {client}: {e} (a client is serial, "
+                "local or a scheduler address such as tcp://10.0.0.5:8786)"
             ) from e
     if not hasattr(client, "submit"):
         raise TypeError(
@@ -633,10 +635,13 @@ def sweep(
     batch_size: int | None = None,
     progress: bool | None = None,
 ) -> pd.DataFrame:
-    """Run a schedulability sweep and return one row per (utilization, policy, sample).
+    """Run a schedulability sweep and return one row per (axis values, utilization,
+    policy, sample).
 
     Args:
-        cpus, tasks: platform and task-set size.
+        cpus, tasks: platform and task-set size; like ``max_task_utilization``,
+            ``method`` and ``periods``, one value, a list, or (numbers) a
+            ``{"from", "to", "step"}`` range: every combination of the axes is swept.
         utilizations: total utilisations of the grid (a list, or
             ``{"from": A, "to": B, "step": S}``); no value twice.
         policies: each ``POLICY`` (global placement), ``POLICY@PLACEMENT``, or a dict
@@ -644,15 +649,17 @@ def sweep(
             "scheduler": {...}}`` (the label is the ``policy`` column).
         samples: task sets per utilisation.
         seed: the sweep's seed; the same seed gives the same numbers on any client.
-        duration: simulated time per set, e.g. ``"1s"``.
+        duration: simulated time per set, e.g. ``"1s"``, or ``"hyperperiod"`` (also
+            ``"hyperperiod<=20s"``): the set's feasibility interval, so that a run
+            without a miss decides the cell.
         client: ``None`` starts a local Dask cluster of threads (serial, with one line
             on stderr, when Dask is not installed); ``"local"`` the same but an error
             without Dask; a ``dask.distributed.Client`` or a scheduler address uses that
             cluster; ``"serial"`` runs in this process.
         method, periods, granularity, max_task_utilization: the generator (see
             :func:`schedlab.generate`).
-        deadlines: ``None``/``"implicit"``, or ``{"min_ratio": R}`` for constrained
-            deadlines drawn in [C + R(T - C), T].
+        deadlines: ``None``/``"implicit"``, or ``{"min_ratio": R}`` (R a value or a
+            list) for constrained deadlines drawn in [C + R(T - C), T].
         scheduler, platform: blocks merged into every generated workload before the
             model validates it (e.g. ``platform={"hz": 250}``).
         analysis: also run the schedulability tests on each set (``analysis_*``
@@ -665,9 +672,13 @@ def sweep(
             terminal).
 
     Returns:
-        A DataFrame with the columns ``COLUMNS`` and ``analysis_<test>`` for each
-        schedulability test (True: accepted, False: not, <NA>: not applicable), sorted by
-        utilization, policy (in the given order) and sample. ``df.attrs`` holds
+        A DataFrame with the columns ``AXES``, ``COLUMNS`` and ``analysis_<test>`` for
+        each schedulability test (True: accepted, False: not, <NA>: not applicable),
+        sorted by the axes, utilization, policy (in the given order) and sample.
+        ``status`` is ``schedulable`` (no miss over a complete horizon),
+        ``unschedulable`` (a miss, or no partition) or ``undecided`` (no miss, horizon
+        short of the feasibility interval); ``schedulable`` is ``status ==
+        "schedulable"``. ``df.attrs`` holds
         ``schedlab_version``, ``grid`` (JSON), ``grid_hash``, ``seed``, ``batches``,
         ``batches_computed``, ``batches_reused`` and ``ignored`` (files of ``out`` not
         used, with the reason).

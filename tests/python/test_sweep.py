@@ -738,6 +738,15 @@ def test_huge_grids_are_refused_at_once_with_the_count_and_the_limit(tmp_path, c
     assert time.monotonic() - t0 < 5
 
 
+def test_a_client_that_is_no_address_is_a_clear_error():
+    pytest.importorskip("dask.distributed")
+    with pytest.raises(
+        schedlab.SchedlabError,
+        match=r"cannot reach the Dask scheduler at locall: .*a client is serial, local",
+    ):
+        schedlab.sweep(client="locall", cpus=2, tasks=4, utilizations=[1.0], samples=1)
+
+
 def test_wrong_client_type_is_a_type_error():
     with pytest.raises(TypeError, match="client must be"):
         schedlab.sweep(client=5, cpus=2, tasks=4, utilizations=[1.0], samples=1)
