@@ -6,20 +6,23 @@ derived from the sweep's seed, the utilisation and the sample only, so a cell gi
 same numbers whichever process, worker or batch runs it. Cells are run in batches by the
 Rust core (one call per batch, GIL released), so the per-cell overhead is small.
 
-With ``out=DIR``, each finished batch is written to ``DIR/batch-NNNNNN.parquet``
-atomically (a temporary file, flushed, then renamed), beside ``DIR/grid.json``; a sweep
-started again on the same directory reads the finished batches back (after checking
-each one opens and holds the rows it should) and runs only the others.
+Every grid, from the command line or from :func:`sweep`, is checked by
+:func:`normalize_grid` before anything runs. The directory ``out=DIR`` is handled by
+:mod:`schedlab.sweepdir` (ownership, lock, atomic writes, resume and extension).
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -34,12 +37,400 @@ COLUMNS = [
     "sample",
     "set_seed",
     "schedulable",
+    "status",
+    "horizon_ns",
+    "horizon_complete",
     "deadline_misses",
     "context_switches_per_cpu_per_s",
     "preemptions",
     "migrations",
     "events",
 ]
+
+#: The grid's other axes: each a value or a list of values (numbers also
+#: ``{from, to, step}``); every combination is swept, and each row names its own values
+#: in these columns (``deadline_min_ratio`` empty for implicit deadlines).
+AXES = (
+    "cpus",
+    "tasks",
+    "max_task_utilization",
+    "deadline_min_ratio",
+    "method",
+    "periods",
+)
+
+#: Grid keys whose values a finished sweep may extend (they are not part of its hash).
+EXTENDABLE = ("utilizations", "samples")
+
+#: Estimated memory of one cell (its description, sent to the core) and one row (the
+#: DataFrame and Parquet), for the up-front limits.
+_CELL_BYTES = 2048
+_ROW_BYTES = 1024
+
+
+def expected_columns() -> list[str]:
+    """Every column of a sweep's rows, in order."""
+    return list(AXES) + COLUMNS + ["analysis_" + t for t in _native.test_names()]
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
+        return 8 << 30
+
+
+def limits() -> tuple[int, int]:
+    """(most cells, most rows) of one sweep on this machine: a quarter of its memory."""
+    budget = _memory_bytes() // 4
+    return max(1000, budget // _CELL_BYTES), max(1000, budget // _ROW_BYTES)
+
+
+# ---- validation: the one place every grid goes through -------------------------------
+
+
+class _Check:
+    """Type checks with the grid's source and key in every message."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, problem: str):
+        raise SchedlabError(f"{self.source}: {key}: {problem}")
+
+    def integer(self, key: str, v: Any, lo: int, hi: int | None = None) -> int:
+        if isinstance(v, float) and math.isfinite(v) and v.is_integer():
+            v = int(v)  # 1e8 in YAML 1.2 or Python: a count, checked against the limits
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.fail(key, f"give a whole number, not {_show(v)}")
+        if v < lo:
+            self.fail(key, f"{v} is below {lo}")
+        if hi is not None and v > hi:
+            self.fail(key, f"{v} is above {hi}")
+        return v
+
+    def number(self, key: str, v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(key, f"give a number, not {_show(v)}")
+        if not math.isfinite(v):
+            self.fail(key, f"{_show(v)} is not a finite number")
+        return float(v)
+
+    def text(self, key: str, v: Any) -> str:
+        if not isinstance(v, str) or not v:
+            self.fail(key, f"give a non-empty string, not {_show(v)}")
+        return v
+
+    def mapping(self, key: str, v: Any) -> dict:
+        if not isinstance(v, dict):
+            self.fail(key, f"give a mapping of keys, not {_show(v)}")
+        for k in v:
+            if not isinstance(k, str):
+                self.fail(key, f"key {_show(k)} is not a string")
+        return v
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return f"the text {v!r}"
+    if isinstance(v, float) and math.isinf(v):
+        return ".inf" if v > 0 else "-.inf"
+    if isinstance(v, float) and math.isnan(v):
+        return ".nan"
+    if isinstance(v, (list, tuple)):
+        return f"a list ({list(v)!r})"
+    if isinstance(v, dict):
+        return f"a mapping ({v!r})"
+    return repr(v)
+
+
+def _utilizations(c: _Check, v: Any, samples: int, max_cells: int) -> list[float]:
+    key = "utilizations"
+    if isinstance(v, dict):
+        unknown = sorted(set(v) - {"from", "to", "step"})
+        if unknown or not {"from", "to", "step"} <= set(v):
+            c.fail(key, "give a list or {from: A, to: B, step: S}")
+        a = c.number(key + ".from", v["from"])
+        b = c.number(key + ".to", v["to"])
+        s = c.number(key + ".step", v["step"])
+        if s <= 0:
+            c.fail(key + ".step", f"{s} must be positive")
+        if b < a:
+            c.fail(key, f"from {a} is above to {b}")
+        n = math.floor((b - a) / s + 1e-9) + 1
+        if n * samples > max_cells:
+            c.fail(
+                key,
+                f"{n:,} utilisations x {samples:,} samples = {n * samples:,} cells; "
+                f"the limit on this machine is {max_cells:,} cells",
+            )
+        return [round(a + i * s, 10) for i in range(n)]
+    if isinstance(v, str) or not isinstance(v, (list, tuple)):
+        c.fail(key, f"give a list or {{from, to, step}}, not {_show(v)}")
+    if not v:
+        c.fail(key, "give at least one utilisation")
+    out = [c.number(f"{key}[{i}]", u) for i, u in enumerate(v)]
+    seen: set[float] = set()
+    for i, u in enumerate(out):
+        if u in seen:
+            c.fail(f"{key}[{i}]", f"{u} is given twice")
+        seen.add(u)
+    return out
+
+
+def _policies(c: _Check, v: Any) -> list:
+    key = "policies"
+    if isinstance(v, str) or not isinstance(v, (list, tuple)) or not v:
+        c.fail(key, f"give a non-empty list of policies, not {_show(v)}")
+    out: list = []
+    for i, p in enumerate(v):
+        k = f"{key}[{i}]"
+        if isinstance(p, str):
+            out.append(c.text(k, p))
+            continue
+        p = c.mapping(k, p)
+        unknown = sorted(set(p) - {"policy", "placement", "label", "scheduler"})
+        if unknown:
+            c.fail(
+                k,
+                f"unknown key `{unknown[0]}` (known: label, placement, policy, scheduler)",
+            )
+        if "policy" not in p:
+            c.fail(k, "give the `policy`")
+        e = {"policy": c.text(k + ".policy", p["policy"])}
+        for sub in ("placement", "label"):
+            if sub in p:
+                e[sub] = c.text(f"{k}.{sub}", p[sub])
+        if "scheduler" in p:
+            e["scheduler"] = c.mapping(k + ".scheduler", p["scheduler"])
+        out.append(e)
+    return out
+
+
+def _axis(c: _Check, key: str, v: Any, one, numeric: bool) -> Any:
+    """An axis: one value (kept as given), a list of values (no value twice), or for a
+    numeric axis ``{from, to, step}``; each value checked by ``one(key, value)``."""
+    if numeric and isinstance(v, dict):
+        unknown = sorted(set(v) - {"from", "to", "step"})
+        if unknown or not {"from", "to", "step"} <= set(v):
+            c.fail(key, "give a value, a list or {from: A, to: B, step: S}")
+        a = c.number(key + ".from", v["from"])
+        b = c.number(key + ".to", v["to"])
+        st = c.number(key + ".step", v["step"])
+        if st <= 0:
+            c.fail(key + ".step", f"{st} must be positive")
+        if b < a:
+            c.fail(key, f"from {a} is above to {b}")
+        n = math.floor((b - a) / st + 1e-9) + 1
+        if n > 10_000:
+            c.fail(key, f"{n:,} values; an axis takes at most 10,000")
+        v = [round(a + i * st, 10) for i in range(n)]
+    if isinstance(v, (list, tuple)):
+        if not v:
+            c.fail(key, "give at least one value")
+        out = [one(f"{key}[{i}]", x) for i, x in enumerate(v)]
+        for i, x in enumerate(out):
+            if x in out[:i]:
+                c.fail(f"{key}[{i}]", f"{x} is given twice")
+        return out
+    return one(key, v)
+
+
+def values(g: dict[str, Any], axis: str) -> list:
+    """The values of one of :data:`AXES` in a normalised grid (None: implicit deadlines)."""
+    if axis == "deadline_min_ratio":
+        d = g["deadlines"]
+        v = None if d is None else d["min_ratio"]
+    else:
+        v = g[axis]
+    return list(v) if isinstance(v, list) else [v]
+
+
+def _deadlines(c: _Check, v: Any) -> dict | None:
+    if v is None or v == "implicit":
+        return None
+    if isinstance(v, dict) and set(v) == {"min_ratio"}:
+
+        def ratio(key, x):
+            r = c.number(key, x)
+            if not 0.0 <= r <= 1.0:
+                c.fail(key, f"{r} is outside [0, 1]")
+            return r
+
+        return {
+            "min_ratio": _axis(c, "deadlines.min_ratio", v["min_ratio"], ratio, True)
+        }
+    c.fail("deadlines", f"give `implicit` or {{min_ratio: R}}, not {_show(v)}")
+    return None  # pragma: no cover
+
+
+def normalize_grid(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """Check a grid (sweep()'s arguments) and return it normalised; the same rules for a
+    grid file and for :func:`sweep`. Raises SchedlabError naming ``source``, the key and
+    the problem, before any work: types, ranges, duplicates, the limits on cells and
+    rows, and each utilisation's generated set under each policy through the Rust core
+    (the generator's and the model's own rules)."""
+    c = _Check(source)
+    max_cells, max_rows = limits()
+    g: dict[str, Any] = {}
+    g["cpus"] = _axis(
+        c, "cpus", raw.get("cpus", 4), lambda k, x: c.integer(k, x, 1), True
+    )
+    g["tasks"] = _axis(
+        c, "tasks", raw.get("tasks", 16), lambda k, x: c.integer(k, x, 1), True
+    )
+    g["samples"] = c.integer("samples", raw.get("samples", 20), 1)
+    if g["samples"] > max_cells:
+        c.fail(
+            "samples",
+            f"{g['samples']:,} samples is above the limit on this machine "
+            f"of {max_cells:,} cells",
+        )
+    g["utilizations"] = _utilizations(
+        c, raw.get("utilizations", (1.0, 2.0, 3.0)), g["samples"], max_cells
+    )
+    g["policies"] = _policies(c, raw.get("policies", ("edf",)))
+    g["seed"] = c.integer("seed", raw.get("seed", 1), 0, 2**64 - 1)
+    d = raw.get("duration", "1s")
+    if isinstance(d, bool) or not isinstance(d, (int, str)):
+        c.fail("duration", f"give a duration such as '1s' (or int ns), not {_show(d)}")
+    g["duration"] = str(d)
+    g["method"] = _axis(
+        c, "method", raw.get("method", "uunifast-discard"), c.text, False
+    )
+    g["periods"] = _axis(
+        c, "periods", raw.get("periods", "10ms..1000ms"), c.text, False
+    )
+    g["granularity"] = c.text("granularity", raw.get("granularity", "1ms"))
+    g["max_task_utilization"] = _axis(
+        c, "max_task_utilization", raw.get("max_task_utilization", 1.0), c.number, True
+    )
+    g["deadlines"] = _deadlines(c, raw.get("deadlines"))
+    for block in ("scheduler", "platform"):
+        v = raw.get(block)
+        g[block] = None if v is None else c.mapping(block, v)
+    a = raw.get("analysis", True)
+    if not isinstance(a, bool):
+        c.fail("analysis", f"give true or false, not {_show(a)}")
+    g["analysis"] = a
+    b = raw.get("batch_size")
+    g["batch_size"] = None if b is None else c.integer("batch_size", b, 1)
+
+    combos = math.prod(len(values(g, a)) for a in AXES)
+    cells = combos * len(g["utilizations"]) * g["samples"]
+    rows = cells * len(g["policies"])
+    if cells > max_cells or rows > max_rows:
+        c.fail(
+            "samples",
+            f"{combos:,} axis combinations x "
+            f"{len(g['utilizations']):,} utilisations x {g['samples']:,} samples x "
+            f"{len(g['policies'])} policies = {rows:,} rows in {cells:,} cells; the "
+            f"limits on this machine are {max_cells:,} cells and {max_rows:,} rows "
+            "(a quarter of its memory): split the sweep",
+        )
+    # The Rust core checks one cell per combination and utilisation (the sample does not
+    # change a rule).
+    probe = [_cell(g, a, u, 0) for a in combinations(g) for u in g["utilizations"]]
+    try:
+        _native.check_cells(json.dumps(probe))
+    except SchedlabError as e:
+        raise SchedlabError(f"{source}: {e}") from None
+    return g
+
+
+def identity(g: dict[str, Any]) -> dict[str, Any]:
+    """What a sweep directory is owned by: the grid without its extendable axes (and
+    without the batch size, which changes no number), plus the columns and tests."""
+    ident = {k: v for k, v in g.items() if k not in EXTENDABLE and k != "batch_size"}
+    ident["columns"] = expected_columns()
+    return ident
+
+
+def grid_hash(g: dict[str, Any]) -> str:
+    """SHA-256 of the grid's :func:`identity` as canonical JSON."""
+    import hashlib
+
+    text = json.dumps(identity(g), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def provenance(g: dict[str, Any]) -> dict[str, str]:
+    """The keys every batch file's metadata and the result's ``attrs`` carry."""
+    return {
+        "schedlab_version": _native.__version__,
+        "grid": json.dumps(g, sort_keys=True),
+        "grid_hash": grid_hash(g),
+        "seed": str(g["seed"]),
+    }
+
+
+# ---- cells and batches ---------------------------------------------------------------
+
+
+def combinations(g: dict[str, Any]) -> list[tuple]:
+    """Every combination of the :data:`AXES`' values, in the grid's order."""
+    return list(itertools.product(*(values(g, a) for a in AXES)))
+
+
+def cells_of(g: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every cell of a normalised grid: combinations, then utilisations, then samples."""
+    return [
+        _cell(g, a, u, s)
+        for a in combinations(g)
+        for u in g["utilizations"]
+        for s in range(g["samples"])
+    ]
+
+
+def cell_key(c: dict[str, Any]) -> tuple:
+    """A cell's coordinates: its axes' values, utilisation and sample."""
+    return (*(c[a] for a in AXES), c["utilization"], c["sample"])
+
+
+def row_keys(df: pd.DataFrame) -> list[tuple]:
+    """Each row's cell coordinates, as :func:`cell_key` gives them."""
+    cols = [df[a].tolist() for a in (*AXES, "utilization", "sample")]
+    k = AXES.index("deadline_min_ratio")
+    cols[k] = [None if pd.isna(r) else r for r in cols[k]]  # NaN: implicit deadlines
+    return list(zip(*cols))
+
+
+def _cell(g: dict[str, Any], axes: tuple, u: float, s: int) -> dict[str, Any]:
+    cpus, tasks, bound, ratio, method, periods = axes
+    return {
+        "cpus": cpus,
+        "tasks": tasks,
+        "utilization": float(u),
+        "sample": s,
+        "seed": g["seed"],
+        "duration": g["duration"],
+        "method": method,
+        "periods": periods,
+        "granularity": g["granularity"],
+        "max_task_utilization": bound,
+        "deadline_min_ratio": ratio,
+        "scheduler": g["scheduler"],
+        "platform": g["platform"],
+        "policies": g["policies"],
+        "analysis": g["analysis"],
+    }
+
+
+def labels(g: dict[str, Any]) -> list[str]:
+    """The ``policy`` column's values, in the grid's order."""
+    out = []
+    for p in g["policies"]:
+        if isinstance(p, str):
+            out.append(p)
+        elif "label" in p:
+            out.append(p["label"])
+        elif "placement" in p:
+            out.append(f"{p['policy']}@{p['placement']}")
+        else:
+            out.append(p["policy"])
+    return out
 
 
 def _run_batch(cells_json: str) -> str:
@@ -49,15 +440,47 @@ def _run_batch(cells_json: str) -> str:
     return native.run_cells(cells_json)
 
 
-def _frame(cols: dict[str, list]) -> pd.DataFrame:
-    """Columns from the Rust core as a DataFrame with fixed dtypes."""
+#: Cells per native call in a serial sweep: Ctrl-C is seen between calls (the core runs
+#: with the GIL released), so a few cells keep it prompt at no measurable cost.
+_SERIAL_CHUNK = 4
+
+
+def _run_serial(batch: list[dict]) -> pd.DataFrame:
+    """Run one batch in this process, a few cells per call to the core."""
+    parts = [
+        frame(json.loads(_native.run_cells(json.dumps(part))), part)
+        for part in (
+            batch[i : i + _SERIAL_CHUNK] for i in range(0, len(batch), _SERIAL_CHUNK)
+        )
+    ]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
+def frame(cols: dict[str, list], batch: list[dict[str, Any]]) -> pd.DataFrame:
+    """Columns from the Rust core (the rows of ``batch``'s cells, each under every
+    policy in turn) as a DataFrame with fixed dtypes, led by the cells' axis values."""
     csw = cols["context_switches_per_cpu_per_s"]
+    per = len(cols["policy"]) // max(len(batch), 1)
+
+    def axis(a):
+        return [c[a] for c in batch for _ in range(per)]
+
+    ratio = [math.nan if r is None else r for r in axis("deadline_min_ratio")]
     data = {
+        "cpus": pd.array(axis("cpus"), dtype="int64"),
+        "tasks": pd.array(axis("tasks"), dtype="int64"),
+        "max_task_utilization": pd.array(axis("max_task_utilization"), dtype="float64"),
+        "deadline_min_ratio": pd.array(ratio, dtype="float64"),
+        "method": pd.array(axis("method"), dtype="string"),
+        "periods": pd.array(axis("periods"), dtype="string"),
         "utilization": pd.array(cols["utilization"], dtype="float64"),
         "policy": pd.array(cols["policy"], dtype="string"),
         "sample": pd.array(cols["sample"], dtype="int64"),
         "set_seed": pd.array(cols["set_seed"], dtype="int64"),
         "schedulable": pd.array(cols["schedulable"], dtype="bool"),
+        "status": pd.array(cols["status"], dtype="string"),
+        "horizon_ns": pd.array(cols["horizon_ns"], dtype="Int64"),
+        "horizon_complete": pd.array(cols["horizon_complete"], dtype="boolean"),
         "deadline_misses": pd.array(cols["deadline_misses"], dtype="Int64"),
         "context_switches_per_cpu_per_s": pd.array(
             [math.nan if v is None else v for v in csw], dtype="float64"
@@ -106,98 +529,95 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _write_parquet_atomic(df: pd.DataFrame, path: str) -> None:
-    """Write ``df`` to ``path`` so that ``path`` is either absent or complete."""
-    tmp = path + ".tmp"
-    df.to_parquet(tmp, index=False)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+class _Interrupts:
+    """Ctrl-C at once, except while a finished batch is written and counted (then just
+    after), so that the count printed is exactly what a resume finds. Only the main
+    thread can handle signals; elsewhere nothing changes."""
+
+    def __init__(self):
+        self.critical = False
+        self.pending = False
+        self.old = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        return False
+
+    def _on_sigint(self, signum, frame):
+        if self.critical:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self.critical = True
+        try:
+            yield
+        finally:
+            self.critical = False
+        if self.pending:
+            raise KeyboardInterrupt
 
 
-def _read_finished(path: str, rows: int) -> pd.DataFrame | None:
-    """A finished batch's rows, or None when the file is missing, unreadable (e.g. cut
-    short) or holds another number of rows."""
-    if not os.path.exists(path):
-        return None
+def _have_dask() -> bool:
     try:
-        df = pd.read_parquet(path)
-    except Exception:  # noqa: BLE001 - any unreadable file is simply redone
-        return None
-    return df if len(df) == rows else None
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_DASK_EXTRA = "pip install 'schedlab[dask]'"
 
 
 def _connect(client):
-    """(client, cluster to close or None, name) for ``client``."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as e:  # pragma: no cover - depends on the environment
+    """(client, cluster to close or None) for ``client`` (None or "local": a local
+    cluster of threads, which needs no ``if __name__ == "__main__":`` guard since the
+    core releases the GIL)."""
+    if not _have_dask():
         raise SchedlabError(
-            "sweep on Dask needs dask.distributed (pip install 'dask[distributed]'), "
-            "or pass client='serial'"
-        ) from e
-    if client is None:
+            f"client {client or 'local'!r} needs Dask: {_DASK_EXTRA} "
+            "(or pass client='serial')"
+        )
+    from dask.distributed import Client, LocalCluster
+
+    if client is None or client == "local":
         cluster = LocalCluster(
-            n_workers=os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
+            n_workers=1,
+            threads_per_worker=os.cpu_count() or 1,
+            processes=False,
             dashboard_address=None,
         )
-        return Client(cluster), cluster, "local"
+        return Client(cluster), cluster
     if isinstance(client, str):
         try:
-            return Client(client, timeout="5s"), None, client
-        except (OSError, TimeoutError) as e:
+            return Client(client, timeout="5s"), None
+        except (OSError, TimeoutError, ValueError) as e:
+            # ValueError: not an address at all (`--client locall`).
             raise SchedlabError(
-                f"cannot reach the Dask scheduler at {client}: {e}"
+                f"cannot reach the Dask scheduler at {client}: {e} (a client is serial, "
+                "local or a scheduler address such as tcp://10.0.0.5:8786)"
             ) from e
-    return client, None, "client"
-
-
-def _cells(
-    cpus: int,
-    tasks: int,
-    utilizations: Sequence[float],
-    policies: Sequence[str],
-    samples: int,
-    seed: int,
-    duration: str,
-    method: str,
-    periods: str,
-    granularity: str,
-    analysis: bool,
-) -> list[dict[str, Any]]:
-    cells = []
-    for u in utilizations:
-        for s in range(samples):
-            cells.append(
-                {
-                    "cpus": cpus,
-                    "tasks": tasks,
-                    "utilization": float(u),
-                    "sample": s,
-                    "seed": seed,
-                    "duration": duration,
-                    "method": method,
-                    "periods": periods,
-                    "granularity": granularity,
-                    "policies": list(policies),
-                    "analysis": analysis,
-                }
-            )
-    return cells
+    if not hasattr(client, "submit"):
+        raise TypeError(
+            "client must be None, 'serial', 'local', a scheduler address or a "
+            f"dask.distributed.Client, not {type(client).__name__}"
+        )
+    return client, None
 
 
 def sweep(
     cpus: int = 4,
     tasks: int = 16,
     utilizations: Iterable[float] = (1.0, 2.0, 3.0),
-    policies: Iterable[str] = ("edf",),
+    policies: Iterable[Any] = ("edf",),
     samples: int = 20,
     seed: int = 1,
     duration: str = "1s",
@@ -206,156 +626,198 @@ def sweep(
     method: str = "uunifast-discard",
     periods: str = "10ms..1000ms",
     granularity: str = "1ms",
+    max_task_utilization: float = 1.0,
+    deadlines: Any = None,
+    scheduler: dict | None = None,
+    platform: dict | None = None,
     analysis: bool = True,
     out: str | None = None,
     batch_size: int | None = None,
     progress: bool | None = None,
 ) -> pd.DataFrame:
-    """Run a schedulability sweep and return one row per (utilization, policy, sample).
+    """Run a schedulability sweep and return one row per (axis values, utilization,
+    policy, sample).
 
     Args:
-        cpus, tasks: platform and task-set size.
-        utilizations: total utilisations of the grid.
-        policies: ``POLICY`` (global placement) or ``POLICY@PLACEMENT``, e.g.
-            ``["edf", "llf", "illf", "edzl", "edf@partitioned"]``.
+        cpus, tasks: platform and task-set size; like ``max_task_utilization``,
+            ``method`` and ``periods``, one value, a list, or (numbers) a
+            ``{"from", "to", "step"}`` range: every combination of the axes is swept.
+        utilizations: total utilisations of the grid (a list, or
+            ``{"from": A, "to": B, "step": S}``); no value twice.
+        policies: each ``POLICY`` (global placement), ``POLICY@PLACEMENT``, or a dict
+            ``{"policy": "illf", "placement": "global", "label": "illf-exact",
+            "scheduler": {...}}`` (the label is the ``policy`` column).
         samples: task sets per utilisation.
         seed: the sweep's seed; the same seed gives the same numbers on any client.
-        duration: simulated time per set, e.g. ``"1s"``.
-        client: ``None`` (or ``"local"``) starts a local Dask cluster (one worker per
-            core); a ``dask.distributed.Client`` (any cluster) or a scheduler address
-            string uses that cluster; ``"serial"`` runs in this process.
-        method, periods, granularity: the generator (see :func:`schedlab.generate`).
+        duration: simulated time per set, e.g. ``"1s"``, or ``"hyperperiod"`` (also
+            ``"hyperperiod<=20s"``): the set's feasibility interval, so that a run
+            without a miss decides the cell.
+        client: ``None`` starts a local Dask cluster of threads (serial, with one line
+            on stderr, when Dask is not installed); ``"local"`` the same but an error
+            without Dask; a ``dask.distributed.Client`` or a scheduler address uses that
+            cluster; ``"serial"`` runs in this process.
+        method, periods, granularity, max_task_utilization: the generator (see
+            :func:`schedlab.generate`).
+        deadlines: ``None``/``"implicit"``, or ``{"min_ratio": R}`` (R a value or a
+            list) for constrained deadlines drawn in [C + R(T - C), T].
+        scheduler, platform: blocks merged into every generated workload before the
+            model validates it (e.g. ``platform={"hz": 250}``).
         analysis: also run the schedulability tests on each set (``analysis_*``
             columns; empty without).
-        out: directory for the Parquet results; a sweep started again on it resumes.
+        out: directory for the Parquet results, owned by this grid (see
+            docs/analysis.md): started again it resumes; with more samples or more
+            utilisations it computes only the new cells.
         batch_size: cells per task sent to a worker (default: about 4 tasks per worker).
         progress: show cells done, rate and time left (default: when stderr is a
             terminal).
 
     Returns:
-        A DataFrame with the columns ``COLUMNS`` and ``analysis_<test>`` for each
-        schedulability test (True: accepted, False: not, <NA>: not applicable), sorted by
-        utilization, policy (in the given order) and sample. ``df.attrs`` holds
-        ``batches``, ``batches_computed`` and ``batches_reused``.
+        A DataFrame with the columns ``AXES``, ``COLUMNS`` and ``analysis_<test>`` for
+        each schedulability test (True: accepted, False: not, <NA>: not applicable),
+        sorted by the axes, utilization, policy (in the given order) and sample.
+        ``status`` is ``schedulable`` (no miss over a complete horizon),
+        ``unschedulable`` (a miss, or no partition) or ``undecided`` (no miss, horizon
+        short of the feasibility interval); ``schedulable`` is ``status ==
+        "schedulable"``. ``df.attrs`` holds
+        ``schedlab_version``, ``grid`` (JSON), ``grid_hash``, ``seed``, ``batches``,
+        ``batches_computed``, ``batches_reused`` and ``ignored`` (files of ``out`` not
+        used, with the reason).
 
     Raises:
-        SchedlabError: a bad grid (checked before any work), or an unreachable Dask
-            scheduler.
+        SchedlabError: a bad grid (checked before any work), a directory that is not
+            this grid's or is in use, or an unreachable Dask scheduler.
     """
-    utilizations = [float(u) for u in utilizations]
-    policies = [str(p) for p in policies]
-    if isinstance(policies, str):  # pragma: no cover - guarded above
-        policies = [policies]
-    if samples < 1:
-        raise SchedlabError(f"samples must be at least 1, not {samples}")
-    if not utilizations:
-        raise SchedlabError("utilizations: give at least one utilisation")
-    if len(set(policies)) != len(policies):
-        raise SchedlabError(f"policies: {policies} names a policy twice")
-    cells = _cells(
-        cpus,
-        tasks,
-        utilizations,
-        policies,
-        samples,
-        seed,
-        str(duration),
-        method,
-        periods,
-        granularity,
-        analysis,
-    )
-    _native.check_cells(json.dumps(cells))
+    raw = {
+        "cpus": cpus,
+        "tasks": tasks,
+        "utilizations": utilizations,
+        "policies": policies,
+        "samples": samples,
+        "seed": seed,
+        "duration": duration,
+        "method": method,
+        "periods": periods,
+        "granularity": granularity,
+        "max_task_utilization": max_task_utilization,
+        "deadlines": deadlines,
+        "scheduler": scheduler,
+        "platform": platform,
+        "analysis": analysis,
+        "batch_size": batch_size,
+    }
+    # Any other iterable (a range, a NumPy array) as a list; the rest is checked.
+    for key in ("utilizations", "policies"):
+        v = raw[key]
+        if not isinstance(v, (str, dict, list, tuple)) and hasattr(v, "__iter__"):
+            raw[key] = list(v)
+    grid = normalize_grid(raw, "sweep()")
+    return run(grid, client=client, out=out, progress=progress)
 
-    if isinstance(client, str) and client == "local":
-        client = None
+
+def run(
+    grid: dict[str, Any],
+    client: Any = None,
+    out: str | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Run a grid returned by :func:`normalize_grid` (what :func:`sweep` and
+    ``schedlab sweep`` call). A KeyboardInterrupt raised from here carries
+    ``cells_done`` and ``cells_total``."""
+    from .sweepdir import SweepDir
+
+    cells = cells_of(grid)
     serial = isinstance(client, str) and client == "serial"
+    if client is None and not _have_dask():
+        print(
+            "sweep: Dask is not installed, running serially; "
+            f"{_DASK_EXTRA} runs on every core",
+            file=sys.stderr,
+        )
+        serial = True
     dask_client = cluster = None
     workers = 1
     if not serial:
-        dask_client, cluster, _name = _connect(client)
+        dask_client, cluster = _connect(client)
         workers = max(len(dask_client.scheduler_info().get("workers", {})), 1)
-    if batch_size is None:
-        batch_size = max(1, min(256, math.ceil(len(cells) / (4 * workers))))
-    batches = [cells[i : i + batch_size] for i in range(0, len(cells), batch_size)]
-    per_batch_rows = [len(b) * len(policies) for b in batches]
-
-    frames: dict[int, pd.DataFrame] = {}
-    if out is not None:
-        os.makedirs(out, exist_ok=True)
-        grid = {
-            "cells": cells,
-            "batch_size": batch_size,
-            "columns": COLUMNS,
-            "tests": list(_native.test_names()),
-        }
-        grid_path = os.path.join(out, "grid.json")
-        if os.path.exists(grid_path):
-            with open(grid_path) as f:
-                try:
-                    old = json.load(f)
-                except ValueError:
-                    old = None
-            if old is not None and old != grid:
-                raise SchedlabError(
-                    f"{out} holds the results of another sweep (its grid.json differs); "
-                    "use another directory or remove it"
-                )
-        text = json.dumps(grid)
-        tmp = grid_path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, grid_path)
-        for i, n in enumerate(per_batch_rows):
-            df = _read_finished(_batch_path(out, i), n)
-            if df is not None:
-                frames[i] = df
-    reused = len(frames)
-    todo = [i for i in range(len(batches)) if i not in frames]
-    bar = _Progress(len(cells), sum(len(batches[i]) for i in frames), progress)
-
-    def finish(i: int, cols_json: str) -> None:
-        df = _frame(json.loads(cols_json))
-        if out is not None:
-            _write_parquet_atomic(df, _batch_path(out, i))
-        frames[i] = df
-        bar.add(len(batches[i]))
-
+        nthreads = sum(
+            w.get("nthreads", 1)
+            for w in dask_client.scheduler_info().get("workers", {}).values()
+        )
+        workers = max(workers, nthreads)
+    bar = None
     try:
-        if serial:
-            for i in todo:
-                finish(i, _native.run_cells(json.dumps(batches[i])))
-        else:
-            from dask.distributed import as_completed
+        batch_size = grid["batch_size"] or max(
+            1, min(256, math.ceil(len(cells) / (4 * workers)))
+        )
+        meta = provenance(grid)
+        names = labels(grid)
+        with SweepDir.open(out, grid, meta, names) as d:
+            done = d.done_cells() if d else set()
+            todo = [c for c in cells if cell_key(c) not in done]
+            batches = [
+                todo[i : i + batch_size] for i in range(0, len(todo), batch_size)
+            ]
+            bar = _Progress(len(cells), len(cells) - len(todo), progress)
+            frames = list(d.frames()) if d else []
 
-            futures = {
-                dask_client.submit(_run_batch, json.dumps(batches[i]), pure=False): i
-                for i in todo
-            }
-            for fut in as_completed(list(futures)):
-                finish(futures[fut], fut.result())
+            interrupts = _Interrupts()
+
+            def finish(batch: list[dict], df: pd.DataFrame) -> None:
+                # Ctrl-C waits until the batch is on disk and counted, so the count
+                # printed is what a resume finds.
+                with interrupts.deferred():
+                    if d:
+                        d.write_batch(df, [cell_key(c) for c in batch])
+                    frames.append(df)
+                    bar.add(len(batch))
+
+            try:
+                with interrupts:
+                    if serial:
+                        for b in batches:
+                            finish(b, _run_serial(b))
+                    else:
+                        from dask.distributed import as_completed
+
+                        futures = {
+                            dask_client.submit(_run_batch, json.dumps(b), pure=False): k
+                            for k, b in enumerate(batches)
+                        }
+                        for fut in as_completed(list(futures)):
+                            finish(
+                                batches[futures[fut]],
+                                frame(json.loads(fut.result()), batches[futures[fut]]),
+                            )
+            except KeyboardInterrupt as e:
+                e.cells_done, e.cells_total = bar.done, bar.total
+                raise
+            reused = d.reused if d else 0
+            ignored = dict(d.ignored) if d else {}
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         if cluster is not None:
             dask_client.close()
             cluster.close()
 
-    result = pd.concat([frames[i] for i in range(len(batches))], ignore_index=True)
-    order = {p: k for k, p in enumerate(policies)}
+    result = pd.concat(frames, ignore_index=True)
+    # Only this grid's cells (a directory may hold more, from a larger grid).
+    wanted = {cell_key(c) for c in cells}
+    result = result[[k in wanted for k in row_keys(result)]]
+    order = {p: k for k, p in enumerate(names)}
     result = (
         result.assign(_p=result["policy"].map(order))
-        .sort_values(["utilization", "_p", "sample"], kind="stable")
+        .sort_values([*AXES, "utilization", "_p", "sample"], kind="stable")
         .drop(columns="_p")
         .reset_index(drop=True)
     )
     result["policy"] = result["policy"].astype("string")
+    result.attrs.update(meta)
+    result.attrs["seed"] = grid["seed"]  # an int here; text in Parquet's metadata
     result.attrs.update(
-        batches=len(batches), batches_computed=len(todo), batches_reused=reused
+        batches=reused + len(batches),
+        batches_computed=len(batches),
+        batches_reused=reused,
+        ignored=ignored,
     )
     return result
-
-
-def _batch_path(out: str, i: int) -> str:
-    return os.path.join(out, f"batch-{i:06d}.parquet")

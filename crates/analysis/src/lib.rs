@@ -6,6 +6,7 @@
 //! processor demand, interference), so they are exact where they claim to be.
 
 pub mod generate;
+pub mod partition;
 pub mod report;
 pub mod taskset;
 pub mod tests;

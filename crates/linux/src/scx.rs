@@ -171,6 +171,9 @@ pub fn loader_args(
     let mut a = vec!["--policy".to_string()];
     match policy {
         Policy::Illf => {
+            if illf.exact {
+                return Err("the scx illf scheduler sees zero laxity at ticks; `illf: { mode: exact }` has no sched_ext version".into());
+            }
             a.push("illf".into());
             let rules: Vec<String> = (0..4)
                 .filter(|&i| illf.rules[i])
@@ -531,6 +534,7 @@ mod tests {
             rules: [true, true, true, false],
             swap_at_activation_only: true,
             strict: true,
+            exact: false,
         };
         let a = loader_args(Policy::Illf, &illf, &LlfOptions::default()).unwrap();
         assert_eq!(
@@ -559,6 +563,12 @@ mod tests {
             }
         )
         .is_err());
+        let exact_illf = IllfOptions {
+            exact: true,
+            ..IllfOptions::default()
+        };
+        let e = loader_args(Policy::Illf, &exact_illf, &LlfOptions::default()).unwrap_err();
+        assert!(e.contains("illf: { mode: exact }"), "{e}");
         assert!(loader_args(Policy::Rm, &IllfOptions::default(), &LlfOptions::default()).is_err());
     }
 

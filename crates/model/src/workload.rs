@@ -5,7 +5,7 @@ use crate::guard::{check_nesting, walk, WalkGoal};
 use crate::limits::{MAX_FILE_BYTES, MAX_TASKS, MAX_TASK_CPUS, MAX_TUNABLE_NS};
 pub use crate::registry::{Policy, PolicyClass};
 use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
-use crate::time::{format_ns, Ns, MS, S, US};
+use crate::time::{format_ns, Ns, SimDuration, MS, S, US};
 use crate::weights::WeightTable;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -318,6 +318,9 @@ pub struct IllfOptions {
     pub swap_at_activation_only: bool,
     /// Strict `R_q < S_k` (the prose) instead of `S_k >= R_q` (Algorithm 2).
     pub strict: bool,
+    /// Rule 3's zero laxity acted on at the instant a waiting task reaches it, instead of
+    /// at the first tick after (rule 2's per-tick refresh).
+    pub exact: bool,
 }
 
 impl Default for IllfOptions {
@@ -326,6 +329,7 @@ impl Default for IllfOptions {
             rules: [true; 4],
             swap_at_activation_only: false,
             strict: false,
+            exact: false,
         }
     }
 }
@@ -406,8 +410,8 @@ pub struct Overrides {
     pub placement: Option<Placement>,
     /// `--cpus`
     pub cpus: Option<u64>,
-    /// `--duration`
-    pub duration: Option<Ns>,
+    /// `--duration` (a time, or `hyperperiod[<=CAP]`)
+    pub duration: Option<crate::time::SimDuration>,
     /// `--seed`
     pub seed: Option<u64>,
     /// `--on-miss`
@@ -497,17 +501,25 @@ impl Workload {
 
         crate::kernel::apply_platform(&pf, &mut platform)?;
 
-        let duration = ov.duration.or(spec.duration.map(|d| d.0)).unwrap_or(S);
+        let asked = ov
+            .duration
+            .or(spec.duration.map(|d| d.0))
+            .unwrap_or(SimDuration::Fixed(S));
         let duration_field = if ov.duration.is_some() {
             "--duration"
         } else {
             "duration"
         };
-        if duration == 0 {
+        // A hyperperiod is resolved once the tasks are known (below); its cap is checked
+        // here like any duration.
+        let limit = match asked {
+            SimDuration::Fixed(d) | SimDuration::Hyperperiod { cap: d } => d,
+        };
+        if limit == 0 {
             return Err(format!("{duration_field}: must be longer than 0"));
         }
-        crate::time::check_time(duration)
-            .map_err(|e| format!("{duration_field}: {} {e}", format_ns(duration)))?;
+        crate::time::check_time(limit)
+            .map_err(|e| format!("{duration_field}: {} {e}", format_ns(limit)))?;
         // Names in the file are checked even when an override replaces them: a typo in the
         // file is still a typo. Ranges are checked on the value actually used.
         let file_on_miss = match &spec.on_miss {
@@ -661,6 +673,12 @@ impl Workload {
                 ));
             }
         }
+        let duration = match asked {
+            SimDuration::Fixed(d) => d,
+            SimDuration::Hyperperiod { cap } => crate::horizon::feasibility(&platform, &tasks)
+                .interval
+                .map_or(cap, |i| i.min(cap)),
+        };
         Ok(Workload {
             name: spec.name.unwrap_or_else(|| "workload".into()),
             platform,
@@ -772,6 +790,18 @@ fn illf_options(spec: Option<&crate::spec::IllfSpec>) -> Result<IllfOptions, Str
         }
     }
     o.strict = spec.strict.unwrap_or(false);
+    match spec.mode.as_deref() {
+        None | Some("tick") => {}
+        Some("exact") => o.exact = true,
+        Some(m) => {
+            return Err(format!(
+                "scheduler.illf.mode: unknown mode `{m}` (known: tick, exact)"
+            ))
+        }
+    }
+    if o.exact && !o.rules[2] {
+        return Err("scheduler.illf.mode: `exact` acts at the instant rule 3's zero laxity is reached, so it needs rule 3 in scheduler.illf.rules (without it ILLF preempts at laxity crossings, which have no tick-free form that does not thrash)".into());
+    }
     Ok(o)
 }
 

@@ -5,10 +5,15 @@
 //! derived from the sweep's seed, the utilisation and the sample number only, so a cell
 //! gives the same numbers whichever batch, worker or machine runs it.
 
-use schedlab_analysis::{analyze, from_workload, generate, GenSpec, Method, Periods, TESTS};
-use schedlab_model::{parse_duration, Overrides, Placement, Policy, Workload};
+use schedlab_analysis::{
+    analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TESTS,
+};
+use schedlab_model::{
+    parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
+};
 use schedlab_sim::{simulate, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The grid's fixed parameters and one cell's coordinates.
@@ -25,22 +30,140 @@ pub struct Cell {
     pub sample: u64,
     /// The sweep's seed.
     pub seed: u64,
-    /// Simulated time, e.g. `1s`.
+    /// Simulated time, e.g. `1s`, `hyperperiod` or `hyperperiod<=20s`.
     pub duration: String,
     /// Generator.
     #[serde(default = "default_method")]
     pub method: String,
-    /// Periods, `MIN..MAX` (log-uniform) or `P,P,...`.
+    /// Periods: `MIN..MAX` (log-uniform), `P,P,...`, or `divisors:H[:MIN..MAX]` (divisors of
+    /// `H`, so the set's hyperperiod divides `H`).
     #[serde(default = "default_periods")]
     pub periods: String,
     /// Granularity of a period range.
     #[serde(default = "default_granularity")]
     pub granularity: String,
-    /// Policies, each `POLICY` (global placement) or `POLICY@PLACEMENT`.
-    pub policies: Vec<String>,
+    /// Largest utilisation of one task (the generator's per-task bound).
+    #[serde(default = "one")]
+    pub max_task_utilization: f64,
+    /// Constrained deadlines: each drawn in `[C + r(T - C), T]` with this `r`; None:
+    /// implicit deadlines.
+    #[serde(default)]
+    pub deadline_min_ratio: Option<f64>,
+    /// A `scheduler:` block merged into every generated workload (before the model
+    /// validates it).
+    #[serde(default)]
+    pub scheduler: Option<Value>,
+    /// A `platform:` block merged likewise.
+    #[serde(default)]
+    pub platform: Option<Value>,
+    /// Policies, each `POLICY` (global placement), `POLICY@PLACEMENT`, or an entry with
+    /// its own label and scheduler options.
+    pub policies: Vec<PolicyEntry>,
     /// Run the schedulability tests too (their columns are empty without).
     #[serde(default = "yes")]
     pub analysis: bool,
+}
+
+/// One policy of a grid: `edf@partitioned`, or `{policy, placement, label, scheduler}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PolicyEntry {
+    /// `POLICY` or `POLICY@PLACEMENT`; the text is its label.
+    Name(String),
+    /// A policy with options.
+    Options(PolicyOptions),
+}
+
+/// A policy entry with options.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyOptions {
+    /// Policy name (`edf`, `illf`...), or `POLICY@PLACEMENT`.
+    pub policy: String,
+    /// Placement (`global` by default).
+    #[serde(default)]
+    pub placement: Option<String>,
+    /// The `policy` column's value (default: `POLICY@PLACEMENT`, or `POLICY` when global).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// A `scheduler:` block merged over the grid's for this policy only.
+    #[serde(default)]
+    pub scheduler: Option<Value>,
+}
+
+impl PolicyEntry {
+    /// The label (the `policy` column), the policy and its placement.
+    pub fn resolve(&self) -> Result<(String, Policy, Placement), String> {
+        match self {
+            PolicyEntry::Name(t) => {
+                let (p, pl) = parse_policy(t)?;
+                Ok((t.clone(), p, pl))
+            }
+            PolicyEntry::Options(o) => {
+                let text = match &o.placement {
+                    Some(pl) if !o.policy.contains('@') => format!("{}@{pl}", o.policy),
+                    Some(_) => {
+                        return Err(format!(
+                            "policy `{}`: give the placement once (in `policy` or `placement`)",
+                            o.policy
+                        ))
+                    }
+                    None => o.policy.clone(),
+                };
+                let (p, pl) = parse_policy(&text)?;
+                Ok((o.label.clone().unwrap_or(text), p, pl))
+            }
+        }
+    }
+
+    fn scheduler(&self) -> Option<&Value> {
+        match self {
+            PolicyEntry::Name(_) => None,
+            PolicyEntry::Options(o) => o.scheduler.as_ref(),
+        }
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Merge `over` into `base`: mappings key by key (recursively), anything else replaced.
+fn merge(base: &mut Value, over: &Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                merge(b.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+/// The generated workload's JSON with the grid's `platform:` and `scheduler:` blocks and
+/// the policy's own `scheduler:` merged in.
+fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<String, String> {
+    let mut w: Value =
+        serde_json::from_str(generated).map_err(|e| format!("generated workload: {e}"))?;
+    let Value::Object(top) = &mut w else {
+        return Err("generated workload is not a mapping".into());
+    };
+    if let SimDuration::Hyperperiod { .. } = sim_duration(c)? {
+        top.insert(
+            "duration".into(),
+            Value::String(c.duration.trim().to_string()),
+        );
+    }
+    for (key, block) in [
+        ("platform", c.platform.as_ref()),
+        ("scheduler", c.scheduler.as_ref()),
+        ("scheduler", entry.scheduler()),
+    ] {
+        if let Some(b) = block {
+            merge(top.entry(key).or_insert(Value::Object(Map::new())), b);
+        }
+    }
+    serde_json::to_string(&w).map_err(|e| e.to_string())
 }
 
 fn yes() -> bool {
@@ -68,8 +191,15 @@ pub struct Row {
     pub sample: u64,
     /// The task set's seed.
     pub set_seed: u64,
-    /// No deadline missed (false when partitioning failed).
+    /// `status == "schedulable"`.
     pub schedulable: bool,
+    /// `schedulable`: no miss over a complete horizon (the feasibility interval);
+    /// `unschedulable`: a miss, or no partition; `undecided`: no miss, horizon incomplete.
+    pub status: &'static str,
+    /// Simulated time (None when not simulated).
+    pub horizon_ns: Option<u64>,
+    /// The run covered the set's feasibility interval (None when not simulated).
+    pub horizon_complete: Option<bool>,
     /// Deadline misses (None when the tasks could not be partitioned).
     pub deadline_misses: Option<u64>,
     /// context switches / CPUs / simulated seconds (None when not simulated).
@@ -108,6 +238,18 @@ pub fn columns(rows: &[Row]) -> serde_json::Value {
     m.insert(
         "schedulable".into(),
         json!(rows.iter().map(|r| r.schedulable).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "status".into(),
+        json!(rows.iter().map(|r| r.status).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "horizon_ns".into(),
+        json!(rows.iter().map(|r| r.horizon_ns).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "horizon_complete".into(),
+        json!(rows.iter().map(|r| r.horizon_complete).collect::<Vec<_>>()),
     );
     m.insert(
         "deadline_misses".into(),
@@ -168,23 +310,21 @@ pub fn parse_policy(text: &str) -> Result<(Policy, Placement), String> {
     Ok((Policy::parse(p)?, pl))
 }
 
+/// The cell's simulated time: a fixed duration, or the hyperperiod up to a cap.
+fn sim_duration(c: &Cell) -> Result<SimDuration, String> {
+    parse_sim_duration(&c.duration).map_err(|e| format!("duration: {e}"))
+}
+
 fn spec_of(c: &Cell) -> Result<GenSpec, String> {
-    let duration = parse_duration(&c.duration).map_err(|e| format!("duration: {e}"))?;
-    let granularity = parse_duration(&c.granularity).map_err(|e| format!("granularity: {e}"))?;
-    let periods = if let Some((a, b)) = c.periods.split_once("..") {
-        Periods::LogUniform {
-            min: parse_duration(a).map_err(|e| format!("periods: {e}"))?,
-            max: parse_duration(b).map_err(|e| format!("periods: {e}"))?,
-            granularity,
-        }
-    } else {
-        Periods::Choice(
-            c.periods
-                .split(',')
-                .map(|p| parse_duration(p).map_err(|e| format!("periods: {e}")))
-                .collect::<Result<_, _>>()?,
-        )
+    // The generator writes a fixed duration; `hyperperiod` replaces it in the workload
+    // (see `workload_json`), where the model works the horizon out.
+    let duration = match sim_duration(c)? {
+        SimDuration::Fixed(ns) => ns,
+        SimDuration::Hyperperiod { cap } => cap,
     };
+    let granularity = parse_duration(&c.granularity).map_err(|e| format!("granularity: {e}"))?;
+    // The generator's own parser: `MIN..MAX`, `P1,P2,...` or `divisors:H[:MIN..MAX]`.
+    let periods = Periods::parse(&c.periods, granularity).map_err(|e| format!("periods: {e}"))?;
     Ok(GenSpec {
         name: format!("u{}-s{}", c.utilization, c.sample),
         tasks: c.tasks,
@@ -192,6 +332,11 @@ fn spec_of(c: &Cell) -> Result<GenSpec, String> {
         utilization: c.utilization,
         method: Method::parse(&c.method)?,
         periods,
+        max_task_utilization: c.max_task_utilization,
+        deadlines: match c.deadline_min_ratio {
+            None => Deadlines::Implicit,
+            Some(min_ratio) => Deadlines::Constrained { min_ratio },
+        },
         seed: set_seed(c.seed, c.utilization, c.sample),
         duration,
         ..GenSpec::default()
@@ -205,37 +350,71 @@ pub fn check(c: &Cell) -> Result<(), String> {
     if c.policies.is_empty() {
         return Err("policies: name at least one policy".into());
     }
-    for p in &c.policies {
-        let (policy, _) = parse_policy(p)?;
+    let mut labels = std::collections::HashSet::new();
+    for entry in &c.policies {
+        let (label, policy, _) = entry.resolve()?;
+        if !labels.insert(label.clone()) {
+            return Err(format!(
+                "policies: `{label}` is named twice (give each a `label`)"
+            ));
+        }
         if policy.class() != schedlab_model::PolicyClass::Deadline
             && policy.class() != schedlab_model::PolicyClass::Rt
         {
             return Err(format!(
-                "policy `{p}` schedules fair tasks; a sweep generates periodic tasks (use edf, llf, illf, edzl, rm, dm)"
+                "policy `{label}` schedules fair tasks; a sweep generates periodic tasks (use edf, llf, illf, edzl, rm, dm)"
             ));
         }
     }
+    // The generated workload with the grid's blocks, through the model's own validation
+    // (so `platform: {hz: 250}` or a bad `scheduler:` option gets the model's message).
+    let set = generate(&spec)?;
+    let generated = set.to_json();
+    for entry in &c.policies {
+        let (label, policy, placement) = entry.resolve()?;
+        let w = workload(&generated, c, entry, policy, placement)
+            .map_err(|e| format!("policy `{label}`: {e}"))?;
+        // The simulator's own rules (e.g. an exact laxity mode's placement), without
+        // running it; a set that cannot be partitioned is a result, not a grid error.
+        match schedlab_sim::engine_for(&w, &SimOptions::default()) {
+            Ok(_) | Err(SimError::Partition(_)) => {}
+            Err(e) => return Err(format!("policy `{label}`: {e}")),
+        }
+    }
     Ok(())
+}
+
+/// The cell's workload under one policy entry, validated by the model.
+fn workload(
+    generated: &str,
+    c: &Cell,
+    entry: &PolicyEntry,
+    policy: Policy,
+    placement: Placement,
+) -> Result<Workload, String> {
+    let text = workload_json(generated, c, entry)?;
+    let parsed = schedlab_model::workload::parse_spec(&text, Path::new("sweep-cell.json"))
+        .map_err(|e| e.to_string())?;
+    let ov = Overrides {
+        policy: Some(policy),
+        placement: Some(placement),
+        ..Overrides::default()
+    };
+    Workload::from_spec(parsed, &ov)
 }
 
 /// Run one cell: one row per policy.
 pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
     let spec = spec_of(c)?;
     let set = generate(&spec)?;
-    // Parsed once (JSON: the faster reader), validated once per policy, as `simulate`
-    // with `--policy` and `--placement` does.
-    let parsed = schedlab_model::workload::parse_spec(&set.to_json(), Path::new("sweep-cell.json"))
-        .map_err(|e| e.to_string())?;
+    let generated = set.to_json();
     let mut rows = Vec::with_capacity(c.policies.len());
     let mut analysis: Option<Vec<(String, Option<bool>)>> = None;
-    for p in &c.policies {
-        let (policy, placement) = parse_policy(p)?;
-        let ov = Overrides {
-            policy: Some(policy),
-            placement: Some(placement),
-            ..Overrides::default()
-        };
-        let w = Workload::from_spec(parsed.clone(), &ov)?;
+    for entry in &c.policies {
+        let (label, policy, placement) = entry.resolve()?;
+        // The grid's blocks merged, then validated as `simulate` with `--policy` and
+        // `--placement` does.
+        let w = workload(&generated, c, entry, policy, placement)?;
         if analysis.is_none() && c.analysis {
             let ts = from_workload(&w)?;
             let verdicts = analyze(&ts, c.cpus);
@@ -249,10 +428,13 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         }
         let base = Row {
             utilization: c.utilization,
-            policy: p.clone(),
+            policy: label,
             sample: c.sample,
             set_seed: spec.seed,
             schedulable: false,
+            status: "unschedulable",
+            horizon_ns: None,
+            horizon_complete: None,
             deadline_misses: None,
             context_switches_per_cpu_per_s: None,
             preemptions: None,
@@ -262,7 +444,10 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         };
         match simulate(&w, &SimOptions::default()) {
             Ok(r) => rows.push(Row {
-                schedulable: r.deadline_misses == 0,
+                status: status(r.deadline_misses, r.horizon_complete),
+                schedulable: status(r.deadline_misses, r.horizon_complete) == "schedulable",
+                horizon_ns: Some(r.duration_ns),
+                horizon_complete: Some(r.horizon_complete),
                 deadline_misses: Some(r.deadline_misses),
                 context_switches_per_cpu_per_s: Some(r.context_switches_per_cpu_per_s),
                 preemptions: Some(r.preemptions),
@@ -276,4 +461,14 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         }
     }
     Ok(rows)
+}
+
+/// A simulated cell's verdict: a miss decides `unschedulable`; no miss decides
+/// `schedulable` only over a complete horizon, and is `undecided` otherwise.
+pub fn status(misses: u64, horizon_complete: bool) -> &'static str {
+    match (misses, horizon_complete) {
+        (0, true) => "schedulable",
+        (0, false) => "undecided",
+        _ => "unschedulable",
+    }
 }

@@ -137,3 +137,37 @@ fn eevdf_hrtick_does_not_fire_every_nanosecond() {
     // About one event per 3 ms slice, release and completion: a few hundred at most.
     assert!(r.events < 1000, "{} events", r.events);
 }
+
+/// ILLF, global placement: t2 and t6 are pinned to CPU 2 and together overload it, so
+/// both reach zero laxity. Rule 3 gave the CPU to the waiting one, which put the running
+/// one back at zero laxity, which then took the CPU back, within one instant without end:
+/// the engine's global pass stopped at its safety bound before the real-time class had
+/// its turn, and the probe (FIFO 99, pinned to CPU 0) waited behind the FIFO task t1
+/// ("t0 waits with key 0 while t1 runs on CPU 0 with key 5"; issue 25). Under one queue
+/// for all CPUs a zero-laxity task no longer displaces one whose laxity is as low.
+#[test]
+fn illf_global_zero_laxity_tasks_do_not_displace_each_other_within_an_instant() {
+    let yaml = "
+platform: { cpus: 4, hz: 1000, context_switch: 6us }
+duration: 100ms
+tasks:
+  - { name: t0, probe: { interval: 828us, policy: fifo, priority: 99 }, affinity: [0] }
+  - { name: t1, class: fifo, priority: 94, runtime: 1863us, period: 10146us }
+  - { name: t2, runtime: 10436us, period: 20291us, affinity: [2] }
+  - { name: t6, runtime: 12470us, period: 18955us, affinity: [2], release: sporadic, jitter: 10760us }
+";
+    for mode in ["tick", "exact"] {
+        let y = yaml.replacen(
+            "tasks:",
+            &format!("scheduler: {{ illf: {{ mode: {mode} }} }}\ntasks:"),
+            1,
+        );
+        let r = checked(&y, "illf", "global");
+        // The probe always runs at once: nothing of a higher class is ever in its way.
+        let probe = r.tasks[0].latency.as_ref().unwrap();
+        assert_eq!((probe.samples, probe.max_ns), (120, 0), "{mode}");
+        // CPU 2 is overloaded (0.514 + 0.658): its tasks miss, the others do not.
+        assert!(r.tasks[2].misses + r.tasks[3].misses > 0, "{mode}");
+        assert_eq!(r.tasks[1].misses, 0, "{mode}");
+    }
+}

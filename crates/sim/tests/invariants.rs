@@ -213,6 +213,147 @@ fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
     y
 }
 
+/// The mixes that found the checker's violations (issue 25): (0) pinned and sporadic
+/// deadline tasks, a latency probe and a FIFO task, with a context-switch cost; (1) an
+/// isolated CPU with a per-CPU interrupt and device interrupts; (2) kernel sections of
+/// the fair load with per-job costs. Each mix also draws fair tasks (kernel sections
+/// need them) and, now and then, the policies' option variants.
+fn mix_yaml(rng: &mut ChaCha8Rng, mix: usize, fair: &str) -> String {
+    let cpus = rng.random_range(2..=4usize);
+    let hz = [100, 250, 1000][rng.random_range(0..3)];
+    let mut platform = format!("cpus: {cpus}, hz: {hz}");
+    match mix {
+        0 => write!(
+            platform,
+            ", context_switch: {}",
+            ms(rng.random_range(1..30))
+        )
+        .unwrap(),
+        1 => {
+            let iso = rng.random_range(0..cpus);
+            write!(
+                platform,
+                ", isolated: [{iso}], irqs: [{{ name: loc, period: {}, handler: {}, per_cpu: true }}, {{ name: eth, period: {}, handler: {}, softirq: {} }}]",
+                ms(rng.random_range(500..4000)),
+                ms(rng.random_range(1..20)),
+                ms(rng.random_range(200..3000)),
+                ms(rng.random_range(1..30)),
+                ms(rng.random_range(0..60))
+            )
+            .unwrap();
+        }
+        _ => {
+            let every = rng.random_range(300..3000);
+            write!(
+                platform,
+                ", kernel_sections: {{ every: {}, length: {}, max_length: {} }}, job_costs: {{ per_job: {}, reads_cpu_clock: {}, wakeup_latency: {}, wakeup_jitter: {}, wakeup_from_idle: {} }}",
+                ms(every),
+                ms(rng.random_range(1..20)),
+                ms(rng.random_range(20..every / 2)),
+                ms(rng.random_range(0..60)),
+                rng.random_bool(0.5),
+                ms(rng.random_range(0..40)),
+                ms(rng.random_range(0..30)),
+                ms(rng.random_range(0..60))
+            )
+            .unwrap();
+        }
+    }
+    if rng.random_bool(0.3) {
+        write!(platform, ", migration: {}", ms(rng.random_range(1..50))).unwrap();
+    }
+    let mut y = String::new();
+    writeln!(y, "platform: {{ {platform} }}").unwrap();
+    writeln!(y, "duration: {}ms", rng.random_range(20..150)).unwrap();
+    writeln!(y, "seed: {}", rng.random_range(0..1000)).unwrap();
+    let mut sched = format!("fair: {fair}");
+    let options = [
+        "llf: { mode: exact }",
+        "edzl: { mode: exact }",
+        "illf: { mode: exact }",
+        "illf: { swap_at: activation }",
+        "illf: { rules: [1, 2, 3] }",
+        "cbs: true",
+    ];
+    for o in options {
+        if rng.random_bool(0.2) {
+            write!(sched, ", {o}").unwrap();
+        }
+    }
+    writeln!(y, "scheduler: {{ {sched} }}").unwrap();
+    writeln!(y, "tasks:").unwrap();
+    let n = rng.random_range(3..=8);
+    for i in 0..n {
+        let mut t = format!("name: t{i}");
+        let kind = if i == 0 && mix == 0 {
+            7 // the probe
+        } else if i == 1 && mix == 0 {
+            8 // the FIFO task
+        } else {
+            rng.random_range(0..7)
+        };
+        match kind {
+            0..=3 => {
+                let period = rng.random_range(1_000..30_000u64);
+                let runtime = rng.random_range(50..=period / 2);
+                write!(t, ", runtime: {}, period: {}", ms(runtime), ms(period)).unwrap();
+                if rng.random_bool(0.3) {
+                    write!(t, ", affinity: [{}]", rng.random_range(0..cpus)).unwrap();
+                }
+                if rng.random_bool(0.4) {
+                    write!(
+                        t,
+                        ", release: sporadic, jitter: {}",
+                        ms(rng.random_range(0..period))
+                    )
+                    .unwrap();
+                }
+                if rng.random_bool(0.2) {
+                    write!(t, ", deadline: {}", ms(rng.random_range(runtime..=period))).unwrap();
+                }
+            }
+            4..=5 => write!(t, ", nice: {}", rng.random_range(-20..20)).unwrap(),
+            6 => write!(
+                t,
+                ", class: normal, run: {}, sleep: {}",
+                ms(rng.random_range(100..5_000)),
+                ms(rng.random_range(100..5_000))
+            )
+            .unwrap(),
+            7 => {
+                let policy = ["fifo", "normal"][rng.random_range(0..2)];
+                let prio = if policy == "fifo" {
+                    ", priority: 99"
+                } else {
+                    ""
+                };
+                write!(
+                    t,
+                    ", probe: {{ interval: {}, policy: {policy}{prio} }}",
+                    ms(rng.random_range(200..3000))
+                )
+                .unwrap();
+                if rng.random_bool(0.5) {
+                    write!(t, ", affinity: [{}]", rng.random_range(0..cpus)).unwrap();
+                }
+            }
+            _ => {
+                let period = rng.random_range(1_000..20_000u64);
+                write!(
+                    t,
+                    ", class: fifo, priority: {}, runtime: {}, period: {}",
+                    rng.random_range(1..99),
+                    ms(rng.random_range(50..=period / 3)),
+                    ms(period)
+                )
+                .unwrap();
+            }
+        }
+        writeln!(y, "  - {{ {t} }}").unwrap();
+    }
+    y
+}
+
 fn cases() -> u64 {
     std::env::var("INVARIANT_CASES")
         .ok()
@@ -265,11 +406,52 @@ fn check_policy(policy: Policy) {
     );
 }
 
+/// `cases()` / 3 workloads of the three mixes ([`mix_yaml`]) under `policy`, over the
+/// placements and fair classes (a combination validation refuses, such as interrupts
+/// under global placement, is skipped).
+fn check_mixes(policy: Policy) {
+    let n = cases() / 3;
+    let mut ran = [0u64; 3];
+    for seed in 0..n {
+        let mix = (seed % 3) as usize;
+        let placement = PLACEMENTS[(seed / 3 % 3) as usize];
+        let fair = FAIR[(seed / 9 % 3) as usize];
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (policy as u64) << 32 ^ 0x5eed << 40);
+        let yaml = mix_yaml(&mut rng, mix, fair);
+        let ov = Overrides {
+            policy: Some(policy),
+            placement: Some(Placement::parse(placement).unwrap()),
+            ..Overrides::default()
+        };
+        let Ok(w) = Workload::parse_str(&yaml, Path::new("mix.yaml"), &ov) else {
+            continue;
+        };
+        match simulate_checked(&w, &SimOptions { trace: false }) {
+            Ok(_) => ran[mix] += 1,
+            Err(SimError::Partition(_)) | Err(SimError::Unsupported(_)) => {}
+            Err(e) => panic!(
+                "{} {placement} fair={fair} mix {mix} seed {seed}: {e}\n{yaml}",
+                policy.name()
+            ),
+        }
+    }
+    // Every mix must reach the engine in a good share of its cases.
+    for (mix, &r) in ran.iter().enumerate() {
+        assert!(
+            r * 3 * 4 >= n,
+            "{}: mix {mix} ran in only {r} of {} cases",
+            policy.name(),
+            n / 3
+        );
+    }
+}
+
 macro_rules! policy_tests {
     ($($name:ident => $i:expr),*) => {$(
         #[test]
         fn $name() {
             check_policy(PERIODIC_POLICIES[$i]);
+            check_mixes(PERIODIC_POLICIES[$i]);
         }
     )*};
 }

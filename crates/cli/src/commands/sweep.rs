@@ -23,7 +23,7 @@ A grid (docs/analysis.md):
   samples: 100
   duration: 1s
 
-Needs the Python package: pip install . (and 'dask[distributed]' for Dask).";
+Needs the Python package: pip install . (which also installs this command); Dask: pip install '.[dask]'.";
 
 /// `schedlab sweep`
 #[derive(Debug, Args)]
@@ -32,11 +32,13 @@ pub struct SweepArgs {
     #[arg(value_name = "GRID")]
     pub grid: PathBuf,
 
-    /// Directory for the Parquet results; a sweep started again on it resumes.
+    /// Directory for the Parquet results, owned by the grid; a sweep started again on it
+    /// (after Ctrl-C or a kill) resumes, and one with more samples or utilisations extends it.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// serial, local (a Dask cluster on this machine, the default) or a scheduler address.
+    /// serial, local (Dask threads on this machine; the default, serial without Dask) or a
+    /// scheduler address.
     #[arg(long, value_name = "serial|local|ADDRESS")]
     pub client: Option<String>,
 
@@ -66,14 +68,26 @@ pub fn run(args: &SweepArgs) -> Result<(), Failure> {
     if let Some(c) = &args.csv {
         cmd.arg("--csv").arg(c);
     }
-    let status = cmd.status().map_err(|e| {
+    let mut child = cmd.spawn().map_err(|e| {
         Failure::input(format!(
             "cannot run {}: {e}; the sweep needs Python 3 with the schedlab package (pip install .)",
             python.to_string_lossy()
         ))
     })?;
+    // Ctrl-C reaches the whole process group: the Python side saves what is done and
+    // says so in one line; this process only waits for it (ignoring SIGINT after the
+    // spawn, so the child keeps Python's own handler).
+    // SAFETY: signal(2) with SIG_IGN, then the previous disposition, in this thread.
+    let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    let status = child.wait();
+    // SAFETY: as above.
+    unsafe { libc::signal(libc::SIGINT, previous) };
+    let status = status.map_err(|e| Failure::output(format!("waiting for the sweep: {e}")))?;
     match status.code() {
         Some(0) => Ok(()),
+        // Interrupted: the Python side printed how far it got and that the same command
+        // resumes; one line is enough.
+        Some(130) => std::process::exit(130),
         // The Python side printed its message (`error: ...`, or Python's own for a missing
         // package: `No module named schedlab`, fixed by `pip install .`).
         // 2: the grid's own error, already printed.

@@ -33,8 +33,8 @@
 //! release is reported before the completion.
 //!
 //! What this mode does not have: class decision instants ([`SchedClass::next_decision`]:
-//! exact `llf` is refused under global placement anyway, exact `edzl` would decide only
-//! at the caller's instants), `on_miss: abort` (an abort is a completion the caller
+//! exact `llf` is refused under global placement anyway; a class that arms them, such
+//! as exact `illf`, is refused), `on_miss: abort` (an abort is a completion the caller
 //! reports) and aperiodic fair tasks' own wake-ups.
 
 use super::*;
@@ -82,6 +82,14 @@ impl Engine {
             t.probe = None;
         }
         let engine = crate::engine_for(&w, &crate::SimOptions::default())?;
+        if engine.decision_timers {
+            // The caller owns the clock: instants the class would arm a timer for (exact
+            // ILLF's zero-laxity instants) would never be decided at.
+            return Err(SimError::Unsupported(format!(
+                "`{}` in exact mode decides at zero-laxity instants of its own, which the user-space dispatcher does not see (it decides at releases, completions and ticks): use mode tick",
+                w.scheduler.policy.name()
+            )));
+        }
         Ok(External { engine })
     }
 }

@@ -13,6 +13,22 @@
 //!    is small, `R_k > S_q` and `S_k >= R_q` (the prose's strict `R_q < S_k` with
 //!    `strict: true`).
 //!
+//! # Exact mode (`illf: { mode: exact }`)
+//!
+//! Rule 3 is defined on the instant a waiting task's laxity reaches 0; rule 2 is how the
+//! paper's kernel finds that instant: at each tick, by refreshing one laxity. So in tick
+//! mode (the default, the paper's algorithm as it ran at HZ = 1000) a waiting task is
+//! seen at zero laxity only at the first tick at or after that instant, its laxity then
+//! negative by up to a tick: a job shorter than a tick that has to wait for zero laxity
+//! misses. Exact mode keeps rules 1, 3 and 4 as they are (they act at activations,
+//! completions and the zero-laxity instant) and replaces rule 2's per-tick refresh by a
+//! CPU timer ([`SchedClass::next_decision`]) at the instant the least-laxity waiting task
+//! (the one rule 2 would refresh) reaches zero laxity, `deadline − remaining` (a waiting
+//! task's laxity falls at rate 1, so that instant is known when it starts waiting). At
+//! that instant its laxity is refreshed (one evaluation, as a tick's) and rule 3 decides.
+//! Ticks then do nothing for ILLF. Exact mode needs rule 3 (without it ILLF preempts at
+//! laxity crossings, LLF's thrashing in continuous time).
+//!
 //! Rules can be switched off for ablation (`scheduler.illf.rules`). Without rules 1-2
 //! every laxity is refreshed at every tick (only the count changes: waiting tasks keep
 //! their order, so decisions are the same). Without rule 3 the least-laxity waiting task
@@ -235,8 +251,13 @@ impl Illf {
             });
         }
         if let Some(w1) = w1 {
-            if self.lax(w1) <= 0 {
-                return Some(w1); // rule 3: zero laxity runs at once
+            // Rule 3: zero laxity runs at once. With one queue for all CPUs, not in place
+            // of a task whose laxity is as low (at zero laxity itself, or past it): the
+            // two would take the CPU from each other without end within one instant, as
+            // `wakeup_preempt` explains for a remote one. Per-CPU queues decide once per
+            // instant, and the task displaced may be pushed to another CPU.
+            if self.lax(w1) <= 0 && (self.per_cpu || self.lax(w1) < ctx.laxity_uncounted(c)) {
+                return Some(w1);
             }
             if !self.opts.rules[2] && self.lax(w1) < ctx.laxity_uncounted(c) {
                 return Some(w1); // without rule 3: plain least-laxity preemption
@@ -260,6 +281,39 @@ impl Illf {
             })
             .min_by_key(|&a| self.entry[a]);
         Some(activated.unwrap_or(c))
+    }
+
+    /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
+    /// the leftmost is running).
+    fn refresh_least(&mut self, ctx: &Ctx, rq: RqId) {
+        let tree = &self.trees[rq];
+        let left = [tree.leftmost(), tree.left2most()]
+            .into_iter()
+            .flatten()
+            .map(|e| e.2)
+            .find(|&x| !self.running[x])
+            .or_else(|| self.waiting_set[rq].first().map(|e| e.2));
+        if let Some(left) = left {
+            let l = ctx.laxity(left);
+            self.set_key(rq, left, l);
+        }
+    }
+
+    /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
+    fn zero_instant(ctx: &Ctx, t: TaskId) -> Ns {
+        ctx.task(t)
+            .job
+            .map_or(Ns::MAX, |j| j.deadline.saturating_sub(j.remaining))
+    }
+
+    /// Exact mode: the least-laxity waiting task of `rq` that may run on `cpu` whose
+    /// stored laxity is still positive (the one rule 2 would refresh next).
+    fn next_zero(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> Option<TaskId> {
+        self.waiting_set[rq]
+            .iter()
+            .filter(|e| e.0 > 0)
+            .map(|e| e.2)
+            .find(|&t| t != curr && ctx.allowed(t, cpu) && ctx.task(t).job.is_some())
     }
 
     fn activate(&mut self, rq: RqId, t: TaskId, now: Ns) {
@@ -374,27 +428,53 @@ impl SchedClass for Illf {
     }
 
     fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        if self.opts.exact {
+            return false; // zero laxity comes from next_decision
+        }
         if self.ticked_at[rq] != ctx.now {
             self.ticked_at[rq] = ctx.now;
             if self.opts.rules[1] {
-                // Rule 2: only the least-laxity waiting task (leftmost, or left-2-most
-                // when the leftmost is running).
-                let tree = &self.trees[rq];
-                let left = [tree.leftmost(), tree.left2most()]
-                    .into_iter()
-                    .flatten()
-                    .map(|e| e.2)
-                    .find(|&x| !self.running[x])
-                    .or_else(|| self.waiting_set[rq].first().map(|e| e.2));
-                if let Some(left) = left {
-                    let l = ctx.laxity(left);
-                    self.set_key(rq, left, l);
-                }
+                self.refresh_least(ctx, rq);
             } else {
                 self.refresh_all(ctx, rq);
             }
         }
         self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+    }
+
+    fn uses_tick(&self, _ctx: &Ctx) -> bool {
+        !self.opts.exact // exact mode does nothing at ticks
+    }
+
+    fn uses_decision_timer(&self) -> bool {
+        self.opts.exact
+    }
+
+    /// Exact mode: the instant the next waiting task that may run on `cpu` reaches zero
+    /// laxity (tasks already at or below zero have had their instant).
+    fn next_decision(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> Option<Ns> {
+        if !self.opts.exact {
+            return None;
+        }
+        let t = self.next_zero(ctx, rq, cpu, curr)?;
+        Some(Self::zero_instant(ctx, t).max(ctx.now + 1))
+    }
+
+    fn decision_due(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> bool {
+        if !self.opts.rules[1] {
+            self.refresh_all(ctx, rq);
+            return false;
+        }
+        // Rule 2 at the zero-laxity instant: refresh the least-laxity waiting task(s)
+        // whose instant has come; rule 3 then decides in the preemption test.
+        while let Some(t) = self.next_zero(ctx, rq, cpu, curr) {
+            if Self::zero_instant(ctx, t) > ctx.now {
+                break;
+            }
+            let l = ctx.laxity(t);
+            self.set_key(rq, t, l);
+        }
+        false
     }
 
     fn check(&self, ctx: &Ctx) -> Result<(), String> {
