@@ -12,6 +12,7 @@ sweeps (serial or on a Dask cluster) and plots.
 from __future__ import annotations
 
 import functools
+import inspect
 import io
 import json
 import math
@@ -381,21 +382,40 @@ def sweep(
         if not isinstance(out, (str, os.PathLike)):
             raise TypeError(f"out must be a directory path, not {_type_name(out)}")
         kw["out"] = os.fspath(out)
+    args = {
+        "cpus": _int("cpus", cpus),
+        "tasks": _int("tasks", tasks),
+        "utilizations": _numbers("utilizations", utilizations),
+        "policies": _names("policies", policies),
+        "samples": _int("samples", samples),
+        "seed": _int("seed", seed),
+        "duration": _duration(duration)
+        if duration is not None
+        else _str("duration", None),
+    }
     try:
-        return _sweep_module.sweep(
-            _int("cpus", cpus),
-            _int("tasks", tasks),
-            _numbers("utilizations", utilizations),
-            _names("policies", policies),
-            _int("samples", samples),
-            _int("seed", seed),
-            _duration(duration) if duration is not None else _str("duration", None),
-            _client(client),
-            **kw,
-        )
+        df = _sweep_module.sweep(**args, client=_client(client), **kw)
     except OSError as e:
         if isinstance(e, (ConnectionError, TimeoutError)):
             raise
         what = f"{e.filename}: {e.strerror}" if e.filename is not None else str(e)
         prefix = f"out {kw['out']}: " if kw.get("out") is not None else ""
         raise SchedlabError(prefix + what) from e
+    _label(df, args, kw)
+    return df
+
+
+def _label(df: pd.DataFrame, args: dict[str, Any], kw: dict[str, Any]) -> None:
+    """The set-up that the figures print, in ``df.attrs``, where the sweep left it out:
+    ``seed``, ``grid`` (JSON of the arguments) and, when every batch was computed by this
+    process, ``schedlab_version`` (reused batches may come from another version)."""
+    a = df.attrs
+    a.setdefault("seed", args["seed"])
+    if "grid" not in a:
+        grid = {**args, "duration": str(args["duration"])}
+        params = inspect.signature(_sweep_module.sweep).parameters
+        for key in ("method", "periods", "granularity"):
+            grid[key] = kw.get(key, params[key].default)
+        a["grid"] = json.dumps(grid)
+    if "schedlab_version" not in a and a.get("batches_reused", 0) == 0:
+        a["schedlab_version"] = __version__

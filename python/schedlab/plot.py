@@ -46,7 +46,7 @@ Z95 = 1.959963984540054
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 _DASHES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))
-_TEST_MARKERS = ("1", "2", "3", "4", "+", "x", "|", "_")
+_TEST_MARKERS = ("x", "+", "1", "2", "3", "4", "|", "_")
 
 
 def wilson(k, n, z: float = Z95):
@@ -191,8 +191,9 @@ def _fmt(v) -> str:
 def setup(df: pd.DataFrame) -> dict[str, Any]:
     """The sweep's set-up as a dict: ``cpus``, ``tasks``, ``samples`` (task sets per
     point, a list when they differ), ``horizon``, ``method``, ``periods``, ``seed``,
-    ``grid_hash``, ``schedlab_version``, ``sets`` (cells), ``undecided`` (cells); a key
-    neither the metadata nor the columns give is None."""
+    ``grid_hash``, ``schedlab_version``, ``sets`` (cells), ``undecided`` (cells; None
+    without a ``status`` column); a key neither the metadata nor the columns give is
+    None."""
     grid = _grid(df)
     attrs = df.attrs
 
@@ -218,7 +219,8 @@ def setup(df: pd.DataFrame) -> dict[str, Any]:
         "grid_hash": attrs.get("grid_hash"),
         "schedlab_version": attrs.get("schedlab_version"),
         "sets": len(df),
-        "undecided": int(und.sum()),
+        # None: the rows do not say (no status column), not "none undecided".
+        "undecided": int(und.sum()) if "status" in df else None,
     }
 
 
@@ -239,7 +241,13 @@ def setup_text(df: pd.DataFrame, note: str = "") -> str:
     h = s["grid_hash"]
     line2 = (
         f"seed {_fmt(s['seed'])}, grid {_fmt(h)[:12] if h else '?'}, "
-        f"schedlab {version}; undecided {s['undecided']} of {s['sets']} cells"
+        f"schedlab {version}; "
+        + (
+            f"undecided {s['undecided']} of {s['sets']} cells"
+            if s["undecided"] is not None
+            else f"{s['sets']} cells, undecided not recorded (no miss in the horizon "
+            "counted as schedulable)"
+        )
         + (f"; {note}" if note else "")
     )
     return line1 + "\n" + line2

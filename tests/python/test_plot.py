@@ -137,6 +137,10 @@ def test_setup_from_metadata_and_from_columns():
     assert (s["cpus"], s["tasks"], s["horizon"], s["seed"]) == (8, None, "2s", None)
     text = plot.setup_text(bare)
     assert "m = 8 CPUs, n = ? tasks" in text and "schedlab ? (data unlabelled" in text
+    # Without a status column nothing says whether a set was decided: not "0 undecided".
+    nostatus = frame(status=False)
+    assert plot.setup(nostatus)["undecided"] is None
+    assert "16 cells, undecided not recorded" in plot.setup_text(nostatus)
     # The grid.json form (a list of cells) is read too.
     cells = frame()
     cells.attrs["grid"] = json.dumps(
@@ -219,3 +223,28 @@ def test_axes_given_by_the_caller_are_used():
     assert plot.weighted_schedulability(frame(), ax=right) is fig
     assert len(left.collections) >= 2 and len(right.patches) >= 5
     plt.close(fig)
+
+
+def test_a_sweeps_frame_labels_its_figures():
+    """A sweep's DataFrame carries what the set-up text needs (from the sweep itself, or
+    from the arguments where it leaves a key out)."""
+    import schedlab
+
+    df = schedlab.sweep(
+        cpus=2,
+        tasks=4,
+        utilizations=[0.5, 1.5],
+        policies=["edf", "llf"],
+        samples=2,
+        seed=9,
+        duration="100ms",
+        client="serial",
+        analysis=False,
+        periods="10ms..100ms",
+    )
+    s = plot.setup(df)
+    assert (s["cpus"], s["tasks"], s["samples"], s["seed"]) == (2, 4, 2, 9)
+    assert (s["horizon"], s["periods"]) == ("100ms", "10ms..100ms")
+    assert s["method"] == "uunifast-discard"
+    assert s["schedlab_version"] == schedlab.__version__
+    assert s["sets"] == 8
