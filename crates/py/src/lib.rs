@@ -70,6 +70,9 @@ fn interruptible<T: Send + 'static>(
     let (tx, rx) = channel();
     std::thread::Builder::new()
         .name("schedlab".into())
+        // As much stack as a main thread (8 MiB on Linux), not a spawned thread's 2 MiB:
+        // the work ran on the caller's thread before.
+        .stack_size(8 << 20)
         .spawn(move || {
             let _ = tx.send(catch_unwind(AssertUnwindSafe(work)));
         })
