@@ -314,9 +314,12 @@ def analyze(workload: Workload, cpus: int | None = None) -> dict[str, Any]:
     )
 
 
-def _numbers(name: str, values) -> list[float]:
-    """A list of numbers from an iterable of numbers; a string is a TypeError (not its
-    characters as numbers)."""
+def _numbers(name: str, values):
+    """A list of numbers from an iterable of numbers (a ``{from, to, step}`` mapping is
+    passed on as it is, for the sweep to check); a string is a TypeError, not its
+    characters as numbers."""
+    if isinstance(values, dict):
+        return values
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(
             f"{name} must be a list of numbers, not {_type_name(values)} "
@@ -329,14 +332,22 @@ def _numbers(name: str, values) -> list[float]:
     return out
 
 
-def _names(name: str, values) -> list[str]:
-    """A list of names; one string is a TypeError (not its characters as names)."""
+def _names(name: str, values) -> list:
+    """A list of policies (names, or mappings the sweep checks); one string is a
+    TypeError, not its characters as names."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(
-            f"{name} must be a list of names (e.g. ['edf']), not {_type_name(values)} "
-            f"({_show(values)})"
+            f"{name} must be a list of policies (e.g. ['edf']), not "
+            f"{_type_name(values)} ({_show(values)})"
         )
-    return [_str(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    values = list(values)
+    for i, v in enumerate(values):
+        if not isinstance(v, (str, dict)):
+            raise TypeError(
+                f"{name}[{i}] must be a policy name or a mapping, not "
+                f"{_type_name(v)} ({_show(v)})"
+            )
+    return values
 
 
 def _client(value):

@@ -17,7 +17,8 @@ What a reviewer needs is on every figure:
   drawn as a hatched band above it (the most the curve could rise) and counted in the
   set-up text. An undecided set is never counted as schedulable. Without the column every
   cell is decided and ``schedulable`` is the verdict.
-- **Set-up.** Under the figure: m (CPUs), n (tasks), task sets per point, the horizon,
+- **Set-up.** Under the figure: m (CPUs), n (tasks), task sets per point, the horizon
+  (with the span simulated, from a ``horizon_ns`` column when the rows have one),
   the generator and its periods, the seed, the grid's hash and the schedlab version that
   produced the data, read from ``df.attrs`` (``schedlab_version``, ``grid`` as JSON
   text, ``grid_hash``, ``seed``; pandas keeps ``attrs`` through Parquet), else from the
@@ -188,6 +189,27 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _time(ns: int) -> str:
+    """Nanoseconds in the largest unit that divides them (``200ms``, ``1s``)."""
+    for unit, size in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns % size == 0:
+            return f"{ns // size}{unit}"
+    return f"{ns}ns"
+
+
+def _horizon(df: pd.DataFrame, asked):
+    """The horizon asked for (e.g. ``hyperperiod``), with the simulated span from the
+    ``horizon_ns`` column when the rows have it and it says more."""
+    if "horizon_ns" not in df or df["horizon_ns"].dropna().empty:
+        return asked
+    ns = df["horizon_ns"].dropna().astype("int64")
+    lo, hi = int(ns.min()), int(ns.max())
+    span = _time(lo) if lo == hi else f"{_time(lo)} to {_time(hi)}"
+    if asked is None or str(asked) == span:
+        return span
+    return f"{asked} ({span})"
+
+
 def setup(df: pd.DataFrame) -> dict[str, Any]:
     """The sweep's set-up as a dict: ``cpus``, ``tasks``, ``samples`` (task sets per
     point, a list when they differ), ``horizon``, ``method``, ``periods``, ``seed``,
@@ -212,7 +234,7 @@ def setup(df: pd.DataFrame) -> dict[str, Any]:
         "cpus": pick(("cpus", "m"), ("cpus",)),
         "tasks": pick(("tasks", "n"), ("tasks",)),
         "samples": sizes[0] if len(sizes) == 1 else sizes,
-        "horizon": pick(("horizon", "duration"), ("horizon", "duration")),
+        "horizon": _horizon(df, pick(("horizon", "duration"), ("horizon", "duration"))),
         "method": pick(("method",), ("method",)),
         "periods": pick(("periods",), ("periods",)),
         "seed": attrs.get("seed", pick(("seed",))),

@@ -141,6 +141,11 @@ def test_setup_from_metadata_and_from_columns():
     nostatus = frame(status=False)
     assert plot.setup(nostatus)["undecided"] is None
     assert "16 cells, undecided not recorded" in plot.setup_text(nostatus)
+    # The simulated horizons, when the rows record them, beside the horizon asked for.
+    spans = frame().assign(horizon_ns=[200_000_000] * 8 + [1_000_000_000] * 8)
+    assert plot.setup(spans)["horizon"] == "hyperperiod (200ms to 1s)"
+    same = frame(attrs=False).assign(horizon_ns=1_500_000)
+    assert plot.setup(same)["horizon"] == "1500us"
     # The grid.json form (a list of cells) is read too.
     cells = frame()
     cells.attrs["grid"] = json.dumps(

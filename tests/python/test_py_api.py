@@ -309,7 +309,12 @@ def test_a_panic_in_the_core_is_a_schedlab_error():
         (
             lambda: schedlab.sweep(client="serial", policies="edf"),
             TypeError,
-            "policies must be a list of names",
+            "policies must be a list of policies",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", policies=["edf", 5]),
+            TypeError,
+            r"policies\[1\] must be a policy name or a mapping, not int",
         ),
         (
             lambda: schedlab.sweep(client="serial", samples="2"),
