@@ -374,7 +374,7 @@ def test_python_results_carry_the_cli_provenance(root):
         "policy": "llf",
         "placement": None,
         "cpus": None,
-        "duration_ns": 100_000_000,
+        "duration": "100ms",
         "seed": 4,
         "on_miss": None,
         "platform": None,

@@ -353,17 +353,24 @@ impl Provenance {
     }
 }
 
-/// The overrides as given: `policy`, `placement`, `cpus`, `duration_ns`, `seed`,
-/// `on_miss`, each null when not given (the workload file's value was used).
+/// The overrides as given: `policy`, `placement`, `cpus`, `duration` (as written in a
+/// workload file), `seed`, `on_miss`, each null when not given (the workload file's
+/// value was used).
 pub fn overrides_json(ov: &Overrides) -> Value {
     json!({
         "policy": ov.policy.map(|p| p.name()),
         "placement": ov.placement.map(|p| p.name()),
         "cpus": ov.cpus,
-        "duration_ns": ov.duration,
+        "duration": ov.duration.map(duration_text),
         "seed": ov.seed,
         "on_miss": ov.on_miss,
     })
+}
+
+/// A duration override as a workload file writes it (`300ms`). The one place that knows
+/// the override's type (a duration that may also be `hyperperiod` would give its text).
+fn duration_text(d: schedlab_model::Ns) -> String {
+    format_ns(d)
 }
 
 /// A JSON value as one compact line plus a newline.
@@ -547,7 +554,7 @@ pub(crate) mod tests {
         assert_eq!(v["schedlab_version"], VERSION);
         assert_eq!(
             v["options"],
-            json!({"policy": null, "placement": null, "cpus": 3, "duration_ns": null,
+            json!({"policy": null, "placement": null, "cpus": 3, "duration": null,
                    "seed": 9, "on_miss": "abort", "platform": "p.yaml"})
         );
     }

@@ -59,7 +59,7 @@ fn simulate_json_carries_version_seed_and_options() {
     assert_eq!(v["seed"], 5);
     assert_eq!(
         v["options"],
-        json!({"policy": "llf", "placement": null, "cpus": 1, "duration_ns": 300_000_000u64,
+        json!({"policy": "llf", "placement": null, "cpus": 1, "duration": "300ms",
                "seed": 5, "on_miss": "abort", "platform": null})
     );
     // The result's own keys are unchanged and come first.

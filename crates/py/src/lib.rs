@@ -95,6 +95,11 @@ fn interruptible<T: Send + 'static>(
     }
 }
 
+/// A duration override as a workload file writes it (`300ms`), as the CLI's `options`.
+fn duration_text(d: schedlab_model::Ns) -> String {
+    schedlab_model::format_ns(d)
+}
+
 /// The keys `schedlab_version`, `seed` and `options` that the command line's `--json`
 /// results carry (crates/cli/src/output.rs `Provenance`), appended to `result`; a key the
 /// result already has is kept. `options` are the overrides as given (null: the file's).
@@ -109,7 +114,7 @@ fn stamped(
         "policy": ov.policy.map(|p| p.name()),
         "placement": ov.placement.map(|p| p.name()),
         "cpus": ov.cpus,
-        "duration_ns": ov.duration,
+        "duration": ov.duration.map(duration_text),
         "seed": ov.seed,
         "on_miss": ov.on_miss,
     });
