@@ -210,6 +210,13 @@ def _horizon(df: pd.DataFrame, asked):
     return f"{asked} ({span})"
 
 
+def _seed(v):
+    """A seed as an int (Parquet metadata holds text: ``"9"``)."""
+    if isinstance(v, str) and v.isdigit():
+        return int(v)
+    return v
+
+
 def setup(df: pd.DataFrame) -> dict[str, Any]:
     """The sweep's set-up as a dict: ``cpus``, ``tasks``, ``samples`` (task sets per
     point, a list when they differ), ``horizon``, ``method``, ``periods``, ``seed``,
@@ -237,7 +244,7 @@ def setup(df: pd.DataFrame) -> dict[str, Any]:
         "horizon": _horizon(df, pick(("horizon", "duration"), ("horizon", "duration"))),
         "method": pick(("method",), ("method",)),
         "periods": pick(("periods",), ("periods",)),
-        "seed": attrs.get("seed", pick(("seed",))),
+        "seed": _seed(attrs.get("seed", pick(("seed",)))),
         "grid_hash": attrs.get("grid_hash"),
         "schedlab_version": attrs.get("schedlab_version"),
         "sets": len(df),

@@ -146,6 +146,10 @@ def test_setup_from_metadata_and_from_columns():
     assert plot.setup(spans)["horizon"] == "hyperperiod (200ms to 1s)"
     same = frame(attrs=False).assign(horizon_ns=1_500_000)
     assert plot.setup(same)["horizon"] == "1500us"
+    # Parquet metadata is text: a seed "42" is the seed 42.
+    text_seed = frame()
+    text_seed.attrs["seed"] = "42"
+    assert plot.setup(text_seed)["seed"] == 42
     # The grid.json form (a list of cells) is read too.
     cells = frame()
     cells.attrs["grid"] = json.dumps(

@@ -345,20 +345,22 @@ def test_hostile_arguments_raise_clear_errors(root, monkeypatch, call, error, me
 
 
 def test_sweep_output_errors_are_schedlab_errors(root, tmp_path):
-    # A file where the output directory should be (FileExistsError underneath) and a
-    # directory that cannot be created (FileNotFoundError under /proc).
+    """OS errors on `out` are SchedlabError naming the path, never FileExistsError,
+    FileNotFoundError or IsADirectoryError."""
+    import re
+
     afile = tmp_path / "file"
     afile.write_text("x")
     grid = {"client": "serial", "samples": 1, "utilizations": [1.0], "analysis": False}
+    # A file where the output directory should be.
     with pytest.raises(
-        schedlab.SchedlabError, match=f"out {afile}: {afile}: File exists"
+        schedlab.SchedlabError, match=re.escape(str(afile)) + ".*exists"
     ):
         schedlab.sweep(out=str(afile), **grid)
-    with pytest.raises(
-        schedlab.SchedlabError, match="out /proc/no-such/x: /proc/no-such"
-    ):
+    # A directory that cannot be created.
+    with pytest.raises(schedlab.SchedlabError, match="/proc/no-such"):
         schedlab.sweep(out="/proc/no-such/x", **grid)
-    # A directory where grid.json goes (IsADirectoryError underneath).
+    # A directory where grid.json goes.
     (tmp_path / "d" / "grid.json").mkdir(parents=True)
     with pytest.raises(schedlab.SchedlabError, match="grid.json"):
         schedlab.sweep(out=str(tmp_path / "d"), **grid)
