@@ -17,7 +17,7 @@ What a reviewer needs is on every figure:
   drawn as a hatched band above it (the most the curve could rise) and counted in the
   set-up text. An undecided set is never counted as schedulable. Without the column every
   cell is decided and ``schedulable`` is the verdict.
-- **Set-up.** Under the figure: m (CPUs), n (tasks), task sets per point, the horizon
+- **Set-up.** (:func:`read` loads a sweep's Parquet files with it.) Under the figure: m (CPUs), n (tasks), task sets per point, the horizon
   (with the span simulated, from a ``horizon_ns`` column when the rows have one),
   the generator and its periods, the seed, the grid's hash and the schedlab version that
   produced the data, read from ``df.attrs`` (``schedlab_version``, ``grid`` as JSON
@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -142,6 +143,58 @@ def _test_counts(df: pd.DataFrame, test: str) -> pd.DataFrame | None:
     g["ratio"] = g["k"] / g["n"]
     g["low"], g["high"] = wilson(g["k"].to_numpy(), g["n"].to_numpy())
     return g
+
+
+# --- Reading a sweep back ---------------------------------------------------------------
+
+#: The set-up keys a sweep writes into each Parquet file's metadata and ``df.attrs``.
+SETUP_KEYS = ("schedlab_version", "grid", "grid_hash", "seed")
+
+
+def read(path) -> pd.DataFrame:
+    """A sweep's rows from one Parquet file or a sweep's output directory (its
+    ``batch-*.parquet`` files, in order), with the set-up keys (:data:`SETUP_KEYS`) of
+    the files' metadata in ``df.attrs``, for the figures' set-up text.
+
+    Raises:
+        SchedlabError: no batch files, an unreadable file, or batches of different
+            grids (their ``grid_hash`` differs: one figure per experiment).
+    """
+    import glob
+
+    import pyarrow.parquet as pq
+
+    from ._native import SchedlabError
+
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        files = sorted(glob.glob(os.path.join(glob.escape(p), "batch-*.parquet")))
+        if not files:
+            raise SchedlabError(f"{p}: no batch-*.parquet files (not a sweep's output)")
+    else:
+        files = [p]
+    frames, metas = [], []
+    for f in files:
+        try:
+            frame = pd.read_parquet(f)
+            raw = pq.read_schema(f).metadata or {}
+        except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds
+            raise SchedlabError(f"{f}: not a readable Parquet file: {e}") from None
+        meta = {k.decode(): v.decode() for k, v in raw.items()}
+        metas.append(
+            {k: meta[k] for k in SETUP_KEYS if k in meta}
+            or {k: frame.attrs[k] for k in SETUP_KEYS if k in frame.attrs}
+        )
+        frames.append(frame)
+    hashes = sorted({str(m.get("grid_hash")) for m in metas})
+    if len(hashes) > 1:
+        raise SchedlabError(
+            f"{p}: batches of different grids (grid_hash "
+            f"{', '.join(h[:12] for h in hashes)}): plot each experiment on its own"
+        )
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs = dict(metas[0])
+    return df
 
 
 # --- The set-up -------------------------------------------------------------------------
@@ -254,8 +307,8 @@ def setup(df: pd.DataFrame) -> dict[str, Any]:
 
 
 def setup_text(df: pd.DataFrame, note: str = "") -> str:
-    """The set-up as the two lines written under each figure (``note``, e.g. what the
-    bands are, ends the second line)."""
+    """The set-up as the lines written under each figure (``note``, e.g. what the bands
+    are, ends the last line): two lines, each wrapped at 130 characters."""
     s = setup(df)
     version = s["schedlab_version"]
     if version is None:
@@ -279,7 +332,12 @@ def setup_text(df: pd.DataFrame, note: str = "") -> str:
         )
         + (f"; {note}" if note else "")
     )
-    return line1 + "\n" + line2
+    # Wrapped so that a long period list or note stays on the figure (about 130
+    # characters of x-small text fit under the default figure's axes and legend).
+    return "\n".join(
+        textwrap.fill(line, width=130, break_on_hyphens=False)
+        for line in (line1, line2)
+    )
 
 
 # --- Drawing ----------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_setup_from_metadata_and_from_columns():
     )
     assert (s["method"], s["periods"], s["seed"]) == ("randfixedsum", "10ms..100ms", 42)
     assert (s["schedlab_version"], s["undecided"], s["sets"]) == ("9.8.7", 2, 16)
-    text = plot.setup_text(frame())
+    text = _flat(plot.setup_text(frame()))
     assert (
         "m = 4 CPUs, n = 16 tasks, 4 task sets per point, horizon hyperperiod" in text
     )
@@ -135,12 +135,19 @@ def test_setup_from_metadata_and_from_columns():
     bare = frame(attrs=False).assign(cpus=8, duration="2s")
     s = plot.setup(bare)
     assert (s["cpus"], s["tasks"], s["horizon"], s["seed"]) == (8, None, "2s", None)
-    text = plot.setup_text(bare)
+    text = _flat(plot.setup_text(bare))
     assert "m = 8 CPUs, n = ? tasks" in text and "schedlab ? (data unlabelled" in text
     # Without a status column nothing says whether a set was decided: not "0 undecided".
     nostatus = frame(status=False)
     assert plot.setup(nostatus)["undecided"] is None
-    assert "16 cells, undecided not recorded" in plot.setup_text(nostatus)
+    assert "16 cells, undecided not recorded" in _flat(plot.setup_text(nostatus))
+    # A long line is wrapped so that it stays on the figure.
+    long = frame()
+    long.attrs["grid"] = json.dumps(
+        {"periods": ",".join(f"{p}ms" for p in range(1, 60))}
+    )
+    lines = plot.setup_text(long).splitlines()
+    assert len(lines) >= 3 and max(map(len, lines)) <= 130, lines
     # The simulated horizons, when the rows record them, beside the horizon asked for.
     spans = frame().assign(horizon_ns=[200_000_000] * 8 + [1_000_000_000] * 8)
     assert plot.setup(spans)["horizon"] == "hyperperiod (200ms to 1s)"
@@ -156,6 +163,11 @@ def test_setup_from_metadata_and_from_columns():
         {"cells": [{"cpus": 2, "tasks": 5}], "batch_size": 1}
     )
     assert (plot.setup(cells)["cpus"], plot.setup(cells)["tasks"]) == (2, 5)
+
+
+def _flat(text):
+    """Text with every run of whitespace (line breaks included) as one space."""
+    return " ".join(text.split())
 
 
 def _ids(svg_path):
@@ -177,7 +189,7 @@ def test_figures_hold_setup_bands_legend_outside_and_weighted_plot(tmp_path):
         assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     ids, root = _ids(tmp_path / "fig" / "s-schedulability.svg")
-    text = "".join(root.itertext())
+    text = _flat(" ".join(root.itertext()))
     assert sorted(i for i in ids if i.startswith("ci-")) == ["ci-edf", "ci-llf"]
     # Undecided sets: one hatched bar, llf at U = 2 only (edf has none).
     assert sorted(i for i in ids if i.startswith("undecided-")) == ["undecided-llf-2"]
@@ -189,7 +201,7 @@ def test_figures_hold_setup_bands_legend_outside_and_weighted_plot(tmp_path):
     assert "bands: 95% Wilson intervals" in text
 
     ids, root = _ids(tmp_path / "fig" / "s-weighted.svg")
-    text = "".join(root.itertext())
+    text = _flat(" ".join(root.itertext()))
     assert {"weighted-edf", "weighted-llf", "weighted-gfb (analysis)"} <= ids
     assert {i for i in ids if i.startswith("weighted-undecided-")} == {
         "weighted-undecided-llf"
@@ -257,3 +269,42 @@ def test_a_sweeps_frame_labels_its_figures():
     assert s["method"] == "uunifast-discard"
     assert s["schedlab_version"] == schedlab.__version__
     assert s["sets"] == 8
+
+
+def test_read_takes_the_setup_from_parquet_metadata(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from schedlab import SchedlabError
+
+    df = frame()
+    meta = {k: str(v) for k, v in df.attrs.items()}
+
+    def write(path, part, grid_hash):
+        table = pa.Table.from_pandas(part, preserve_index=False)
+        m = {
+            **table.schema.metadata,
+            **{k.encode(): v.encode() for k, v in meta.items()},
+        }
+        m[b"grid_hash"] = grid_hash.encode()
+        pq.write_table(table.replace_schema_metadata(m), path)
+
+    d = tmp_path / "sweep"
+    d.mkdir()
+    write(d / "batch-000000.parquet", df.iloc[:8], "0123456789abcdef0123")
+    write(d / "batch-000001.parquet", df.iloc[8:], "0123456789abcdef0123")
+    (d / "sweep.lock").write_text("123\n")  # anything else in the directory is ignored
+    back = plot.read(d)
+    assert len(back) == 16
+    assert back.attrs["schedlab_version"] == "9.8.7"
+    s = plot.setup(back)
+    assert (s["cpus"], s["tasks"], s["seed"], s["undecided"]) == (4, 16, 42, 2)
+    assert plot.read(d / "batch-000001.parquet").attrs["seed"] == "42"
+    # Batches of two grids are not one figure.
+    write(d / "batch-000002.parquet", df.iloc[:4], "ffffffffffffffff")
+    with pytest.raises(SchedlabError, match="batches of different grids"):
+        plot.read(d)
+    with pytest.raises(SchedlabError, match="no batch-"):
+        plot.read(tmp_path)
+    (tmp_path / "junk.parquet").write_text("not parquet")
+    with pytest.raises(SchedlabError, match="junk.parquet: not a readable Parquet"):
+        plot.read(tmp_path / "junk.parquet")
