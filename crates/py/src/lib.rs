@@ -67,7 +67,7 @@ fn interruptible<T: Send + 'static>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> PyResult<T> {
-    let (tx, rx) = channel();
+    let (tx, mut rx) = channel();
     std::thread::Builder::new()
         .name("schedlab".into())
         // As much stack as a main thread (8 MiB on Linux), not a spawned thread's 2 MiB:
@@ -77,7 +77,6 @@ fn interruptible<T: Send + 'static>(
             let _ = tx.send(catch_unwind(AssertUnwindSafe(work)));
         })
         .map_err(|e| err(format!("cannot start a worker thread: {e}")))?;
-    let mut rx = rx;
     loop {
         // The receiver goes in and comes back: `&Receiver` may not cross threads.
         let (got, back) = py.allow_threads(move || (rx.recv_timeout(SIGNAL_POLL), rx));
