@@ -169,3 +169,33 @@ fn reproduce_json_carries_version_and_options() {
                "guest_results": null})
     );
 }
+
+#[test]
+fn compare_with_a_platform_file_is_stamped_too() {
+    let d = Scratch::new("provenance-compare-platform");
+    let f = d.file("set.yaml", SET);
+    let pf = d.file("platform.yaml", "platform:\n  cpus: 2\n  hz: 250\n");
+    let pf = pf.to_str().unwrap();
+    let v = ok(&[
+        "compare",
+        f.to_str().unwrap(),
+        "--policies",
+        "edf,rm",
+        "--platform",
+        pf,
+        "--json",
+    ]);
+    assert_eq!(keys(&v)[..4], ["results", "real", "platform", "prediction"]);
+    assert_appended(&v);
+    assert_eq!(v["seed"], 11);
+    assert_eq!(v["options"]["policies"], json!(["edf", "rm"]));
+    assert_eq!(v["options"]["platform"], pf);
+    assert_eq!(v["options"]["real"], false);
+    // The default margin (the file sets none), as the real runs would use it.
+    assert_eq!(v["options"]["margin"], 0.05);
+    for (r, p) in v["results"].as_array().unwrap().iter().zip(["edf", "rm"]) {
+        assert_appended(r);
+        assert_eq!(r["options"]["policy"], p);
+        assert_eq!(r["options"]["platform"], pf);
+    }
+}
