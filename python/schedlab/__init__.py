@@ -11,16 +11,21 @@ sweeps (serial or on a Dask cluster) and plots.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import io
 import json
+import math
+import numbers
 import os
+from collections.abc import Iterable
 from typing import Any, Union
 
 import pandas as pd
 
 from . import _native
+from . import sweep as _sweep_module
 from ._native import SchedlabError
-from .sweep import sweep
 
 __all__ = [
     "TESTS",
@@ -42,24 +47,95 @@ _OVERRIDES = ("cpus", "duration", "seed", "on_miss")
 Workload = Union[str, "os.PathLike[str]", dict[str, Any]]
 
 
+#: Largest value of the core's unsigned integers (u64, usize).
+_U64_MAX = 2**64 - 1
+
+
+def _type_name(value) -> str:
+    return type(value).__name__
+
+
+def _show(value) -> str:
+    """``repr(value)``, cut to 40 characters (a 400-digit int stays readable)."""
+    r = repr(value)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _int(name: str, value, *, optional: bool = False) -> int | None:
+    """An int argument for the core: TypeError for another type (bool included),
+    SchedlabError outside 0 ..= 2^64 - 1 (instead of OverflowError)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int, not {_type_name(value)} ({_show(value)})"
+        )
+    value = int(value)
+    if not 0 <= value <= _U64_MAX:
+        raise SchedlabError(f"{name}: {_show(value)} is out of range (0 to 2^64 - 1)")
+    return value
+
+
+def _float(name: str, value) -> float:
+    """A real-number argument: TypeError for a string, a bool or anything not a number,
+    SchedlabError for a number too large for a float (instead of OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number, not {_type_name(value)} ({_show(value)})"
+        )
+    try:
+        return float(value)
+    except OverflowError:
+        raise SchedlabError(
+            f"{name}: {_show(value)} is too large for a float"
+        ) from None
+
+
+def _str(name: str, value, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a str, not {_type_name(value)} ({_show(value)})"
+        )
+    return value
+
+
+def _bool(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {_show(value)}")
+    return value
+
+
 def _source(workload: Workload):
     """(source, is_text, label) for the native functions."""
     if isinstance(workload, dict):
-        return json.dumps(workload), True, "<dict>.json"
+        try:
+            text = json.dumps(workload, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"workload: the dict is not plain JSON data: {e}") from None
+        return text, True, "<dict>.json"
     if isinstance(workload, (str, os.PathLike)):
-        return os.fspath(workload), False, os.fspath(workload)
+        path = os.fspath(workload)
+        if isinstance(path, bytes):
+            raise TypeError("workload: give the path as str, not bytes")
+        if "\0" in path:
+            raise SchedlabError(f"workload: the path {path!r} holds a NUL character")
+        return path, False, path
     raise TypeError(
-        f"workload must be a file path or a dict, not {type(workload).__name__}"
+        f"workload must be a file path or a dict, not {_type_name(workload)}"
     )
 
 
-def _duration(value) -> str | None:
+def _duration(value, name: str = "duration") -> str | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
         raise TypeError(
-            f"duration must be a string with a unit (e.g. '1s') or int ns, not {value!r}"
+            f"{name} must be a string with a unit (e.g. '1s') or int ns, not {value!r}"
         )
+    if isinstance(value, numbers.Integral):
+        _int(name, value)
     return str(value)
 
 
@@ -155,13 +231,13 @@ def simulate(
         source,
         is_text,
         label,
-        policy=policy,
-        placement=placement,
-        cpus=overrides.get("cpus"),
+        policy=_str("policy", policy, optional=True),
+        placement=_str("placement", placement, optional=True),
+        cpus=_int("cpus", overrides.get("cpus"), optional=True),
         duration=_duration(overrides.get("duration")),
-        seed=overrides.get("seed"),
-        on_miss=overrides.get("on_miss"),
-        jobs=jobs,
+        seed=_int("seed", overrides.get("seed"), optional=True),
+        on_miss=_str("on_miss", overrides.get("on_miss"), optional=True),
+        jobs=_bool("jobs", jobs),
     )
     return SimulationResult(json.loads(text), csv)
 
@@ -202,20 +278,20 @@ def generate(
     if format not in ("dict", "yaml", "json"):
         raise ValueError(f"format must be 'dict', 'yaml' or 'json', not {format!r}")
     text = _native.generate(
-        tasks,
-        float(utilization),
-        cpus,
-        method,
-        float(max_task_utilization),
-        periods,
-        granularity,
-        deadlines,
-        float(deadline_ratio),
-        seed,
+        _int("tasks", tasks),
+        _float("utilization", utilization),
+        _int("cpus", cpus),
+        _str("method", method),
+        _float("max_task_utilization", max_task_utilization),
+        _str("periods", periods),
+        _str("granularity", granularity),
+        _str("deadlines", deadlines),
+        _float("deadline_ratio", deadline_ratio),
+        _int("seed", seed),
         _duration(duration),
-        policy,
-        placement,
-        name,
+        _str("policy", policy, optional=True),
+        _str("placement", placement, optional=True),
+        _str("name", name),
         format != "yaml",
     )
     return json.loads(text) if format == "dict" else text
@@ -227,8 +303,130 @@ def analyze(workload: Workload, cpus: int | None = None) -> dict[str, Any]:
     Returns the ``schedlab analyze --json`` object: ``workload``, ``cpus``, ``tasks``,
     ``utilization``, ``density`` and ``tests``, a list of ``{test, title, exact,
     outcome, why}`` where outcome is ``schedulable``, ``unschedulable``, ``not-proven``
-    or ``not-applicable``.
+    or ``not-applicable``; and ``schedlab_version``, ``seed``, ``options``.
+
+    The tests run with the GIL released; Ctrl-C raises ``KeyboardInterrupt`` within
+    50 ms (the interrupted test finishes in the background, its result dropped).
     """
     source, is_text, label = _source(workload)
-    return json.loads(_native.analyze(source, is_text, label, cpus=cpus))
+    return json.loads(
+        _native.analyze(source, is_text, label, cpus=_int("cpus", cpus, optional=True))
+    )
 
+
+def _numbers(name: str, values):
+    """A list of numbers from an iterable of numbers (a ``{from, to, step}`` mapping is
+    passed on as it is, for the sweep to check); a string is a TypeError, not its
+    characters as numbers."""
+    if isinstance(values, dict):
+        return values
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"{name} must be a list of numbers, not {_type_name(values)} "
+            f"({_show(values)})"
+        )
+    out = [_float(f"{name}[{i}]", v) for i, v in enumerate(values)]
+    for i, v in enumerate(out):
+        if not math.isfinite(v):
+            raise SchedlabError(f"{name}[{i}]: {v} is not a finite number")
+    return out
+
+
+def _names(name: str, values) -> list:
+    """A list of policies (names, or mappings the sweep checks); one string is a
+    TypeError, not its characters as names."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"{name} must be a list of policies (e.g. ['edf']), not "
+            f"{_type_name(values)} ({_show(values)})"
+        )
+    values = list(values)
+    for i, v in enumerate(values):
+        if not isinstance(v, (str, dict)):
+            raise TypeError(
+                f"{name}[{i}] must be a policy name or a mapping, not "
+                f"{_type_name(v)} ({_show(v)})"
+            )
+    return values
+
+
+def _client(value):
+    """None, a str (``serial``, ``local``, a scheduler address) or a Dask client."""
+    if value is None or isinstance(value, str):
+        return value
+    if all(hasattr(value, a) for a in ("submit", "scheduler_info")):
+        return value
+    raise TypeError(
+        "client must be None, 'serial', 'local', a Dask scheduler address or a "
+        f"dask.distributed.Client, not {_type_name(value)} ({_show(value)})"
+    )
+
+
+@functools.wraps(_sweep_module.sweep)
+def sweep(
+    cpus: int = 4,
+    tasks: int = 16,
+    utilizations=(1.0, 2.0, 3.0),
+    policies=("edf",),
+    samples: int = 20,
+    seed: int = 1,
+    duration: str = "1s",
+    client: Any = None,
+    **options: Any,
+) -> pd.DataFrame:
+    # Argument types are checked here, before the grid is built: a string of digits is
+    # not a list of utilisations, an int is not a Dask client. OS errors on ``out``
+    # (a file where the directory should be, a missing parent...) are SchedlabError.
+    kw = dict(options)
+    for key in ("method", "periods", "granularity"):
+        if key in kw:
+            kw[key] = _str(key, kw[key])
+    for key in ("analysis",):
+        if key in kw:
+            kw[key] = _bool(key, kw[key])
+    if kw.get("progress") is not None:
+        kw["progress"] = _bool("progress", kw["progress"])
+    if kw.get("batch_size") is not None:
+        kw["batch_size"] = _int("batch_size", kw["batch_size"])
+    if kw.get("out") is not None:
+        out = kw["out"]
+        if not isinstance(out, (str, os.PathLike)):
+            raise TypeError(f"out must be a directory path, not {_type_name(out)}")
+        kw["out"] = os.fspath(out)
+    args = {
+        "cpus": _int("cpus", cpus),
+        "tasks": _int("tasks", tasks),
+        "utilizations": _numbers("utilizations", utilizations),
+        "policies": _names("policies", policies),
+        "samples": _int("samples", samples),
+        "seed": _int("seed", seed),
+        "duration": _duration(duration)
+        if duration is not None
+        else _str("duration", None),
+    }
+    try:
+        df = _sweep_module.sweep(**args, client=_client(client), **kw)
+    except OSError as e:
+        if isinstance(e, (ConnectionError, TimeoutError)):
+            raise
+        what = f"{e.filename}: {e.strerror}" if e.filename is not None else str(e)
+        prefix = f"out {kw['out']}: " if kw.get("out") is not None else ""
+        raise SchedlabError(prefix + what) from e
+    _label(df, args, kw)
+    return df
+
+
+def _label(df: pd.DataFrame, args: dict[str, Any], kw: dict[str, Any]) -> None:
+    """The set-up that the figures print, in ``df.attrs``, where the sweep left it out:
+    ``seed``, ``grid`` (JSON of the arguments) and, when every batch was computed by this
+    process, ``schedlab_version`` (reused batches may come from another version)."""
+    a = df.attrs
+    a.setdefault("seed", args["seed"])
+    if "grid" not in a:
+        grid = {**args, "duration": str(args["duration"])}
+        params = inspect.signature(_sweep_module.sweep).parameters
+        for key in ("method", "periods", "granularity"):
+            grid[key] = kw.get(key, params[key].default)
+        a["grid"] = json.dumps(grid)
+    if "schedlab_version" not in a and a.get("batches_reused", 0) == 0:
+        a["schedlab_version"] = __version__

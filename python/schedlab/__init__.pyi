@@ -34,6 +34,9 @@ class SimulationResult:
     throttles: int
     tasks: list[dict[str, Any]]
     per_cpu: list[dict[str, Any]]
+    schedlab_version: str
+    seed: int
+    options: dict[str, Any]
     def __getattr__(self, name: str) -> Any: ...
     def to_dict(self) -> dict[str, Any]: ...
     @property

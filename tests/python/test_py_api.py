@@ -165,3 +165,279 @@ def test_gil_is_released_while_simulating(root):
     during = [x for x in ticks if start < x < end]
     assert end - start > 0.1, "the simulation is too short to tell"
     assert len(during) >= 0.2 * (end - start) / 0.001, (end - start, len(during))
+
+
+# --- Hostile arguments: SchedlabError, TypeError or ValueError, never a panic, an
+# OverflowError, a raw OSError or an AttributeError; each message names the argument.
+
+
+def test_a_panic_in_the_core_is_a_schedlab_error():
+    # PanicException derives from BaseException: `except Exception` would miss it.
+    with pytest.raises(schedlab.SchedlabError, match="internal error .*: boom"):
+        schedlab._native._raise_panic("boom")
+    # A real input that made the core panic (ConvolutionalFixedSum with U = n x bound
+    # inexact in floating point): a set or a SchedlabError, whichever the core gives.
+    try:
+        w = schedlab.generate(10, 1.0, 1, method="cfs", max_task_utilization=0.1)
+    except schedlab.SchedlabError:
+        pass
+    else:
+        assert len(w["tasks"]) == 10
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (
+            lambda: schedlab.generate(-1, 1.0),
+            schedlab.SchedlabError,
+            "tasks: -1 is out",
+        ),
+        (lambda: schedlab.generate(2**70, 1.0), schedlab.SchedlabError, "tasks: 1180"),
+        (
+            lambda: schedlab.generate(4, 10**400),
+            schedlab.SchedlabError,
+            "utilization: 1",
+        ),
+        (lambda: schedlab.generate(4, "1"), TypeError, "utilization must be a number"),
+        (
+            lambda: schedlab.generate(4, 1.0, seed=-3),
+            schedlab.SchedlabError,
+            "seed: -3",
+        ),
+        (
+            lambda: schedlab.generate(4, 1.0, cpus=True),
+            TypeError,
+            "cpus must be an int",
+        ),
+        (lambda: schedlab.generate(4, 1.0, name=5), TypeError, "name must be a str"),
+        (
+            lambda: schedlab.generate(4, 1.0, duration=-1),
+            schedlab.SchedlabError,
+            "duration: -1",
+        ),
+        (
+            lambda: schedlab.simulate("examples/dhall.yaml", cpus=-1),
+            schedlab.SchedlabError,
+            "cpus: -1",
+        ),
+        (
+            lambda: schedlab.simulate("examples/dhall.yaml", seed=2**64),
+            schedlab.SchedlabError,
+            "seed: 18446744073709551616 is out",
+        ),
+        (
+            lambda: schedlab.simulate("examples/dhall.yaml", duration=2**80),
+            schedlab.SchedlabError,
+            "duration: 1208",
+        ),
+        (
+            lambda: schedlab.simulate("examples/dhall.yaml", policy=5),
+            TypeError,
+            "policy must be a str",
+        ),
+        (
+            lambda: schedlab.simulate("examples/dhall.yaml", jobs="yes"),
+            TypeError,
+            "jobs must be True or False",
+        ),
+        (
+            lambda: schedlab.simulate("examples"),
+            schedlab.SchedlabError,
+            "examples: cannot read workload",
+        ),
+        (
+            lambda: schedlab.simulate("a\0b"),
+            schedlab.SchedlabError,
+            "workload: the path 'a\\\\x00b' holds a NUL",
+        ),
+        (
+            lambda: schedlab.simulate(b"examples/dhall.yaml"),
+            TypeError,
+            "workload must be a file path or a dict",
+        ),
+        (
+            lambda: schedlab.simulate({"tasks": [{"runtime": float("nan")}]}),
+            TypeError,
+            "workload: the dict is not plain JSON",
+        ),
+        (
+            lambda: schedlab.analyze("examples/dhall.yaml", cpus=-1),
+            schedlab.SchedlabError,
+            "cpus: -1",
+        ),
+        (
+            lambda: schedlab.analyze("examples/dhall.yaml", cpus="4"),
+            TypeError,
+            "cpus must be an int",
+        ),
+        (
+            lambda: schedlab.analyze("examples"),
+            schedlab.SchedlabError,
+            "examples: cannot read workload",
+        ),
+        (
+            lambda: schedlab.analyze("no/such.yaml"),
+            schedlab.SchedlabError,
+            "no/such.yaml: cannot read workload",
+        ),
+        (
+            lambda: schedlab.sweep(client=5, samples=1),
+            TypeError,
+            "client must be None, 'serial'",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", utilizations="123"),
+            TypeError,
+            "utilizations must be a list of numbers, not str",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", utilizations=[1, "2"]),
+            TypeError,
+            r"utilizations\[1\] must be a number",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", utilizations=[float("inf")]),
+            schedlab.SchedlabError,
+            r"utilizations\[0\]: inf is not a finite",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", utilizations=[10**400]),
+            schedlab.SchedlabError,
+            r"utilizations\[0\]: 1",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", policies="edf"),
+            TypeError,
+            "policies must be a list of policies",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", policies=["edf", 5]),
+            TypeError,
+            r"policies\[1\] must be a policy name or a mapping, not int",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", samples="2"),
+            TypeError,
+            "samples must be an int",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", cpus=2**70),
+            schedlab.SchedlabError,
+            "cpus: 1180",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", batch_size=-1),
+            schedlab.SchedlabError,
+            "batch_size: -1",
+        ),
+        (
+            lambda: schedlab.sweep(client="serial", out=3),
+            TypeError,
+            "out must be a directory path",
+        ),
+    ],
+)
+def test_hostile_arguments_raise_clear_errors(root, monkeypatch, call, error, message):
+    monkeypatch.chdir(root)
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_sweep_output_errors_are_schedlab_errors(root, tmp_path):
+    """OS errors on `out` are SchedlabError naming the path, never FileExistsError,
+    FileNotFoundError or IsADirectoryError."""
+    import re
+
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    grid = {"client": "serial", "samples": 1, "utilizations": [1.0], "analysis": False}
+    # A file where the output directory should be.
+    with pytest.raises(
+        schedlab.SchedlabError, match=re.escape(str(afile)) + ".*exists"
+    ):
+        schedlab.sweep(out=str(afile), **grid)
+    # A directory that cannot be created.
+    with pytest.raises(schedlab.SchedlabError, match="/proc/no-such"):
+        schedlab.sweep(out="/proc/no-such/x", **grid)
+    # A directory where grid.json goes.
+    (tmp_path / "d" / "grid.json").mkdir(parents=True)
+    with pytest.raises(schedlab.SchedlabError, match="grid.json"):
+        schedlab.sweep(out=str(tmp_path / "d"), **grid)
+
+
+def test_python_results_carry_the_cli_provenance(root):
+    r = schedlab.simulate(
+        root / "examples/dhall.yaml", policy="llf", seed=4, duration="100ms"
+    )
+    assert r.schedlab_version == schedlab.__version__
+    assert r.seed == 4
+    assert r.options == {
+        "policy": "llf",
+        "placement": None,
+        "cpus": None,
+        "duration": "100ms",
+        "seed": 4,
+        "on_miss": None,
+        "platform": None,
+    }
+    a = schedlab.analyze(root / "examples/dhall.yaml", cpus=2)
+    assert list(a)[-3:] == ["schedlab_version", "seed", "options"]
+    assert a["options"]["cpus"] == 2 and a["options"]["policy"] is None
+
+
+def _interrupt_after(seconds):
+    """Deliver Ctrl-C to the main thread after `seconds` (as the terminal would)."""
+    import _thread
+    import threading
+
+    t = threading.Timer(seconds, _thread.interrupt_main)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("what", ["analyze", "simulate"])
+def test_ctrl_c_interrupts_a_long_call_and_the_gil_is_free(what):
+    """Ctrl-C during a long analysis or simulation raises KeyboardInterrupt within a
+    poll period, and other Python threads run meanwhile (the GIL is released)."""
+    import threading
+    import time
+
+    if what == "analyze":
+        # ffd-rm and RTA on 1,000 tasks on one CPU: seconds in a debug build.
+        w = schedlab.generate(1000, 0.9, 1, seed=3, granularity="1us")
+        call = lambda: schedlab.analyze(w)
+    else:
+        w = schedlab.generate(64, 6.0, 8, seed=2, duration="1000s")
+        call = lambda: schedlab.simulate(w, policy="llf", jobs=False)
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    tick = threading.Thread(target=ticker)
+    tick.start()
+    start = time.perf_counter()
+    timer = _interrupt_after(0.5)
+    try:
+        call()
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
+    end = time.perf_counter()
+    timer.cancel()
+    stop.set()
+    tick.join()
+    if not interrupted:
+        pytest.skip(
+            f"{what} finished in {end - start:.2f} s, before the Ctrl-C: too short"
+        )
+    # Raised within the 50 ms poll (plus scheduling slack on a loaded machine), not at
+    # the end of the work.
+    assert end - start < 0.5 + 0.45, end - start
+    during = [x for x in ticks if start < x < end]
+    assert len(during) >= 0.2 * (end - start) / 0.001, (end - start, len(during))

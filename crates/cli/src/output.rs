@@ -3,9 +3,10 @@
 //! Human output goes to a terminal or a pager; JSON is one compact object per run followed
 //! by a newline, so `jq` and line-oriented tools work on it.
 
-use schedlab_model::{format_ns, Workload};
+use schedlab_model::{format_ns, Overrides, Workload};
 use schedlab_sim::SimResult;
 use serde::Serialize;
+use serde_json::{json, Value};
 use std::fmt::Write as _;
 
 /// Nanoseconds as milliseconds with three decimals (µs resolution).
@@ -365,23 +366,94 @@ pub fn render_compare(w: &Workload, names: &[&str], results: &[SimResult]) -> St
     out
 }
 
-/// One run as compact JSON plus a newline.
-pub fn json_simulate(r: &SimResult) -> Result<String, serde_json::Error> {
-    let mut s = serde_json::to_string(r)?;
+/// The schedlab version written into every machine-readable result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where a `--json` result came from: the seed in effect (None where the command takes
+/// none) and the options that produced it. Written as the keys `schedlab_version`,
+/// `seed` and `options`, after the result's own keys; a key the result already has is
+/// kept as it is (existing keys are a contract).
+pub struct Provenance {
+    /// The seed the run used (the workload's, after `--seed`).
+    pub seed: Option<u64>,
+    /// The options as given (null where the file's value was used).
+    pub options: Value,
+}
+
+impl Provenance {
+    /// `options` = the overrides as given on the command line, null where not given.
+    pub fn of(seed: u64, ov: &Overrides) -> Provenance {
+        Provenance {
+            seed: Some(seed),
+            options: overrides_json(ov),
+        }
+    }
+
+    /// Add `name: value` to the options.
+    pub fn with(mut self, name: &str, value: Value) -> Provenance {
+        if let Value::Object(m) = &mut self.options {
+            m.insert(name.into(), value);
+        }
+        self
+    }
+
+    /// `value` with the provenance keys appended.
+    pub fn stamp(&self, value: impl Serialize) -> Result<Value, serde_json::Error> {
+        let mut v = serde_json::to_value(value)?;
+        if let Value::Object(m) = &mut v {
+            m.entry("schedlab_version").or_insert(json!(VERSION));
+            m.entry("seed").or_insert(json!(self.seed));
+            m.entry("options").or_insert(self.options.clone());
+        }
+        Ok(v)
+    }
+}
+
+/// The overrides as given: `policy`, `placement`, `cpus`, `duration` (as written in a
+/// workload file), `seed`, `on_miss`, each null when not given (the workload file's
+/// value was used).
+pub fn overrides_json(ov: &Overrides) -> Value {
+    json!({
+        "policy": ov.policy.map(|p| p.name()),
+        "placement": ov.placement.map(|p| p.name()),
+        "cpus": ov.cpus,
+        "duration": ov.duration.map(duration_text),
+        "seed": ov.seed,
+        "on_miss": ov.on_miss,
+    })
+}
+
+/// A duration override as a workload file writes it (`300ms`). The one place that knows
+/// the override's type (a duration that may also be `hyperperiod` would give its text).
+fn duration_text(d: schedlab_model::Ns) -> String {
+    format_ns(d)
+}
+
+/// A JSON value as one compact line plus a newline.
+pub fn json_line(v: &impl Serialize) -> Result<String, serde_json::Error> {
+    let mut s = serde_json::to_string(v)?;
     s.push('\n');
     Ok(s)
 }
 
-#[derive(Serialize)]
-struct CompareJson<'a> {
-    results: &'a [SimResult],
+/// One run as compact JSON plus a newline, with its provenance.
+pub fn json_simulate(r: &SimResult, p: &Provenance) -> Result<String, serde_json::Error> {
+    json_line(&p.stamp(r)?)
 }
 
-/// `{"results": [ ... ]}` as compact JSON plus a newline.
-pub fn json_compare(results: &[SimResult]) -> Result<String, serde_json::Error> {
-    let mut s = serde_json::to_string(&CompareJson { results })?;
-    s.push('\n');
-    Ok(s)
+/// `{"results": [ ... ], ...}` as compact JSON plus a newline: each result stamped with
+/// its own provenance (`each[i]`), the whole with `all`'s.
+pub fn json_compare(
+    results: &[SimResult],
+    each: &[Provenance],
+    all: &Provenance,
+) -> Result<String, serde_json::Error> {
+    let results = results
+        .iter()
+        .zip(each)
+        .map(|(r, p)| p.stamp(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    json_line(&all.stamp(json!({ "results": results }))?)
 }
 
 #[cfg(test)]
@@ -503,7 +575,8 @@ pub(crate) mod tests {
 
     #[test]
     fn json_is_one_line_with_design_keys() {
-        let j = json_simulate(&result("edf", 0)).unwrap();
+        let prov = || Provenance::of(7, &Overrides::default());
+        let j = json_simulate(&result("edf", 0), &prov()).unwrap();
         assert!(j.ends_with('\n') && j.trim_end().lines().count() == 1);
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
         for k in DESIGN_KEYS {
@@ -512,11 +585,38 @@ pub(crate) mod tests {
         for k in DESIGN_TASK_KEYS {
             assert!(v["tasks"][0].get(k).is_some(), "missing task key {k}");
         }
-        let c: serde_json::Value =
-            serde_json::from_str(&json_compare(&[result("edf", 0), result("rm", 1)]).unwrap())
-                .unwrap();
+        let c: serde_json::Value = serde_json::from_str(
+            &json_compare(
+                &[result("edf", 0), result("rm", 1)],
+                &[prov(), prov()],
+                &prov(),
+            )
+            .unwrap(),
+        )
+        .unwrap();
         assert_eq!(c["results"].as_array().unwrap().len(), 2);
         assert_eq!(c["results"][1]["policy"], "rm");
+    }
+
+    #[test]
+    fn provenance_is_appended_and_never_replaces_a_key() {
+        let ov = Overrides {
+            cpus: Some(3),
+            seed: Some(9),
+            on_miss: Some(schedlab_model::OnMiss::Abort),
+            ..Overrides::default()
+        };
+        let p = Provenance::of(9, &ov).with("platform", json!("p.yaml"));
+        let v = p.stamp(json!({"a": 1, "seed": "theirs"})).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a", "seed", "schedlab_version", "options"]);
+        assert_eq!(v["seed"], "theirs");
+        assert_eq!(v["schedlab_version"], VERSION);
+        assert_eq!(
+            v["options"],
+            json!({"policy": null, "placement": null, "cpus": 3, "duration": null,
+                   "seed": 9, "on_miss": "abort", "platform": "p.yaml"})
+        );
     }
 
     /// DESIGN.md "Machine-readable results": keys every result object has.

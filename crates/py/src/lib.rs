@@ -5,7 +5,12 @@
 //! result, exactly what `schedlab simulate --json` prints; `analyze` returns the report
 //! of `schedlab analyze --json`. The Python layer (python/schedlab) turns them into
 //! objects and DataFrames. Errors are raised as `schedlab.SchedlabError` with the CLI's
-//! message. Simulations run with the GIL released.
+//! message. Simulations and analyses run on a worker thread with the GIL released, and
+//! Ctrl-C (any Python signal handler that raises) interrupts the call at once.
+//!
+//! No panic crosses into Python: every entry point runs under `catch_unwind` and turns a
+//! panic into `SchedlabError` ("internal error ..."), which `except Exception` catches
+//! (PyO3's own `PanicException` derives from `BaseException`).
 
 pub mod sweep;
 
@@ -17,7 +22,12 @@ use schedlab_model::{
     parse_duration, parse_sim_duration, OnMiss, Overrides, Placement, Policy, Workload,
 };
 use schedlab_sim::{simulate as sim, SimOptions};
+use serde_json::{json, Value};
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::Duration;
 
 create_exception!(
     _native,
@@ -28,6 +38,97 @@ create_exception!(
 
 fn err(msg: impl std::fmt::Display) -> PyErr {
     SchedlabError::new_err(msg.to_string())
+}
+
+/// A panic's payload as a `SchedlabError`.
+fn panicked(payload: Box<dyn Any + Send>) -> PyErr {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    err(format!(
+        "internal error (a bug in schedlab: please report it with the call that caused it): {what}"
+    ))
+}
+
+/// Run an entry point's body; a panic becomes a `SchedlabError` instead of crossing into
+/// Python as a `PanicException`.
+fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|p| Err(panicked(p)))
+}
+
+/// How often a call waiting for its worker thread checks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Run `work` on its own thread while this one waits with the GIL released, checking
+/// Python's signal handlers every [`SIGNAL_POLL`]: Ctrl-C raises `KeyboardInterrupt` at
+/// once. An interrupted computation cannot be stopped from outside; it finishes on its
+/// thread and its result is dropped.
+fn interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> PyResult<T> {
+    let (tx, mut rx) = channel();
+    std::thread::Builder::new()
+        .name("schedlab".into())
+        // As much stack as a main thread (8 MiB on Linux), not a spawned thread's 2 MiB:
+        // the work ran on the caller's thread before.
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(work)));
+        })
+        .map_err(|e| err(format!("cannot start a worker thread: {e}")))?;
+    loop {
+        // The receiver goes in and comes back: `&Receiver` may not cross threads.
+        let (got, back) = py.allow_threads(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match got {
+            Ok(Ok(result)) => return result.map_err(err),
+            Ok(Err(payload)) => return Err(panicked(payload)),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(err(
+                    "internal error: the worker thread ended without a result",
+                ))
+            }
+        }
+    }
+}
+
+/// A duration override as a workload file writes it (`300ms`), as the CLI's `options`.
+fn duration_text(d: schedlab_model::Ns) -> String {
+    schedlab_model::format_ns(d)
+}
+
+/// The keys `schedlab_version`, `seed` and `options` that the command line's `--json`
+/// results carry (crates/cli/src/output.rs `Provenance`), appended to `result`; a key the
+/// result already has is kept. `options` are the overrides as given (null: the file's).
+fn stamped(
+    result: impl serde::Serialize,
+    seed: u64,
+    ov: &Overrides,
+    extra: &[(&str, Value)],
+) -> Result<String, String> {
+    let mut v = serde_json::to_value(result).map_err(|e| format!("cannot encode JSON: {e}"))?;
+    let mut options = json!({
+        "policy": ov.policy.map(|p| p.name()),
+        "placement": ov.placement.map(|p| p.name()),
+        "cpus": ov.cpus,
+        "duration": ov.duration.map(duration_text),
+        "seed": ov.seed,
+        "on_miss": ov.on_miss,
+    });
+    for (k, x) in extra {
+        options[*k] = x.clone();
+    }
+    if let Value::Object(m) = &mut v {
+        m.entry("schedlab_version")
+            .or_insert(json!(env!("CARGO_PKG_VERSION")));
+        m.entry("seed").or_insert(json!(seed));
+        m.entry("options").or_insert(options);
+    }
+    serde_json::to_string(&v).map_err(|e| format!("cannot encode JSON: {e}"))
 }
 
 /// Overrides as the command line parses them (same messages).
@@ -78,34 +179,46 @@ fn simulate(
     on_miss: Option<&str>,
     jobs: bool,
 ) -> PyResult<(String, Option<String>)> {
-    let ov = overrides(policy, placement, cpus, duration, seed, on_miss)?;
-    let w = load(source, is_text, label, &ov)?;
-    let where_ = if is_text { label } else { source }.to_string();
-    py.allow_threads(move || {
-        let r = sim(&w, &SimOptions { trace: jobs }).map_err(|e| format!("{where_}: {e}"))?;
-        let json = serde_json::to_string(&r).map_err(|e| format!("cannot encode JSON: {e}"))?;
-        let csv = if jobs {
-            schedlab_trace::Schedule::from_sim(&w, &r).map(|s| schedlab_trace::jobs::render(&s))
-        } else {
-            None
-        };
-        Ok::<_, String>((json, csv))
+    guard(|| {
+        let ov = overrides(policy, placement, cpus, duration, seed, on_miss)?;
+        let w = load(source, is_text, label, &ov)?;
+        let where_ = if is_text { label } else { source }.to_string();
+        interruptible(py, move || {
+            let r = sim(&w, &SimOptions { trace: jobs }).map_err(|e| format!("{where_}: {e}"))?;
+            // simulate() takes no --platform file: always null, as the CLI's without one.
+            let json = stamped(&r, w.seed, &ov, &[("platform", Value::Null)])?;
+            let csv = if jobs {
+                schedlab_trace::Schedule::from_sim(&w, &r).map(|s| schedlab_trace::jobs::render(&s))
+            } else {
+                None
+            };
+            Ok((json, csv))
+        })
     })
-    .map_err(err)
 }
 
 /// Every schedulability test; returns the `schedlab analyze --json` object's text.
 #[pyfunction]
 #[pyo3(signature = (source, is_text, label, cpus=None))]
-fn analyze(source: &str, is_text: bool, label: &str, cpus: Option<u64>) -> PyResult<String> {
-    let ov = Overrides {
-        cpus,
-        ..Overrides::default()
-    };
-    let w = load(source, is_text, label, &ov)?;
-    let where_ = if is_text { label } else { source };
-    let r = schedlab_analysis::report(&w).map_err(|e| err(format!("{where_}: {e}")))?;
-    serde_json::to_string(&r).map_err(err)
+fn analyze(
+    py: Python<'_>,
+    source: &str,
+    is_text: bool,
+    label: &str,
+    cpus: Option<u64>,
+) -> PyResult<String> {
+    guard(|| {
+        let ov = Overrides {
+            cpus,
+            ..Overrides::default()
+        };
+        let w = load(source, is_text, label, &ov)?;
+        let where_ = if is_text { label } else { source }.to_string();
+        interruptible(py, move || {
+            let r = schedlab_analysis::report(&w).map_err(|e| format!("{where_}: {e}"))?;
+            stamped(&r, w.seed, &ov, &[])
+        })
+    })
 }
 
 /// One random task set as a workload file (YAML, or JSON when `json`).
@@ -113,6 +226,46 @@ fn analyze(source: &str, is_text: bool, label: &str, cpus: Option<u64>) -> PyRes
 #[pyo3(signature = (tasks, utilization, cpus, method, max_task_utilization, periods, granularity, deadlines, deadline_ratio, seed, duration, policy, placement, name, json))]
 #[allow(clippy::too_many_arguments)]
 fn generate(
+    tasks: usize,
+    utilization: f64,
+    cpus: usize,
+    method: &str,
+    max_task_utilization: f64,
+    periods: &str,
+    granularity: &str,
+    deadlines: &str,
+    deadline_ratio: f64,
+    seed: u64,
+    duration: &str,
+    policy: Option<String>,
+    placement: Option<String>,
+    name: &str,
+    json: bool,
+) -> PyResult<String> {
+    guard(|| {
+        generate_set(
+            tasks,
+            utilization,
+            cpus,
+            method,
+            max_task_utilization,
+            periods,
+            granularity,
+            deadlines,
+            deadline_ratio,
+            seed,
+            duration,
+            policy,
+            placement,
+            name,
+            json,
+        )
+    })
+}
+
+/// [`generate`]'s body.
+#[allow(clippy::too_many_arguments)]
+fn generate_set(
     tasks: usize,
     utilization: f64,
     cpus: usize,
@@ -182,34 +335,49 @@ fn generate(
 /// Check a sweep's cells (JSON list) without running them.
 #[pyfunction]
 fn check_cells(cells_json: &str) -> PyResult<()> {
-    let cells: Vec<sweep::Cell> =
-        serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
-    for c in &cells {
-        sweep::check(c).map_err(err)?;
-    }
-    Ok(())
+    guard(|| {
+        let cells: Vec<sweep::Cell> =
+            serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
+        for c in &cells {
+            sweep::check(c).map_err(err)?;
+        }
+        Ok(())
+    })
 }
 
 /// Run a batch of sweep cells (JSON list); returns the rows as JSON columns
 /// (`{"utilization": [...], "policy": [...], ...}`). GIL released.
 #[pyfunction]
 fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
-    let cells: Vec<sweep::Cell> =
-        serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
-    py.allow_threads(move || {
-        let mut rows = Vec::with_capacity(cells.len() * 4);
-        for c in &cells {
-            rows.extend(sweep::run_cell(c)?);
-        }
-        serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())
+    guard(|| {
+        let cells: Vec<sweep::Cell> =
+            serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
+        py.allow_threads(move || {
+            // Inside: a panic must not unwind through allow_threads' GIL re-acquisition.
+            catch_unwind(AssertUnwindSafe(|| {
+                let mut rows = Vec::with_capacity(cells.len() * 4);
+                for c in &cells {
+                    rows.extend(sweep::run_cell(c)?);
+                }
+                serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())
+            }))
+        })
+        .map_err(panicked)?
+        .map_err(err)
     })
-    .map_err(err)
 }
 
 /// The task-set seed of a sweep cell.
 #[pyfunction]
-fn set_seed(seed: u64, utilization: f64, sample: u64) -> u64 {
-    sweep::set_seed(seed, utilization, sample)
+fn set_seed(seed: u64, utilization: f64, sample: u64) -> PyResult<u64> {
+    guard(|| Ok(sweep::set_seed(seed, utilization, sample)))
+}
+
+/// For the test suite: panics with `message`, to show that a panic in the core reaches
+/// Python as `SchedlabError` (every entry point is guarded the same way).
+#[pyfunction]
+fn _raise_panic(message: &str) -> PyResult<()> {
+    guard(|| panic!("{message}"))
 }
 
 /// Names of the schedulability tests, in report order.
@@ -229,6 +397,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_cells, m)?)?;
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(test_names, m)?)?;
+    m.add_function(wrap_pyfunction!(_raise_panic, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

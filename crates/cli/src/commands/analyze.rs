@@ -83,10 +83,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<(), Failure> {
     let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
     let r = report(&w).map_err(|e| Failure::input(format!("{}: {e}", args.file.display())))?;
     let text = if args.output.json {
-        let mut s = serde_json::to_string(&r)
-            .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
-        s.push('\n');
-        s
+        crate::output::Provenance::of(w.seed, &ov)
+            .stamp(&r)
+            .and_then(|v| crate::output::json_line(&v))
+            .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?
     } else {
         render(&r)
     };

@@ -72,15 +72,16 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
 
     let progress = Progress::new();
     let mut results = Vec::with_capacity(policies.len());
+    let mut provenance = Vec::with_capacity(policies.len());
     for (i, &p) in policies.iter().enumerate() {
         progress.item(
             i + 1,
             policies.len(),
             &format!("simulating {} under {}...", base.name, p.name()),
         );
-        let w = source
-            .load(&args.overrides.to_overrides(Some(p)))
-            .map_err(Failure::input)?;
+        let ov = args.overrides.to_overrides(Some(p));
+        let w = source.load(&ov).map_err(Failure::input)?;
+        provenance.push(output::Provenance::of(w.seed, &ov));
         let r = simulate(&w, &SimOptions::default())
             .map_err(|e| Failure::input(format!("{} under {}: {e}", source.display(), p.name())))?;
         results.push(r);
@@ -88,7 +89,10 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     progress.done();
 
     let text = if args.output.json {
-        output::json_compare(&results)
+        let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+        let all = output::Provenance::of(base.seed, &args.overrides.to_overrides(None))
+            .with("policies", serde_json::json!(names));
+        output::json_compare(&results, &provenance, &all)
             .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?
     } else {
         let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();

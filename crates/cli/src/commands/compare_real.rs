@@ -244,8 +244,20 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     }
 
     let text = if args.output.json {
+        let platform = ra.platform.as_ref().map(|p| p.display().to_string());
+        let prov = |p: Option<Policy>, seed: u64| {
+            crate::output::Provenance::of(seed, &args.overrides.to_overrides(p))
+                .with("platform", platform.clone().into())
+                .with("margin", serde_json::json!(margin))
+                .with("real", serde_json::json!(ra.real))
+        };
+        let encoding = |e: serde_json::Error| Failure::output(format!("cannot encode JSON: {e}"));
+        let mut results = Vec::with_capacity(sims.len());
+        for ((s, w), p) in sims.iter().zip(&loaded).zip(&policies) {
+            results.push(prov(Some(*p), w.seed).stamp(s).map_err(encoding)?);
+        }
         let v = serde_json::json!({
-            "results": sims,
+            "results": results,
             "real": if ra.real {
                 serde_json::Value::Array(reals.iter().map(|r| r.to_json()).collect())
             } else {
@@ -264,6 +276,11 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
                 serde_json::Value::Null
             },
         });
+        let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
+        let v = prov(None, base.seed)
+            .with("policies", serde_json::json!(names))
+            .stamp(v)
+            .map_err(encoding)?;
         let mut s = serde_json::to_string(&v)
             .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
         s.push('\n');

@@ -49,7 +49,9 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
     let drawing = crate::exports::write_files(&w, &r, &args.exports)?;
 
     let mut text = if args.output.json {
-        output::json_simulate(&r)
+        let platform = args.platform.as_ref().map(|p| p.display().to_string());
+        let prov = output::Provenance::of(w.seed, &ov).with("platform", platform.into());
+        output::json_simulate(&r, &prov)
             .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?
     } else {
         output::render_simulate(&w, &r)

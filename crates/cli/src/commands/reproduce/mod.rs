@@ -203,6 +203,17 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
                 .map(|p| p.strip_prefix(&args.out_dir).unwrap_or(p).display().to_string())
                 .collect::<Vec<_>>(),
         });
+        // Every case's workload fixes its own seeds: the command takes none.
+        let prov = crate::output::Provenance {
+            seed: None,
+            options: serde_json::json!({
+                "experiment": args.experiment,
+                "no_real": args.no_real,
+                "guest": args.guest,
+                "guest_results": args.guest_results.as_ref().map(|p| p.display().to_string()),
+            }),
+        };
+        let v = prov.stamp(v).map_err(|e| Failure::output(e.to_string()))?;
         format!(
             "{}\n",
             serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
