@@ -12,13 +12,10 @@ sweeps (serial or on a Dask cluster) and plots.
 from __future__ import annotations
 
 import functools
-import inspect
 import io
 import json
-import math
 import numbers
 import os
-from collections.abc import Iterable
 from typing import Any, Union
 
 import pandas as pd
@@ -314,42 +311,6 @@ def analyze(workload: Workload, cpus: int | None = None) -> dict[str, Any]:
     )
 
 
-def _numbers(name: str, values):
-    """A list of numbers from an iterable of numbers (a ``{from, to, step}`` mapping is
-    passed on as it is, for the sweep to check); a string is a TypeError, not its
-    characters as numbers."""
-    if isinstance(values, dict):
-        return values
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(
-            f"{name} must be a list of numbers, not {_type_name(values)} "
-            f"({_show(values)})"
-        )
-    out = [_float(f"{name}[{i}]", v) for i, v in enumerate(values)]
-    for i, v in enumerate(out):
-        if not math.isfinite(v):
-            raise SchedlabError(f"{name}[{i}]: {v} is not a finite number")
-    return out
-
-
-def _names(name: str, values) -> list:
-    """A list of policies (names, or mappings the sweep checks); one string is a
-    TypeError, not its characters as names."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(
-            f"{name} must be a list of policies (e.g. ['edf']), not "
-            f"{_type_name(values)} ({_show(values)})"
-        )
-    values = list(values)
-    for i, v in enumerate(values):
-        if not isinstance(v, (str, dict)):
-            raise TypeError(
-                f"{name}[{i}] must be a policy name or a mapping, not "
-                f"{_type_name(v)} ({_show(v)})"
-            )
-    return values
-
-
 def _client(value):
     """None, a str (``serial``, ``local``, a scheduler address) or a Dask client."""
     if value is None or isinstance(value, str):
@@ -363,70 +324,23 @@ def _client(value):
 
 
 @functools.wraps(_sweep_module.sweep)
-def sweep(
-    cpus: int = 4,
-    tasks: int = 16,
-    utilizations=(1.0, 2.0, 3.0),
-    policies=("edf",),
-    samples: int = 20,
-    seed: int = 1,
-    duration: str = "1s",
-    client: Any = None,
-    **options: Any,
-) -> pd.DataFrame:
-    # Argument types are checked here, before the grid is built: a string of digits is
-    # not a list of utilisations, an int is not a Dask client. OS errors on ``out``
-    # (a file where the directory should be, a missing parent...) are SchedlabError.
-    kw = dict(options)
-    for key in ("method", "periods", "granularity"):
-        if key in kw:
-            kw[key] = _str(key, kw[key])
-    for key in ("analysis",):
-        if key in kw:
-            kw[key] = _bool(key, kw[key])
-    if kw.get("progress") is not None:
-        kw["progress"] = _bool("progress", kw["progress"])
-    if kw.get("batch_size") is not None:
-        kw["batch_size"] = _int("batch_size", kw["batch_size"])
-    if kw.get("out") is not None:
-        out = kw["out"]
-        if not isinstance(out, (str, os.PathLike)):
-            raise TypeError(f"out must be a directory path, not {_type_name(out)}")
-        kw["out"] = os.fspath(out)
-    args = {
-        "cpus": _int("cpus", cpus),
-        "tasks": _int("tasks", tasks),
-        "utilizations": _numbers("utilizations", utilizations),
-        "policies": _names("policies", policies),
-        "samples": _int("samples", samples),
-        "seed": _int("seed", seed),
-        "duration": _duration(duration)
-        if duration is not None
-        else _str("duration", None),
-    }
+def sweep(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    # The grid's rules (types, ranges, limits, axes) live in one place, the sweep
+    # module's normalize_grid, shared with `schedlab sweep`; here only OS errors on
+    # ``out`` (a file where the directory should be, a missing parent...) become
+    # SchedlabError naming the path.
+    out = kwargs.get("out")
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out must be a directory path, not {_type_name(out)}")
+    if out is not None:
+        kwargs["out"] = os.fspath(out)
+    if "client" in kwargs:
+        kwargs["client"] = _client(kwargs["client"])
     try:
-        df = _sweep_module.sweep(**args, client=_client(client), **kw)
+        return _sweep_module.sweep(*args, **kwargs)
     except OSError as e:
         if isinstance(e, (ConnectionError, TimeoutError)):
             raise
         what = f"{e.filename}: {e.strerror}" if e.filename is not None else str(e)
-        prefix = f"out {kw['out']}: " if kw.get("out") is not None else ""
+        prefix = f"out {kwargs['out']}: " if out is not None else ""
         raise SchedlabError(prefix + what) from e
-    _label(df, args, kw)
-    return df
-
-
-def _label(df: pd.DataFrame, args: dict[str, Any], kw: dict[str, Any]) -> None:
-    """The set-up that the figures print, in ``df.attrs``, where the sweep left it out:
-    ``seed``, ``grid`` (JSON of the arguments) and, when every batch was computed by this
-    process, ``schedlab_version`` (reused batches may come from another version)."""
-    a = df.attrs
-    a.setdefault("seed", args["seed"])
-    if "grid" not in a:
-        grid = {**args, "duration": str(args["duration"])}
-        params = inspect.signature(_sweep_module.sweep).parameters
-        for key in ("method", "periods", "granularity"):
-            grid[key] = kw.get(key, params[key].default)
-        a["grid"] = json.dumps(grid)
-    if "schedlab_version" not in a and a.get("batches_reused", 0) == 0:
-        a["schedlab_version"] = __version__

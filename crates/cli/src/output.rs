@@ -425,8 +425,8 @@ pub fn overrides_json(ov: &Overrides) -> Value {
 
 /// A duration override as a workload file writes it (`300ms`). The one place that knows
 /// the override's type (a duration that may also be `hyperperiod` would give its text).
-fn duration_text(d: schedlab_model::Ns) -> String {
-    format_ns(d)
+fn duration_text(d: schedlab_model::SimDuration) -> String {
+    d.text()
 }
 
 /// A JSON value as one compact line plus a newline.

@@ -97,8 +97,8 @@ fn interruptible<T: Send + 'static>(
 }
 
 /// A duration override as a workload file writes it (`300ms`), as the CLI's `options`.
-fn duration_text(d: schedlab_model::Ns) -> String {
-    schedlab_model::format_ns(d)
+fn duration_text(d: schedlab_model::SimDuration) -> String {
+    d.text()
 }
 
 /// The keys `schedlab_version`, `seed` and `options` that the command line's `--json`
