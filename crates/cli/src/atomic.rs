@@ -190,7 +190,7 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)
 fn refuse_if_argument(path: &Path, target: &fs::Metadata) -> io::Result<()> {
     let mut named = 0;
     let mut other = None;
-    for arg in std::env::args_os().skip(1) {
+    for arg in crate::args() {
         // `--opt=FILE` names FILE.
         let value = match arg.to_str().and_then(|s| s.split_once('=')) {
             Some((k, v)) if k.starts_with("--") => OsString::from(v),

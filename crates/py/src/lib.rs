@@ -7,6 +7,7 @@
 //! objects and DataFrames. Errors are raised as `schedlab.SchedlabError` with the CLI's
 //! message. Simulations run with the GIL released.
 
+mod cli;
 pub mod sweep;
 
 use pyo3::create_exception;
@@ -227,6 +228,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_cells, m)?)?;
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(test_names, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -905,7 +905,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
         Some(p) => SimsoTimes::load(p)?,
         None => SimsoTimes::default(),
     };
-    let exe = std::env::current_exe()
+    let exe = crate::self_exe()
         .map_err(|e| Failure::output(format!("cannot find the schedlab binary: {e}")))?;
 
     let n = variants.len();
