@@ -749,3 +749,126 @@ fn a_fair_group_left_by_sigkill_is_removed_by_the_next_run() {
         v["warnings"]
     );
 }
+
+/// Outputs a real run could not write at its end are refused before it starts (no
+/// capability needed: nothing runs): the workload file itself as `-o` (by another name
+/// too), a device, a directory, a path under a regular file. The input is unchanged, no
+/// run was announced, and it took far less than the workload's 3 s.
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_run_starts() {
+    let s = Scratch::new("run-outputs");
+    let text = "name: w\nplatform: { cpus: 1 }\nduration: 3s\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n";
+    let file = s.file("w.yaml", text);
+    std::fs::hard_link(&file, s.0.join("alias.yaml")).unwrap();
+    let under_file = s.0.join("w.yaml/out.json");
+    let alias = s.0.join("alias.yaml");
+    let cases: [(&str, &str); 5] = [
+        (file.to_str().unwrap(), "refusing to overwrite it"),
+        (alias.to_str().unwrap(), "refusing to overwrite it"),
+        ("/dev/full", "not a regular file"),
+        (s.0.to_str().unwrap(), "it is a directory"),
+        (under_file.to_str().unwrap(), "Not a directory"),
+    ];
+    for (out_path, says) in cases {
+        let started = Instant::now();
+        let (out, _) = run(&[file.to_str().unwrap(), "-o", out_path]);
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "-o {out_path}: {e}");
+        assert!(e.contains(&format!("cannot write {out_path}: ")), "{e}");
+        assert!(e.contains(says), "-o {out_path}: {e}");
+        assert!(!e.contains("for real"), "the run started: {e}");
+        assert!(started.elapsed() < Duration::from_secs(2), "-o {out_path}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    }
+    // --trace-out and --jobs-csv are checked the same way.
+    let (out, _) = run(&[file.to_str().unwrap(), "--jobs-csv", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("refusing to overwrite it"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// `SCHEDLAB_LOCK_WAIT` is a number of seconds from 0 to 86400 (fractions allowed);
+/// anything else is refused with exit 2 before the run, naming the variable, instead of
+/// meaning 600 s.
+#[test]
+fn a_bad_lock_wait_is_refused_before_the_run() {
+    let s = Scratch::new("lock-wait");
+    let file = s.file(
+        "w.yaml",
+        "name: w\nplatform: { cpus: 1 }\nduration: 3s\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n",
+    );
+    for bad in ["abc", "-1", "1e9", "nan", ""] {
+        let out = Command::new(BIN)
+            .args(["run", file.to_str().unwrap()])
+            .env("SCHEDLAB_LOCK_WAIT", bad)
+            .output()
+            .unwrap();
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {e}");
+        assert!(e.contains(&format!("SCHEDLAB_LOCK_WAIT={bad}: ")), "{e}");
+        assert!(e.contains("from 0 to 86400"), "{e}");
+        assert!(!e.contains("for real"), "the run started: {e}");
+    }
+}
+
+/// A lock held by a process that is not a schedlab run (here this test, with `flock`)
+/// is refused with exit 1 (docs/errors.md), naming that process from /proc/locks, not
+/// the PID of an earlier run left in the lock file.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn a_lock_held_by_another_process_names_it_not_a_stale_pid() {
+    use std::io::{Seek, Write};
+    use std::os::unix::io::AsRawFd;
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("lock-holder");
+    let file = s.file(
+        "w.yaml",
+        "name: w\nplatform: { cpus: 1 }\nduration: 1s\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n",
+    );
+    // A PID that has exited: an earlier run's, left in the file.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let stale = gone.id();
+    gone.wait().unwrap();
+    std::fs::create_dir_all("/run/schedlab").unwrap();
+    let mut lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open("/run/schedlab/machine.lock")
+        .unwrap();
+    // Another engineer's real run may hold it: wait for it (up to a minute).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // SAFETY: a valid open descriptor.
+    while unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        assert!(Instant::now() < deadline, "the machine lock stayed busy");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    lock.set_len(0).unwrap();
+    lock.rewind().unwrap();
+    write!(
+        lock,
+        "schedlab pid {stale} (start time 1) running `run old`"
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", file.to_str().unwrap()])
+        .env("SCHEDLAB_LOCK_WAIT", "0")
+        .output()
+        .unwrap();
+    lock.set_len(0).unwrap();
+    drop(lock);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!("process {} (", std::process::id())),
+        "{e}"
+    );
+    assert!(e.contains("not a schedlab run"), "{e}");
+    assert!(e.contains("is using this machine for a real run"), "{e}");
+    assert!(!e.contains(&format!("pid {stale}")), "{e}");
+}

@@ -142,6 +142,10 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     };
     let base = load(None)?;
     ra.exports.check_window(base.duration)?;
+    if ra.real {
+        crate::commands::run::check_outputs(&[args.output.output.as_deref()])?;
+        schedlab_linux::machine_lock::wait_limit().map_err(Failure::input)?;
+    }
     let mut policies: Vec<Policy> = Vec::new();
     let requested: &[Policy] = if args.policies.is_empty() {
         if ra.real {
