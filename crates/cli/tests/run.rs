@@ -872,3 +872,64 @@ fn a_lock_held_by_another_process_names_it_not_a_stale_pid() {
     assert!(e.contains("is using this machine for a real run"), "{e}");
     assert!(!e.contains(&format!("pid {stale}")), "{e}");
 }
+
+/// `compare --real`'s table and its prediction section give one count of a traced run's
+/// misses, jobs and switches (the trace's): the summary's real column is not the runner's
+/// count beside the trace's.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn compare_real_summary_and_prediction_agree_on_a_traced_run() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = example("table1-2cpu.yaml");
+    let out = Command::new(BIN)
+        .args([
+            "compare",
+            w.to_str().unwrap(),
+            "--real",
+            "--policies",
+            "illf",
+        ])
+        .args(["--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !text.contains("real columns of traced runs") {
+        eprintln!("not traced here, nothing to compare:\n{text}");
+        return;
+    }
+    // "deadline misses   <sim>   <real>" and "jobs completed  c/r  c/r".
+    let cells = |label: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no `{label}` row:\n{text}"));
+        line[line.find(label).unwrap() + label.len()..]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let misses = cells("deadline misses");
+    let jobs = cells("jobs completed");
+    let (released, completed, missed) = text
+        .lines()
+        .find_map(|l| {
+            let rest = l.trim_start().strip_prefix("workload ")?;
+            if !rest.contains(" jobs, ") {
+                return None; // the header line
+            }
+            let n: Vec<u64> = rest
+                .split([' ', ','])
+                .filter_map(|w| w.parse().ok())
+                .take(3)
+                .collect();
+            Some((n[0], n[1], n[2]))
+        })
+        .unwrap_or_else(|| panic!("no prediction `workload` line:\n{text}"));
+    assert_eq!(misses[1], missed.to_string(), "{text}");
+    assert_eq!(jobs[1], format!("{completed}/{released}"), "{text}");
+}
