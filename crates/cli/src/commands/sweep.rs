@@ -23,7 +23,7 @@ A grid (docs/analysis.md):
   samples: 100
   duration: 1s
 
-Needs the Python package: pip install . (and 'dask[distributed]' for Dask).";
+Needs the Python package: pip install . (which also installs this command); Dask: pip install '.[dask]'.";
 
 /// `schedlab sweep`
 #[derive(Debug, Args)]
