@@ -386,11 +386,19 @@ fn table(v: &Value) -> Option<String> {
     }
     for (name, r) in side {
         let mut line = format!("    {name:w0$}");
+        let indent = " ".repeat(line.chars().count());
         for (k, x) in r.as_object()? {
             if x.is_object() || x.is_array() {
                 return None;
             }
-            let _ = write!(line, "  {k}={}", cell(r, k));
+            let item = format!("  {k}={}", cell(r, k));
+            // Wrapped at the report's width, continued under the first item.
+            if line.len() > indent.len() && line.chars().count() + item.chars().count() > WIDTH {
+                s.push_str(&line);
+                s.push('\n');
+                line.clone_from(&indent);
+            }
+            line.push_str(&item);
         }
         s.push_str(&line);
         s.push('\n');
@@ -563,5 +571,24 @@ mod table_tests {
             lines[2].starts_with("    llf ") && lines[2].ends_with("26100"),
             "{t}"
         );
+    }
+
+    /// A long side row wraps at the report's width, continued under its first item.
+    #[test]
+    fn a_long_side_row_wraps_at_the_width() {
+        let v = json!({
+            "cfs": { "share": 0.5 },
+            "difference": { "bfs_faster_than_cfs_pct": 0.04,
+                            "bfs-nolocality_faster_than_cfs_pct": -0.05,
+                            "eevdf_faster_than_cfs_pct": -0.21 },
+        });
+        let t = table(&v).unwrap();
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[2],
+            "    difference  bfs_faster_than_cfs_pct=0.04  bfs-nolocality_faster_than_cfs_pct=-0.05"
+        );
+        assert_eq!(lines[3], "                eevdf_faster_than_cfs_pct=-0.21");
     }
 }
