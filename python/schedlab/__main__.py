@@ -73,7 +73,7 @@ def load_grid(path):
         import yaml
     except ImportError as e:
         raise SchedlabError(
-            "reading a grid file needs PyYAML: pip install pyyaml (or '.[all]')"
+            "reading a grid file needs PyYAML, a dependency of the package: pip install ."
         ) from e
     try:
         with open(path) as f:

@@ -1,12 +1,14 @@
 """Shared fixtures of schedlab's Python tests: the `schedlab` binary and a runner.
 
-The binary is $SCHEDLAB_BIN if set, else debug/schedlab in the cargo target directory
-($CARGO_TARGET_DIR or target/), built by `cargo test`, which .ci/test runs first (built
-here with cargo if missing).
+The binary is $SCHEDLAB_BIN if set (.ci/test sets it to the one `cargo test` just
+built), else debug/schedlab in the cargo target directory ($CARGO_TARGET_DIR or
+target/), built here with cargo if missing; without cargo, the `schedlab` command of
+the installed package (`pip install .`) on PATH.
 """
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -24,11 +26,20 @@ def schedlab() -> Path:
     if not target.is_absolute():
         target = ROOT / target
     binary = target / "debug" / "schedlab"
-    if not binary.exists():
+    if binary.exists():
+        return binary
+    if shutil.which("cargo"):
         subprocess.run(
             ["cargo", "build", "-q", "-p", "schedlab-cli"], cwd=ROOT, check=True
         )
-    return binary
+        return binary
+    installed = shutil.which("schedlab")
+    if installed is None:
+        pytest.fail(
+            "no schedlab binary: set SCHEDLAB_BIN, install Rust (cargo builds it) "
+            "or pip install . (its schedlab command)"
+        )
+    return Path(installed)
 
 
 @pytest.fixture(scope="session")

@@ -103,6 +103,59 @@ pub fn discard() {
     }
 }
 
+/// Check now, before a long or unrepeatable piece of work (a real run), that `path` can
+/// be written when the command ends: the refusals of [`write_atomic`] (a device, a
+/// directory, an input of the command) and a probe file created and removed in its
+/// directory (or the nearest existing ancestor, which `write_atomic` would create it
+/// from): an unwritable, read-only or immutable directory is found before the work.
+pub fn check_target(path: &Path) -> io::Result<()> {
+    if is_stdout(path) {
+        return Ok(());
+    }
+    let Some(name) = path.file_name() else {
+        return Err(invalid("the output path names no file".into()));
+    };
+    match fs::symlink_metadata(path) {
+        Ok(m) => refuse_target(path, &m)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => dir = p.to_path_buf(),
+            _ => dir = PathBuf::from("."),
+        }
+    }
+    let (tmp, f) = create_temp(&dir, name)?;
+    drop(f);
+    fs::remove_file(&tmp)
+}
+
+/// The refusals of an existing target: not a regular file (a device, a directory, a
+/// FIFO), or the same file as another argument of the command.
+fn refuse_target(path: &Path, m: &fs::Metadata) -> io::Result<()> {
+    let ft = m.file_type();
+    if !ft.is_file() && !ft.is_symlink() {
+        let what = if ft.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(invalid(format!(
+            "refusing to replace it: it is {what} (write to a file, or use `-` for \
+             standard output)"
+        )));
+    }
+    if ft.is_file() {
+        refuse_if_argument(path, m)?;
+    }
+    Ok(())
+}
+
 /// Check the target, create its directory, write the bytes to a fresh temporary file
 /// beside it and flush them; returns the temporary file's path.
 fn stage(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
@@ -115,21 +168,7 @@ fn stage(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
         Err(e) => return Err(e),
     };
     if let Some(m) = &existing {
-        let ft = m.file_type();
-        if !ft.is_file() && !ft.is_symlink() {
-            let what = if ft.is_dir() {
-                "a directory"
-            } else {
-                "not a regular file"
-            };
-            return Err(invalid(format!(
-                "refusing to replace it: it is {what} (write to a file, or use `-` for \
-                 standard output)"
-            )));
-        }
-        if ft.is_file() {
-            refuse_if_argument(path, m)?;
-        }
+        refuse_target(path, m)?;
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -190,7 +229,7 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)
 fn refuse_if_argument(path: &Path, target: &fs::Metadata) -> io::Result<()> {
     let mut named = 0;
     let mut other = None;
-    for arg in std::env::args_os().skip(1) {
+    for arg in crate::args() {
         // `--opt=FILE` names FILE.
         let value = match arg.to_str().and_then(|s| s.split_once('=')) {
             Some((k, v)) if k.starts_with("--") => OsString::from(v),

@@ -311,3 +311,19 @@ fn simso_times_give_ratios_for_global_variants_only() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `-q` leaves nothing but errors on stderr (usage.md), even redirected to a file;
+/// without it, each variant's start and end lines are there.
+#[test]
+fn quiet_bench_writes_no_progress_lines() {
+    let quiet = schedlab(&["bench", "--rows", "tiny", "--json", "-q"]);
+    assert!(quiet.status.success());
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+    assert_eq!(
+        rows(&serde_json::from_slice(&quiet.stdout).unwrap()).len(),
+        3
+    );
+    let loud = schedlab(&["bench", "--rows", "tiny", "--json"]);
+    let e = String::from_utf8_lossy(&loud.stderr);
+    assert_eq!(e.matches("bench: [").count(), 6, "{e}");
+}

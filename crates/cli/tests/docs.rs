@@ -208,7 +208,7 @@ fn run_doc(doc: &str, min_run: usize) -> Vec<String> {
         if let Some(tool) = missing_tool(&b.code) {
             if in_ci {
                 failures.push(format!(
-                    "{at}: {tool} is missing in CI (.ci/run installs it)"
+                    "{at}: {tool} is missing in CI (.ci/test installs it as root)"
                 ));
             } else {
                 eprintln!("{at}: skipped: {tool} is not installed");

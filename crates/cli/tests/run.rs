@@ -749,3 +749,187 @@ fn a_fair_group_left_by_sigkill_is_removed_by_the_next_run() {
         v["warnings"]
     );
 }
+
+/// Outputs a real run could not write at its end are refused before it starts (no
+/// capability needed: nothing runs): the workload file itself as `-o` (by another name
+/// too), a device, a directory, a path under a regular file. The input is unchanged, no
+/// run was announced, and it took far less than the workload's 3 s.
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_run_starts() {
+    let s = Scratch::new("run-outputs");
+    let text = "name: w\nplatform: { cpus: 1 }\nduration: 3s\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n";
+    let file = s.file("w.yaml", text);
+    std::fs::hard_link(&file, s.0.join("alias.yaml")).unwrap();
+    let under_file = s.0.join("w.yaml/out.json");
+    let alias = s.0.join("alias.yaml");
+    let cases: [(&str, &str); 5] = [
+        (file.to_str().unwrap(), "refusing to overwrite it"),
+        (alias.to_str().unwrap(), "refusing to overwrite it"),
+        ("/dev/full", "not a regular file"),
+        (s.0.to_str().unwrap(), "it is a directory"),
+        (under_file.to_str().unwrap(), "Not a directory"),
+    ];
+    for (out_path, says) in cases {
+        let started = Instant::now();
+        let (out, _) = run(&[file.to_str().unwrap(), "-o", out_path]);
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "-o {out_path}: {e}");
+        assert!(e.contains(&format!("cannot write {out_path}: ")), "{e}");
+        assert!(e.contains(says), "-o {out_path}: {e}");
+        assert!(!e.contains("for real"), "the run started: {e}");
+        assert!(started.elapsed() < Duration::from_secs(2), "-o {out_path}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    }
+    // --trace-out and --jobs-csv are checked the same way.
+    let (out, _) = run(&[file.to_str().unwrap(), "--jobs-csv", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("refusing to overwrite it"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// `SCHEDLAB_LOCK_WAIT` is a number of seconds from 0 to 86400 (fractions allowed);
+/// anything else is refused with exit 2 before the run, naming the variable, instead of
+/// meaning 600 s.
+#[test]
+fn a_bad_lock_wait_is_refused_before_the_run() {
+    let s = Scratch::new("lock-wait");
+    let file = s.file(
+        "w.yaml",
+        "name: w\nplatform: { cpus: 1 }\nduration: 3s\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n",
+    );
+    for bad in ["abc", "-1", "1e9", "nan", ""] {
+        let out = Command::new(BIN)
+            .args(["run", file.to_str().unwrap()])
+            .env("SCHEDLAB_LOCK_WAIT", bad)
+            .output()
+            .unwrap();
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {e}");
+        assert!(e.contains(&format!("SCHEDLAB_LOCK_WAIT={bad}: ")), "{e}");
+        assert!(e.contains("from 0 to 86400"), "{e}");
+        assert!(!e.contains("for real"), "the run started: {e}");
+    }
+}
+
+/// A lock held by a process that is not a schedlab run (here this test, with `flock`)
+/// is refused with exit 1 (docs/errors.md), naming that process from /proc/locks, not
+/// the PID of an earlier run left in the lock file.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn a_lock_held_by_another_process_names_it_not_a_stale_pid() {
+    use std::io::{Seek, Write};
+    use std::os::unix::io::AsRawFd;
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new("lock-holder");
+    let file = s.file(
+        "w.yaml",
+        "name: w\nplatform: { cpus: 1 }\nduration: 1s\ntasks:\n  - { name: t, runtime: 1ms, period: 10ms }\n",
+    );
+    // A PID that has exited: an earlier run's, left in the file.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let stale = gone.id();
+    gone.wait().unwrap();
+    std::fs::create_dir_all("/run/schedlab").unwrap();
+    let mut lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open("/run/schedlab/machine.lock")
+        .unwrap();
+    // Another engineer's real run may hold it: wait for it (up to a minute).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // SAFETY: a valid open descriptor.
+    while unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        assert!(Instant::now() < deadline, "the machine lock stayed busy");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    lock.set_len(0).unwrap();
+    lock.rewind().unwrap();
+    write!(
+        lock,
+        "schedlab pid {stale} (start time 1) running `run old`"
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", file.to_str().unwrap()])
+        .env("SCHEDLAB_LOCK_WAIT", "0")
+        .output()
+        .unwrap();
+    lock.set_len(0).unwrap();
+    drop(lock);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!("process {} (", std::process::id())),
+        "{e}"
+    );
+    assert!(e.contains("not a schedlab run"), "{e}");
+    assert!(e.contains("is using this machine for a real run"), "{e}");
+    assert!(!e.contains(&format!("pid {stale}")), "{e}");
+}
+
+/// `compare --real`'s table and its prediction section give one count of a traced run's
+/// misses, jobs and switches (the trace's): the summary's real column is not the runner's
+/// count beside the trace's.
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn compare_real_summary_and_prediction_agree_on_a_traced_run() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = example("table1-2cpu.yaml");
+    let out = Command::new(BIN)
+        .args([
+            "compare",
+            w.to_str().unwrap(),
+            "--real",
+            "--policies",
+            "illf",
+        ])
+        .args(["--duration", "1s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !text.contains("real columns of traced runs") {
+        eprintln!("not traced here, nothing to compare:\n{text}");
+        return;
+    }
+    // "deadline misses   <sim>   <real>" and "jobs completed  c/r  c/r".
+    let cells = |label: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no `{label}` row:\n{text}"));
+        line[line.find(label).unwrap() + label.len()..]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let misses = cells("deadline misses");
+    let jobs = cells("jobs completed");
+    let (released, completed, missed) = text
+        .lines()
+        .find_map(|l| {
+            let rest = l.trim_start().strip_prefix("workload ")?;
+            if !rest.contains(" jobs, ") {
+                return None; // the header line
+            }
+            let n: Vec<u64> = rest
+                .split([' ', ','])
+                .filter_map(|w| w.parse().ok())
+                .take(3)
+                .collect();
+            Some((n[0], n[1], n[2]))
+        })
+        .unwrap_or_else(|| panic!("no prediction `workload` line:\n{text}"));
+    assert_eq!(misses[1], missed.to_string(), "{text}");
+    assert_eq!(jobs[1], format!("{completed}/{released}"), "{text}");
+}

@@ -210,6 +210,15 @@ fn the_trace_of_a_short_run_holds_exactly_the_runners_jobs() {
     assert_eq!(a["runner_jobs"].as_u64(), Some(released));
     assert_eq!(a["same_status"].as_u64(), Some(released));
     assert_eq!(t["metrics"]["jobs_released"].as_u64(), Some(released));
+    // One figure for task-level switches: the trace's, at the top level too (not null).
+    assert!(
+        v["task_switches_per_cpu_per_s"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
+    assert_eq!(
+        v["task_switches_per_cpu_per_s"],
+        t["metrics"]["task_switches_per_cpu_per_s"]
+    );
     assert!(a["max_start_diff_ns"].as_u64().unwrap() < 1_000_000, "{a}");
     assert!(a["max_finish_diff_ns"].as_u64().unwrap() < 1_000_000, "{a}");
     assert!(a["median_start_diff_ns"].as_u64().unwrap() < 100_000, "{a}");

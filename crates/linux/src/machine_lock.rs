@@ -6,8 +6,10 @@
 //! The lock is an `flock` on [`LOCK_PATH`]: the kernel drops it when its holder exits,
 //! however it exits (SIGKILL included), so it can never be left stale. The file says who
 //! holds it (PID, start time, command) for the message a waiting run prints. A run waits
-//! for the holder for up to `SCHEDLAB_LOCK_WAIT` seconds (default 600), then gives up
-//! with that message; `SCHEDLAB_LOCK_WAIT=0` gives up at once.
+//! for the holder for up to `SCHEDLAB_LOCK_WAIT` seconds (default 600; a number from 0 to
+//! 86400, fractions allowed; anything else is refused), then gives up with that message;
+//! `SCHEDLAB_LOCK_WAIT=0` gives up at once. A lock held by a process that is not a
+//! schedlab run is named from /proc/locks, never by a PID an earlier run left in the file.
 //!
 //! Once the lock is held, a shield journal left by a killed run is restored before
 //! anything else ([`crate::latency::shield::Shield::recover_stale`]), and a killed run's
@@ -98,12 +100,48 @@ pub fn write_journal(path: &Path, text: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn wait_limit() -> Duration {
-    let secs = std::env::var("SCHEDLAB_LOCK_WAIT")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(600);
-    Duration::from_secs(secs)
+/// The longest `SCHEDLAB_LOCK_WAIT` accepted: a day.
+pub const MAX_LOCK_WAIT_S: f64 = 86_400.0;
+
+/// How long a run waits for the lock: `SCHEDLAB_LOCK_WAIT` seconds (a number >= 0,
+/// fractions allowed, at most [`MAX_LOCK_WAIT_S`]), 600 when unset. Anything else is an
+/// error naming the variable, never a silent default.
+pub fn wait_limit() -> Result<Duration, String> {
+    match std::env::var("SCHEDLAB_LOCK_WAIT") {
+        Err(std::env::VarError::NotPresent) => Ok(Duration::from_secs(600)),
+        Err(std::env::VarError::NotUnicode(v)) => Err(format!(
+            "SCHEDLAB_LOCK_WAIT={}: not a number of seconds",
+            v.to_string_lossy()
+        )),
+        Ok(v) => parse_wait(&v),
+    }
+}
+
+/// `SCHEDLAB_LOCK_WAIT`'s value as a duration (see [`wait_limit`]).
+pub fn parse_wait(v: &str) -> Result<Duration, String> {
+    let bad = |why: &str| {
+        format!(
+            "SCHEDLAB_LOCK_WAIT={v}: {why} (seconds to wait for another real run: a number \
+             from 0 to {MAX_LOCK_WAIT_S}, e.g. 600 or 0.5)"
+        )
+    };
+    let secs: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| bad("not a number of seconds"))?;
+    if !secs.is_finite() || !(0.0..=MAX_LOCK_WAIT_S).contains(&secs) {
+        return Err(bad("out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// The opening of the message of a run refused because another one holds the lock.
+const BUSY: &str = "is using this machine for a real run";
+
+/// Whether an error of [`MachineLock::acquire`] is the lock being held by another run
+/// (not an error of this machine or of `SCHEDLAB_LOCK_WAIT`).
+pub fn is_busy(message: &str) -> bool {
+    message.contains(BUSY)
 }
 
 fn try_lock(f: &File) -> std::io::Result<bool> {
@@ -118,13 +156,57 @@ fn try_lock(f: &File) -> std::io::Result<bool> {
     }
 }
 
+/// Who holds the lock, for the messages: what the holder wrote in the file when that
+/// process is still alive (same PID and start time); else the lock is held by a process
+/// that did not write it (not a schedlab run, e.g. `flock` on the file), found in
+/// /proc/locks, and the PID left in the file by an earlier run is not named.
 fn holder(f: &mut File) -> String {
     let mut s = String::new();
     let _ = f.rewind().and_then(|()| f.read_to_string(&mut s));
-    match s.trim() {
-        "" => "another schedlab run".to_string(),
-        who => who.to_string(),
+    if let Some((pid, start)) = written_holder(&s) {
+        if start_time(pid) == Some(start) {
+            return s.trim().to_string();
+        }
     }
+    use std::os::unix::fs::MetadataExt;
+    let from_locks = f.metadata().ok().and_then(|m| {
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        lock_holder(&locks, libc::major(m.dev()), libc::minor(m.dev()), m.ino())
+    });
+    match from_locks {
+        Some(pid) if pid != std::process::id() => {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|c| c.trim().to_string())
+                .unwrap_or_else(|_| "?".into());
+            format!("process {pid} ({comm}), not a schedlab run,")
+        }
+        _ => "a process that is not a schedlab run".to_string(),
+    }
+}
+
+/// (PID, start time) from the lock file's text
+/// (`schedlab pid N (start time S) running ...`).
+fn written_holder(text: &str) -> Option<(u32, u64)> {
+    let rest = text.trim().strip_prefix("schedlab pid ")?;
+    let (pid, rest) = rest.split_once(" (start time ")?;
+    let (start, _) = rest.split_once(')')?;
+    Some((pid.parse().ok()?, start.parse().ok()?))
+}
+
+/// The PID holding a FLOCK on the file (device `major:minor`, inode `ino`) in a
+/// /proc/locks text (`1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF`, the device in hex).
+fn lock_holder(locks: &str, major: u32, minor: u32, ino: u64) -> Option<u32> {
+    let file = format!("{major:02x}:{minor:02x}:{ino}");
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // Blocked waiters are listed as `1: -> FLOCK ...`: skip them.
+        if f.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        (f.get(5) == Some(&file.as_str()))
+            .then(|| f.get(4)?.parse().ok())
+            .flatten()
+    })
 }
 
 impl MachineLock {
@@ -192,7 +274,7 @@ impl MachineLock {
     /// Wait for the lock on `f` as the module documentation says; None where the kernel
     /// or the file system cannot lock.
     fn wait_for(mut f: File) -> Result<Option<File>, String> {
-        let limit = wait_limit();
+        let limit = wait_limit()?;
         let started = Instant::now();
         let mut said = false;
         loop {
@@ -219,20 +301,60 @@ impl MachineLock {
             let who = holder(&mut f);
             if started.elapsed() >= limit {
                 return Err(format!(
-                    "{who} is using this machine for a real run (it holds {LOCK_PATH}); \
-                     wait for it to finish or stop it, then try again (SCHEDLAB_LOCK_WAIT \
-                     sets how many seconds to wait, now {})",
-                    limit.as_secs()
+                    "{who} {BUSY} (it holds {LOCK_PATH}); wait for it to finish or stop \
+                     it, then try again (SCHEDLAB_LOCK_WAIT sets how many seconds to wait, \
+                     now {})",
+                    limit.as_secs_f64()
                 ));
             }
             if !said {
                 eprintln!(
                     "waiting for {who} to finish (one real run at a time; up to {} s)...",
-                    limit.as_secs()
+                    limit.as_secs_f64()
                 );
                 said = true;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_wait_takes_seconds_with_fractions_and_refuses_the_rest() {
+        assert_eq!(parse_wait("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_wait(" 600 "), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_wait("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_wait("86400"), Ok(Duration::from_secs(86_400)));
+        for bad in ["abc", "", "-1", "86401", "1e300", "inf", "NaN", "10s"] {
+            let e = parse_wait(bad).unwrap_err();
+            assert!(e.starts_with(&format!("SCHEDLAB_LOCK_WAIT={bad}: ")), "{e}");
+            assert!(e.contains("from 0 to 86400"), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_written_holder_is_read_back() {
+        assert_eq!(
+            written_holder("schedlab pid 42 (start time 777) running `run t`"),
+            Some((42, 777))
+        );
+        assert_eq!(written_holder(""), None);
+        assert_eq!(written_holder("pid 42"), None);
+    }
+
+    #[test]
+    fn the_lock_holder_is_found_by_device_and_inode() {
+        let locks = "1: FLOCK  ADVISORY  WRITE 28791 fe:00:5816548 0 EOF\n\
+                     1: -> FLOCK  ADVISORY  WRITE 999 00:19:77 0 EOF\n\
+                     2: FLOCK  ADVISORY  WRITE 1234 00:19:77 0 EOF\n\
+                     3: POSIX  ADVISORY  WRITE 55 00:19:78 0 EOF\n";
+        assert_eq!(lock_holder(locks, 0, 0x19, 77), Some(1234));
+        assert_eq!(lock_holder(locks, 0xfe, 0, 5_816_548), Some(28791));
+        assert_eq!(lock_holder(locks, 0, 0x19, 78), None);
+        assert_eq!(lock_holder(locks, 1, 0x19, 77), None);
     }
 }

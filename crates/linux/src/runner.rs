@@ -913,6 +913,11 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         }
         None => None,
     };
+    // The counters cannot tell switches to and from idle apart (the field is null
+    // untraced); the trace can, and its figure is the run's, not a second one beside it.
+    if let Some(t) = &trace {
+        result.task_switches_per_cpu_per_s = t.metrics.task_switches_per_cpu_per_s;
+    }
     let kernel = policy::kernel_release();
     Ok(RunResult {
         result,

@@ -12,6 +12,7 @@
 //! panic into `SchedlabError` ("internal error ..."), which `except Exception` catches
 //! (PyO3's own `PanicException` derives from `BaseException`).
 
+mod cli;
 pub mod sweep;
 
 use pyo3::create_exception;
@@ -398,6 +399,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(test_names, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_panic, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -905,22 +905,27 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
         Some(p) => SimsoTimes::load(p)?,
         None => SimsoTimes::default(),
     };
-    let exe = std::env::current_exe()
+    let exe = crate::self_exe()
         .map_err(|e| Failure::output(format!("cannot find the schedlab binary: {e}")))?;
 
     let n = variants.len();
     let mut results = Vec::with_capacity(n);
+    // One line per variant as it starts and ends, even when redirected (the big rows
+    // take minutes); none with -q (usage.md: nothing but errors).
+    let log = !crate::progress::quiet();
     for (i, v) in variants.iter().enumerate() {
-        eprintln!(
-            "bench: [{}/{n}] {} {} {}: {} tasks on {} CPUs, {} simulated...",
-            i + 1,
-            v.row.name,
-            v.policy,
-            v.placement,
-            v.row.tasks,
-            v.row.cpus,
-            format_ns(v.row.duration)
-        );
+        if log {
+            eprintln!(
+                "bench: [{}/{n}] {} {} {}: {} tasks on {} CPUs, {} simulated...",
+                i + 1,
+                v.row.name,
+                v.policy,
+                v.placement,
+                v.row.tasks,
+                v.row.cpus,
+                format_ns(v.row.duration)
+            );
+        }
         let (outcome, elapsed) = spawn_child(&exe, &v.label(), args.timeout, v.row.duration);
         let r = RowResult::new(v, outcome, elapsed, simso.get(v));
         let how = match r.status {
@@ -938,7 +943,9 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
             ),
             _ => format!("failed: {}", r.error.as_deref().unwrap_or("")),
         };
-        eprintln!("bench: [{}/{n}] {}: {how}", i + 1, v.label());
+        if log {
+            eprintln!("bench: [{}/{n}] {}: {how}", i + 1, v.label());
+        }
         results.push(r);
     }
 

@@ -101,6 +101,25 @@ pub fn merge_platform(spec: &mut WorkloadSpec, path: &Path) -> Result<(), Failur
     Ok(())
 }
 
+/// A real run's column beside the simulator's: for a traced run, the figures the trace
+/// counts the way the simulator does (the prediction section's), so that one output
+/// never gives two counts of one thing; untraced, the runner's own.
+fn real_column(r: &RunResult) -> SimResult {
+    let mut res = r.result.clone();
+    if let Some(t) = &r.trace {
+        let m = &t.metrics;
+        res.jobs_released = m.jobs_released;
+        res.jobs_completed = m.jobs_completed;
+        res.deadline_misses = m.deadline_misses;
+        res.context_switches = m.context_switches;
+        res.context_switches_per_cpu_per_s = m.context_switches_per_cpu_per_s;
+        res.task_switches_per_cpu_per_s = m.task_switches_per_cpu_per_s;
+        res.preemptions = m.preemptions;
+        res.migrations = m.migrations;
+    }
+    res
+}
+
 /// Simulate (with the calibrated platform) and, with `--real`, run every policy.
 pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     let ra = &args.real;
@@ -142,6 +161,10 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     };
     let base = load(None)?;
     ra.exports.check_window(base.duration)?;
+    if ra.real {
+        crate::commands::run::check_outputs(&[args.output.output.as_deref()])?;
+        schedlab_linux::machine_lock::wait_limit().map_err(Failure::input)?;
+    }
     let mut policies: Vec<Policy> = Vec::new();
     let requested: &[Policy] = if args.policies.is_empty() {
         if ra.real {
@@ -293,7 +316,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             cols.push(s.clone());
             if let Some(r) = reals.get(i) {
                 names.push(format!("{} real", s.policy));
-                cols.push(r.result.clone());
+                cols.push(real_column(r));
             }
         }
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -301,6 +324,13 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         out.push('\n');
         if let Some(pf) = &ra.platform {
             let _ = writeln!(out, "simulated with the platform of {}", pf.display());
+        }
+        if reals.iter().any(|r| r.trace.is_some()) {
+            let _ = writeln!(
+                out,
+                "real columns of traced runs: jobs, misses, switches, preemptions and \
+                 migrations counted from the kernel trace, as in the prediction below"
+            );
         }
         for r in &reals {
             let _ = write!(
@@ -371,16 +401,11 @@ fn report_page(
 ) -> Result<String, Failure> {
     let mut real_results = Vec::new();
     for (i, r) in reals.iter().enumerate() {
-        let Some(t) = &r.trace else { continue };
-        let mut res = r.result.clone();
-        let m = &t.metrics;
+        if r.trace.is_none() {
+            continue;
+        }
+        let mut res = real_column(r);
         res.policy = format!("{} real", sims[i].policy);
-        res.context_switches = m.context_switches;
-        res.context_switches_per_cpu_per_s = m.context_switches_per_cpu_per_s;
-        res.task_switches_per_cpu_per_s = m.task_switches_per_cpu_per_s;
-        res.preemptions = m.preemptions;
-        res.migrations = m.migrations;
-        res.deadline_misses = m.deadline_misses;
         real_results.push((i, res));
     }
     if real_results.is_empty() {

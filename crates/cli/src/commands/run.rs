@@ -27,7 +27,9 @@ Examples:
                     # the kernel's schedule, traced (private tracefs instance; docs/run.md)
 
 Needs CAP_SYS_NICE (root). Exit status: 0 on success, 2 on bad input, missing privileges
-or SCHED_DEADLINE admission refusal, 1 when a trace was asked for and could not be
+or SCHED_DEADLINE admission refusal, 1 when an output cannot be written (checked before
+the run), another real run holds the machine (SCHEDLAB_LOCK_WAIT: seconds to wait,
+default 600), or a trace was asked for and could not be
 recorded (the result is printed, measured with the counters), 130/143 when interrupted by
 SIGINT/SIGTERM (the partial result is still printed, marked \"partial\": true). See
 docs/run.md.";
@@ -205,6 +207,11 @@ pub fn file_sets_margin(path: &std::path::Path) -> bool {
 /// to `schedlab doctor`.
 pub fn run_failure(what: &str, e: &runner::RunError) -> Failure {
     match e {
+        // Another real run holds the machine: docs/errors.md's exit 1, as `latency`.
+        runner::RunError::Setup(m) if schedlab_linux::machine_lock::is_busy(m) => Failure {
+            code: 1,
+            message: format!("{what}: {e}"),
+        },
         runner::RunError::Privilege(_)
         | runner::RunError::Admission(_)
         | runner::RunError::Setup(_) => {
@@ -217,12 +224,29 @@ pub fn run_failure(what: &str, e: &runner::RunError) -> Failure {
     }
 }
 
+/// Refuse, before a real run starts, the outputs it could not write when it ends (an
+/// input of the command, a device, a directory, an unwritable directory): a real run
+/// cannot be repeated exactly, so its results must not be lost to a bad `-o`.
+pub fn check_outputs(paths: &[Option<&std::path::Path>]) -> Result<(), Failure> {
+    for path in paths.iter().flatten() {
+        crate::atomic::check_target(path)
+            .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 /// Load, run, print.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let ov = args.overrides.to_overrides(args.policy);
     let w = Workload::load(&args.file, &ov).map_err(Failure::input)?;
     let mut cfg = config(args, file_sets_margin(&args.file))?;
     args.exports.check_window(w.duration)?;
+    check_outputs(&[
+        args.output.output.as_deref(),
+        args.exports.trace_out.as_deref(),
+        args.exports.jobs_csv.as_deref(),
+    ])?;
+    schedlab_linux::machine_lock::wait_limit().map_err(Failure::input)?;
     // The workload's PM QoS limit is held for real unless --dma-latency overrides it.
     cfg.dma_latency = cfg.dma_latency.or(w
         .platform

@@ -307,12 +307,36 @@ pub fn tracefs(h: &dyn Host) -> Check {
         .into_iter()
         .find(|r| h.exists(&format!("{r}/trace")));
     let Some(root) = root else {
-        return Check::new(
-            "tracefs",
-            Status::Missing,
-            "tracefs is not mounted (no /sys/kernel/tracing/trace): no trace recording".into(),
-            Some("mount -t tracefs nodev /sys/kernel/tracing".into()),
-        );
+        // Unmounted is no obstacle where the kernel has tracefs and this process may
+        // mount it: schedlab's traced runs and `trace-cmd record` mount it themselves.
+        let in_kernel = h.read("/proc/filesystems").is_some_and(|f| {
+            f.lines()
+                .any(|l| l.split_whitespace().last() == Some("tracefs"))
+        });
+        let may_mount = cap_mask(h).is_some_and(|m| m & (1 << CAP_SYS_ADMIN) != 0);
+        return match (in_kernel, may_mount) {
+            (true, true) => Check::ok(
+                "tracefs",
+                "not mounted yet; the kernel has tracefs and this process may mount it: \
+                 traced runs (`run --trace-out`) and `trace-cmd record` mount it at \
+                 /sys/kernel/tracing themselves"
+                    .into(),
+            ),
+            (true, false) => Check::new(
+                "tracefs",
+                Status::Missing,
+                "tracefs is not mounted (no /sys/kernel/tracing/trace) and this process \
+                 may not mount it (no CAP_SYS_ADMIN): no trace recording"
+                    .into(),
+                Some("as root: mount -t tracefs nodev /sys/kernel/tracing".into()),
+            ),
+            (false, _) => Check::new(
+                "tracefs",
+                Status::Missing,
+                "the kernel has no tracefs (not in /proc/filesystems): no trace recording".into(),
+                Some("a kernel with CONFIG_TRACING and scheduler tracepoints".into()),
+            ),
+        };
     };
     if !h.exists(&format!("{root}/events/sched/sched_switch")) {
         return Check::new(
@@ -497,8 +521,9 @@ pub fn cpufreq(h: &dyn Host) -> Check {
                 gs.join(", ")
             ),
             Some(
-                "cpupower frequency-set -g performance (apt-get install linux-cpupower), or \
-                 echo performance | sudo tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"
+                "as root: cpupower frequency-set -g performance (apt-get install \
+                 linux-cpupower), or echo performance | tee \
+                 /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"
                     .into(),
             ),
         ),
@@ -563,7 +588,8 @@ pub fn cpuidle(h: &dyn Host) -> Check {
             }
         ),
         Some(
-            "`schedlab latency` holds the PM QoS request 0 as cyclictest does (--laptop: not);              `platform.idle_states` models these states in a workload"
+            "`schedlab latency` holds the PM QoS request 0 as cyclictest does (--laptop: \
+             not); `platform.idle_states` models these states in a workload"
                 .into(),
         ),
     )

@@ -130,7 +130,8 @@ fn wrap(first: &str, indent: &str, text: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for word in text.split(' ') {
+    // Any run of white space is one break: a literal's line continuation never shows.
+    for word in text.split_whitespace() {
         if !empty && line.chars().count() + 1 + word.chars().count() > 100 {
             out.push_str(&line);
             out.push('\n');

@@ -103,8 +103,25 @@ fn lowered_rt_throttling_is_a_warning() {
 
 #[test]
 fn tracefs_unmounted_refused_or_fine() {
+    // A kernel without tracefs.
     let c = tracefs(&machine());
     assert_eq!(c.status, Status::Missing);
+    assert!(c.detail.contains("no tracefs"), "{}", c.detail);
+    // Unmounted, but root may mount it: trace-cmd and traced runs do, so it is fine.
+    let fs = "nodev\tsysfs\nnodev\ttracefs\n";
+    let c = tracefs(&machine().file("/proc/filesystems", fs));
+    assert_eq!(c.status, Status::Ok, "{}", c.detail);
+    assert!(c
+        .detail
+        .contains("mount it at /sys/kernel/tracing themselves"));
+    // Unmounted and not allowed to mount it.
+    let c = tracefs(
+        &machine()
+            .file("/proc/filesystems", fs)
+            .file("/proc/self/status", NO_CAPS),
+    );
+    assert_eq!(c.status, Status::Missing);
+    assert!(c.detail.contains("no CAP_SYS_ADMIN"), "{}", c.detail);
     assert!(c.fix.unwrap().contains("mount -t tracefs"));
 
     let mounted = machine()
@@ -269,4 +286,35 @@ fn cpuidle_lists_driver_governor_states_and_the_pm_qos_request() {
     );
     let c = cpuidle(&idle().file("/dev/cpu_dma_latency", "\u{14}\0\0\0"));
     assert!(c.detail.contains("limit 20 us"), "{}", c.detail);
+}
+
+/// The report wraps every detail and fix whole: each one's words all appear, in order,
+/// each separated by one space or a line break and indentation (none cut, no run of
+/// spaces from a source line continuation).
+#[test]
+fn the_report_keeps_every_word_of_every_line() {
+    let ps = machine().file(
+        "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+        "powersave\n",
+    );
+    let checks = diagnose(&ps);
+    let text = render(&checks);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let joined = words.join(" ");
+    for c in &checks {
+        for part in std::iter::once(&c.detail).chain(&c.fix) {
+            let want = part.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(joined.contains(&want), "`{want}` is not whole in:\n{text}");
+        }
+    }
+    // Past the name and status columns (and the indentation of a continued line), the
+    // text has single spaces only.
+    let w = checks.iter().map(|c| c.name.len()).max().unwrap() + 11;
+    for line in text.lines().filter(|l| l.len() > w) {
+        let rest = line[w..].trim_start();
+        assert!(!rest.contains("  "), "a run of spaces in `{line}`");
+    }
+    let cpufreq = checks.iter().find(|c| c.name == "cpufreq").unwrap();
+    assert_eq!(cpufreq.status, Status::Warn);
+    assert!(text.contains("/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor\n"));
 }

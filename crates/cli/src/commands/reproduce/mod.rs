@@ -303,7 +303,22 @@ fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> Strin
 
 /// A map of rows (each a flat map of values) as an aligned table; None for other shapes.
 fn table(v: &Value) -> Option<String> {
-    let rows = v.as_object()?;
+    let all = v.as_object()?;
+    // A row with none of the first row's keys (Table 1's `ratios`: llf/edf, illf/edf) is
+    // not a row of this table: as columns it would double the table's width and spill
+    // into a second block of empty cells. It is written under the table, `key=value`.
+    let first: Vec<&String> = all.values().next()?.as_object()?.keys().collect();
+    let apart = |r: &Value| {
+        r.as_object()
+            .is_some_and(|o| o.keys().all(|k| !first.contains(&k)))
+    };
+    let rows: serde_json::Map<String, Value> = all
+        .iter()
+        .filter(|(_, r)| !apart(r))
+        .map(|(k, r)| (k.clone(), r.clone()))
+        .collect();
+    let side: Vec<(&String, &Value)> = all.iter().filter(|(_, r)| apart(r)).collect();
+    let rows = &rows;
     let mut cols: Vec<&str> = Vec::new();
     for r in rows.values() {
         for (k, x) in r.as_object()? {
@@ -379,6 +394,25 @@ fn table(v: &Value) -> Option<String> {
             s.push_str(line.trim_end());
             s.push('\n');
         }
+    }
+    for (name, r) in side {
+        let mut line = format!("    {name:w0$}");
+        let indent = " ".repeat(line.chars().count());
+        for (k, x) in r.as_object()? {
+            if x.is_object() || x.is_array() {
+                return None;
+            }
+            let item = format!("  {k}={}", cell(r, k));
+            // Wrapped at the report's width, continued under the first item.
+            if line.len() > indent.len() && line.chars().count() + item.chars().count() > WIDTH {
+                s.push_str(&line);
+                s.push('\n');
+                line.clone_from(&indent);
+            }
+            line.push_str(&item);
+        }
+        s.push_str(&line);
+        s.push('\n');
     }
     Some(s)
 }
@@ -513,4 +547,59 @@ pub fn write_plot(
         .map_err(|e| Failure::output(format!("cannot write {}: {e}", p.display())))?;
     plots.push(p);
     Ok(())
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::table;
+    use serde_json::json;
+
+    /// Table 1's block: the ratios row (keys of its own) is one line under the table, not
+    /// two more columns spilling into a second block of empty cells.
+    #[test]
+    fn a_row_with_keys_of_its_own_is_a_line_under_the_table() {
+        let rate = |a: f64, b: f64, m: u64, l: u64| {
+            json!({ "switches_per_cpu_s": a, "task_switches_per_cpu_s": b,
+                    "misses": m, "laxity_evaluations": l })
+        };
+        let v = json!({
+            "edf": rate(60.0, 33.33, 0, 0),
+            "llf": rate(385.0, 355.0, 0, 26100),
+            "illf": rate(56.67, 30.0, 0, 5320),
+            "ratios": { "llf/edf": 6.42, "illf/edf": 0.94 },
+        });
+        let t = table(&v).unwrap();
+        assert_eq!(
+            t.matches("switches_per_cpu_s").count(),
+            2,
+            "one header:\n{t}"
+        );
+        assert!(!t.contains("\n\n"), "one block:\n{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 5, "{t}");
+        assert_eq!(lines[4], "    ratios  llf/edf=6.42  illf/edf=0.94");
+        assert!(
+            lines[2].starts_with("    llf ") && lines[2].ends_with("26100"),
+            "{t}"
+        );
+    }
+
+    /// A long side row wraps at the report's width, continued under its first item.
+    #[test]
+    fn a_long_side_row_wraps_at_the_width() {
+        let v = json!({
+            "cfs": { "share": 0.5 },
+            "difference": { "bfs_faster_than_cfs_pct": 0.04,
+                            "bfs-nolocality_faster_than_cfs_pct": -0.05,
+                            "eevdf_faster_than_cfs_pct": -0.21 },
+        });
+        let t = table(&v).unwrap();
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[2],
+            "    difference  bfs_faster_than_cfs_pct=0.04  bfs-nolocality_faster_than_cfs_pct=-0.05"
+        );
+        assert_eq!(lines[3], "                eevdf_faster_than_cfs_pct=-0.21");
+    }
 }
