@@ -4,7 +4,7 @@
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use schedlab_model::registry::{PolicyInfo, POLICIES};
-use schedlab_model::{parse_duration, Ns, OnMiss, Overrides, Placement, Policy};
+use schedlab_model::{parse_sim_duration, OnMiss, Overrides, Placement, Policy, SimDuration};
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
@@ -233,9 +233,10 @@ pub struct OverrideArgs {
     pub cpus: Option<u64>,
 
     /// Length of the run: simulated time (and real time with `compare --real`), with a
-    /// unit: ns, us, ms or s (e.g. 10s, 250ms).
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
-    pub duration: Option<Ns>,
+    /// unit: ns, us, ms or s (e.g. 10s, 250ms); or `hyperperiod` (the task set's
+    /// feasibility interval, at most 100s) or `hyperperiod<=TIME` (another cap).
+    #[arg(long, value_name = "TIME", value_parser = parse_sim_duration)]
+    pub duration: Option<SimDuration>,
 
     /// Seed for every random choice (sporadic releases, execution times).
     #[arg(long, value_name = "N")]

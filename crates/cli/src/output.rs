@@ -187,7 +187,7 @@ pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
     c.render(&mut out);
     out.push('\n');
 
-    let totals: Vec<(&str, String)> = vec![
+    let mut totals: Vec<(&str, String)> = vec![
         (
             "jobs",
             format!(
@@ -196,6 +196,12 @@ pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
             ),
         ),
         ("deadline misses", r.deadline_misses.to_string()),
+        ("horizon", horizon_line(r)),
+    ];
+    if let Some(p) = &r.partition {
+        totals.push(("partition", partition_line(p)));
+    }
+    totals.extend([
         (
             "context switches",
             format!(
@@ -211,12 +217,62 @@ pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
         ("laxity evaluations", r.laxity_evaluations.to_string()),
         ("events", r.events.to_string()),
         ("wall time", format!("{:.3} s", r.wall_s)),
-    ];
+    ]);
     let kw = totals.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (k, v) in totals {
         let _ = writeln!(out, "{k:<kw$}  {v}");
     }
     out
+}
+
+/// What the simulated time decides: a miss decides whatever the horizon; without one, only
+/// a run over the feasibility interval of a deterministic schedule does.
+pub fn horizon_line(r: &SimResult) -> String {
+    let ran = format_ns(r.duration_ns);
+    if r.deadline_misses > 0 {
+        return format!("{ran} (a miss decides: the set is not schedulable by this policy)");
+    }
+    if r.horizon_complete {
+        return format!(
+            "{ran} covers the feasibility interval {} (hyperperiod {}): no miss in it",
+            format_ns(r.feasibility_interval_ns.unwrap_or(r.duration_ns)),
+            format_ns(r.hyperperiod_ns.unwrap_or(0))
+        );
+    }
+    match r.feasibility_interval_ns {
+        Some(i) if r.duration_ns < i => format!(
+            "incomplete: no miss within {ran}, the feasibility interval is {} (a miss may \
+             come later; --duration hyperperiod runs it whole)",
+            format_ns(i)
+        ),
+        Some(_) => format!(
+            "no miss within {ran}; deadlines beyond periods, so the hyperperiod decides nothing"
+        ),
+        None => format!(
+            "incomplete: no miss within {ran}; the schedule has no feasibility interval \
+             (sporadic, aperiodic or random work, jitter, or a hyperperiod beyond u64), so it \
+             shows nothing beyond {ran}"
+        ),
+    }
+}
+
+fn partition_line(p: &schedlab_sim::PartitionReport) -> String {
+    let cpus: Vec<String> = p
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(c, names)| format!("cpu{c} [{}]", names.join(" ")))
+        .collect();
+    format!(
+        "{} ({}): {}",
+        p.method,
+        if p.certified {
+            "certified"
+        } else {
+            "not certified by a test"
+        },
+        cpus.join(", ")
+    )
 }
 
 /// Side-by-side table of several runs of one workload, one column per policy.
@@ -366,6 +422,10 @@ pub(crate) mod tests {
             placement: "linux".into(),
             cpus: 2,
             duration_ns: 1_000_000_000,
+            hyperperiod_ns: Some(7_200_000_000),
+            horizon_complete: false,
+            feasibility_interval_ns: Some(7_200_000_000),
+            partition: None,
             events: 1234,
             wall_s: 0.0042,
             jobs_released: 150,

@@ -414,6 +414,11 @@ pub fn assemble(
         placement: placement.into(),
         cpus,
         duration_ns: span_ns,
+        // A real run is not a deterministic schedule: no horizon decides it.
+        hyperperiod_ns: None,
+        horizon_complete: false,
+        feasibility_interval_ns: None,
+        partition: None,
         events: reports.iter().map(|r| r.jobs.len() as u64 * 2).sum(),
         wall_s,
         jobs_released: tasks.iter().map(|t| t.jobs).sum(),

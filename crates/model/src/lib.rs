@@ -14,6 +14,7 @@ pub mod error;
 pub mod fair;
 pub mod fields;
 pub mod guard;
+pub mod horizon;
 pub mod job_costs;
 pub mod kernel;
 pub mod limits;
@@ -28,7 +29,7 @@ pub use classes::{sched_attrs, KernelClass, SchedAttr};
 pub use error::ModelError;
 pub use registry::{PolicyInfo, RealBackends, SchedPolicy, POLICIES};
 pub use release::{JobDraw, ReleaseStream};
-pub use time::{format_ns, parse_duration, Ns};
+pub use time::{format_ns, parse_duration, parse_sim_duration, Ns, SimDuration};
 pub use weights::WeightTable;
 pub use workload::{
     BfsParams, CfsParams, EdzlOptions, EevdfParams, ExecModel, IllfOptions, LlfOptions, OnMiss,

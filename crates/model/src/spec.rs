@@ -1,7 +1,7 @@
 //! The workload file exactly as written (serde types). Unknown fields are errors.
 //! [`crate::Workload::from_spec`] turns this into a validated workload.
 
-use crate::time::{check_time, parse_duration, Ns};
+use crate::time::{check_time, parse_duration, parse_sim_duration, Ns, SimDuration};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -45,6 +45,46 @@ impl<'de> Deserialize<'de> for Dur {
     }
 }
 
+/// The top-level `duration:`: a [`Dur`], `hyperperiod` or `hyperperiod<=DURATION`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimDur(pub SimDuration);
+
+impl<'de> Deserialize<'de> for SimDur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = SimDur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a duration such as `10ms`, `1.5s`, an integer in ns, `hyperperiod` or `hyperperiod<=20s`",
+                )
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<SimDur, E> {
+                check_time(v)
+                    .map(|v| SimDur(SimDuration::Fixed(v)))
+                    .map_err(|e| E::custom(format!("duration {v} ns {e}")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SimDur, E> {
+                let v =
+                    u64::try_from(v).map_err(|_| E::custom(format!("negative duration {v}")))?;
+                self.visit_u64(v)
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<SimDur, E> {
+                self.visit_u64(u64::try_from(v).unwrap_or(u64::MAX))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<SimDur, E> {
+                Err(E::custom(format!(
+                    "`{v}` has no unit: write it as a string with a unit, e.g. `{v}ms`"
+                )))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SimDur, E> {
+                parse_sim_duration(v).map(SimDur).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Top level of a workload file.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -53,8 +93,8 @@ pub struct WorkloadSpec {
     pub name: Option<String>,
     /// CPUs, tick rate and overheads.
     pub platform: Option<PlatformSpec>,
-    /// Simulated time (default: 1 s).
-    pub duration: Option<Dur>,
+    /// Simulated time (default: 1 s), or `hyperperiod[<=CAP]`.
+    pub duration: Option<SimDur>,
     /// Seed for every random choice (sporadic releases, execution times).
     pub seed: Option<u64>,
     /// `continue` (default, as Linux) or `abort`.

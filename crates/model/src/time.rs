@@ -77,6 +77,65 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
     check_time(total).map_err(|e| format!("duration `{text}` {e}"))
 }
 
+/// Cap of a `hyperperiod` duration written without one: 100 s of simulated time.
+pub const HYPERPERIOD_CAP: Ns = 100 * S;
+
+/// How long to simulate, as asked for: a fixed time, or the task set's feasibility
+/// interval (see [`crate::horizon`]) up to a cap. [`crate::Workload::from_spec`] resolves
+/// it to a number of nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimDuration {
+    /// Exactly this long.
+    Fixed(Ns),
+    /// The feasibility interval, or `cap` when that is longer (or undefined).
+    Hyperperiod {
+        /// Longest simulated time accepted.
+        cap: Ns,
+    },
+}
+
+impl From<Ns> for SimDuration {
+    fn from(ns: Ns) -> Self {
+        SimDuration::Fixed(ns)
+    }
+}
+
+impl SimDuration {
+    /// As written in a workload file (`10ms`, `hyperperiod<=20s`).
+    pub fn text(self) -> String {
+        match self {
+            SimDuration::Fixed(ns) => format_ns(ns),
+            SimDuration::Hyperperiod { cap } => format!("hyperperiod<={}", format_ns(cap)),
+        }
+    }
+}
+
+/// Parse a simulated duration: what [`parse_duration`] accepts, `hyperperiod` (capped at
+/// [`HYPERPERIOD_CAP`]) or `hyperperiod<=DURATION` (an explicit cap, e.g.
+/// `hyperperiod<=20s`).
+pub fn parse_sim_duration(text: &str) -> Result<SimDuration, String> {
+    let t = text.trim();
+    let Some(rest) = t.strip_prefix("hyperperiod") else {
+        return parse_duration(t).map(SimDuration::Fixed);
+    };
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return Ok(SimDuration::Hyperperiod {
+            cap: HYPERPERIOD_CAP,
+        });
+    }
+    let Some(cap) = rest.strip_prefix("<=") else {
+        return Err(format!(
+            "`{text}` is not a duration (expected e.g. 10ms, `hyperperiod` or `hyperperiod<=20s`)"
+        ));
+    };
+    let cap = parse_duration(cap).map_err(|e| format!("cap of `{text}`: {e}"))?;
+    if cap == 0 {
+        return Err(format!("cap of `{text}`: must be longer than 0"));
+    }
+    Ok(SimDuration::Hyperperiod { cap })
+}
+
 /// `Ok` when `ns` is at most [`crate::limits::MAX_TIME_NS`]; else the end of a sentence
 /// naming the limit (`is above the limit of ...`).
 pub fn check_time(ns: Ns) -> Result<Ns, String> {
@@ -144,6 +203,38 @@ mod tests {
             Ok(crate::limits::MAX_TIME_NS)
         );
         assert!(parse_duration("1000000000000000001").is_err());
+    }
+
+    #[test]
+    fn parses_hyperperiod_durations() {
+        assert_eq!(
+            parse_sim_duration("hyperperiod"),
+            Ok(SimDuration::Hyperperiod {
+                cap: HYPERPERIOD_CAP
+            })
+        );
+        assert_eq!(
+            parse_sim_duration("hyperperiod<=20s"),
+            Ok(SimDuration::Hyperperiod { cap: 20 * S })
+        );
+        assert_eq!(
+            parse_sim_duration(" hyperperiod <= 1.5ms "),
+            Ok(SimDuration::Hyperperiod { cap: 1_500 * US })
+        );
+        assert_eq!(parse_sim_duration("10ms"), Ok(SimDuration::Fixed(10 * MS)));
+        assert!(parse_sim_duration("hyperperiod<=0")
+            .unwrap_err()
+            .contains("longer than 0"));
+        assert!(parse_sim_duration("hyperperiod<20s")
+            .unwrap_err()
+            .contains("hyperperiod<=20s"));
+        assert!(parse_sim_duration("hyperperiod<=5 parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
+        assert_eq!(
+            SimDuration::Hyperperiod { cap: 20 * S }.text(),
+            "hyperperiod<=20s"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::guard::{check_nesting, walk, WalkGoal};
 use crate::limits::{MAX_FILE_BYTES, MAX_TASKS, MAX_TASK_CPUS, MAX_TUNABLE_NS};
 pub use crate::registry::{Policy, PolicyClass};
 use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
-use crate::time::{format_ns, Ns, MS, S, US};
+use crate::time::{format_ns, Ns, SimDuration, MS, S, US};
 use crate::weights::WeightTable;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -406,8 +406,8 @@ pub struct Overrides {
     pub placement: Option<Placement>,
     /// `--cpus`
     pub cpus: Option<u64>,
-    /// `--duration`
-    pub duration: Option<Ns>,
+    /// `--duration` (a time, or `hyperperiod[<=CAP]`)
+    pub duration: Option<crate::time::SimDuration>,
     /// `--seed`
     pub seed: Option<u64>,
     /// `--on-miss`
@@ -497,17 +497,25 @@ impl Workload {
 
         crate::kernel::apply_platform(&pf, &mut platform)?;
 
-        let duration = ov.duration.or(spec.duration.map(|d| d.0)).unwrap_or(S);
+        let asked = ov
+            .duration
+            .or(spec.duration.map(|d| d.0))
+            .unwrap_or(SimDuration::Fixed(S));
         let duration_field = if ov.duration.is_some() {
             "--duration"
         } else {
             "duration"
         };
-        if duration == 0 {
+        // A hyperperiod is resolved once the tasks are known (below); its cap is checked
+        // here like any duration.
+        let limit = match asked {
+            SimDuration::Fixed(d) | SimDuration::Hyperperiod { cap: d } => d,
+        };
+        if limit == 0 {
             return Err(format!("{duration_field}: must be longer than 0"));
         }
-        crate::time::check_time(duration)
-            .map_err(|e| format!("{duration_field}: {} {e}", format_ns(duration)))?;
+        crate::time::check_time(limit)
+            .map_err(|e| format!("{duration_field}: {} {e}", format_ns(limit)))?;
         // Names in the file are checked even when an override replaces them: a typo in the
         // file is still a typo. Ranges are checked on the value actually used.
         let file_on_miss = match &spec.on_miss {
@@ -661,6 +669,12 @@ impl Workload {
                 ));
             }
         }
+        let duration = match asked {
+            SimDuration::Fixed(d) => d,
+            SimDuration::Hyperperiod { cap } => crate::horizon::feasibility(&platform, &tasks)
+                .interval
+                .map_or(cap, |i| i.min(cap)),
+        };
         Ok(Workload {
             name: spec.name.unwrap_or_else(|| "workload".into()),
             platform,

@@ -213,7 +213,7 @@ fn times_above_the_limit_are_refused_in_every_field() {
     assert_eq!(w.tasks[0].period, Some(MAX_TIME_NS));
     // An override is held to the same limit.
     let ov = Overrides {
-        duration: Some(MAX_TIME_NS + 1),
+        duration: Some((MAX_TIME_NS + 1).into()),
         ..Overrides::default()
     };
     let e = Workload::parse_str(

@@ -404,7 +404,7 @@ fn override_placement_cpus_duration_seed_on_miss() {
     let w = with(Overrides {
         placement: Some(Placement::Linux),
         cpus: Some(2),
-        duration: Some(250 * MS),
+        duration: Some((250 * MS).into()),
         seed: Some(99),
         on_miss: Some(OnMiss::Abort),
         ..Default::default()
@@ -442,7 +442,7 @@ fn overrides_are_applied_before_validation() {
     assert_has(&msg, &["--cpus", "at least 1"]);
 
     let ov = Overrides {
-        duration: Some(0),
+        duration: Some(0.into()),
         ..Default::default()
     };
     let msg = Workload::parse_str(text, Path::new(YAML), &ov)
@@ -487,7 +487,7 @@ fn ranges_are_checked_on_the_value_actually_used() {
         "platform: { cpus: 0 }\nduration: 0\ntasks:\n  - { name: a, runtime: 1ms, period: 10ms }\n";
     let ov = Overrides {
         cpus: Some(2),
-        duration: Some(S),
+        duration: Some(S.into()),
         ..Default::default()
     };
     let w = Workload::parse_str(text, Path::new(YAML), &ov).unwrap();

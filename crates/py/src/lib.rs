@@ -13,7 +13,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use schedlab_analysis::{generate as gen_set, Deadlines, GenSpec, Method, Periods};
-use schedlab_model::{parse_duration, OnMiss, Overrides, Placement, Policy, Workload};
+use schedlab_model::{
+    parse_duration, parse_sim_duration, OnMiss, Overrides, Placement, Policy, Workload,
+};
 use schedlab_sim::{simulate as sim, SimOptions};
 use std::path::Path;
 
@@ -42,7 +44,7 @@ fn overrides(
         placement: placement.map(Placement::parse).transpose().map_err(err)?,
         cpus,
         duration: duration
-            .map(parse_duration)
+            .map(parse_sim_duration)
             .transpose()
             .map_err(|e| err(format!("duration: {e}")))?,
         seed,

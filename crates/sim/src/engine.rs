@@ -119,6 +119,10 @@ pub struct Engine {
     /// Entitled CPU share of each always-runnable fair task (reported in `fair`).
     entitled: Vec<Option<f64>>,
     partition: Vec<Option<CpuId>>,
+    /// The partition behind `partition`, for the result (set by [`crate::engine_for`]).
+    pub(crate) partition_report: Option<crate::result::PartitionReport>,
+    /// Hyperperiod and feasibility interval of the workload, for the result.
+    feasibility: schedlab_model::horizon::Feasibility,
 
     now: Ns,
     tasks: Vec<TaskState>,
@@ -348,6 +352,8 @@ impl Engine {
             names: w.tasks.iter().map(|t| t.name.clone()).collect(),
             entitled: schedlab_model::fair::entitled_shares(w),
             partition,
+            partition_report: None,
+            feasibility: schedlab_model::horizon::feasibility(&w.platform, &w.tasks),
             now: 0,
             tasks,
             releases,

@@ -16,7 +16,7 @@ pub mod result;
 pub mod state;
 
 pub use engine::external::{External, ExternalJob};
-pub use result::{CpuResult, Segment, SimResult, TaskResult, WorkStats};
+pub use result::{CpuResult, PartitionReport, Segment, SimResult, TaskResult, WorkStats};
 use schedlab_model::{KernelClass, Placement, Policy, PolicyClass, Workload};
 use state::ClassId;
 

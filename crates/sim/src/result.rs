@@ -162,6 +162,19 @@ pub struct SimResult {
     pub cpus: usize,
     /// Simulated time.
     pub duration_ns: Ns,
+    /// Hyperperiod of the task set (lcm of the periods and of the tick period); `None`
+    /// when the schedule has none: sporadic, aperiodic or fair tasks, random execution
+    /// times, modelled jitter or platform noise, or an lcm beyond u64.
+    pub hyperperiod_ns: Option<Ns>,
+    /// The run covers the feasibility interval (the hyperperiod, or the largest offset
+    /// plus twice the hyperperiod) of a deterministic schedule with constrained deadlines:
+    /// a run without misses then decides schedulability for a memoryless scheduler
+    /// (docs/analysis.md "What a finite horizon proves").
+    pub horizon_complete: bool,
+    /// The feasibility interval itself (`None` without a hyperperiod or on overflow).
+    pub feasibility_interval_ns: Option<Ns>,
+    /// The partition the run used under `partitioned` placement (`None` otherwise).
+    pub partition: Option<PartitionReport>,
     /// Events processed by the engine.
     pub events: u64,
     /// Wall-clock seconds the simulation took (the only non-deterministic field).
@@ -208,6 +221,19 @@ pub struct SimResult {
     /// the JSON result, which is the same whatever the engine's internals).
     #[serde(skip)]
     pub work: WorkStats,
+}
+
+/// A partitioned placement: how it was built and which tasks each CPU holds.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PartitionReport {
+    /// The schedulability test whose partition this is (`ffd-edf`, `ffd-rm`, `ffd-dm`),
+    /// or `load-ffd` for first-fit decreasing by load alone (fifo/rr, or a set no
+    /// certified partition admits).
+    pub method: String,
+    /// Whether the test proved every CPU schedulable (false for `load-ffd`).
+    pub certified: bool,
+    /// Task names per CPU, in CPU order (real-time tasks only).
+    pub cpus: Vec<Vec<String>>,
 }
 
 /// Counts of the engine's work: deterministic, unlike wall time, so a test can check that
