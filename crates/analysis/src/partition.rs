@@ -38,6 +38,65 @@ pub enum PerCpu {
     Edf,
     /// Rate-monotonic, response-time analysis (period order).
     Rm,
+    /// Deadline-monotonic, response-time analysis (deadline order).
+    Dm,
+}
+
+/// How a task's CPU is chosen among those where it passes the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// The first CPU (lowest index).
+    First,
+    /// The most loaded CPU (highest utilisation; ties: lowest index).
+    Best,
+    /// The least loaded CPU (lowest utilisation; ties: lowest index).
+    Worst,
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Σ C/T ≤ 1 over `bin`, exactly: the float sum decides when it is clear of 1 by more
+/// than its rounding error (n·2^-52 ≪ 1e-9 for n ≤ 10^5), exact fractions decide near 1.
+/// A sum whose exact denominator does not fit in 128 bits is not proven (false).
+pub fn utilisation_at_most_one(ts: &[RtTask], bin: &[usize]) -> bool {
+    let u: f64 = bin.iter().map(|&i| ts[i].utilisation()).sum();
+    if u > 1.0 + 1e-9 {
+        return false;
+    }
+    if u < 1.0 - 1e-9 {
+        return true;
+    }
+    let (mut num, mut den) = (0u128, 1u128);
+    for &i in bin {
+        let (c, t) = (ts[i].c as u128, ts[i].t as u128);
+        let g = gcd(den, t);
+        let Some(l) = (den / g).checked_mul(t) else {
+            return false;
+        };
+        let Some(n) = num
+            .checked_mul(l / den)
+            .and_then(|a| c.checked_mul(l / t).and_then(|b| a.checked_add(b)))
+        else {
+            return false;
+        };
+        let g = gcd(n, l).max(1);
+        (num, den) = (n / g, l / g);
+    }
+    num <= den
+}
+
+/// The priority key of `how` (smaller = higher priority): period for RM, deadline for DM.
+fn key(t: &RtTask, how: PerCpu) -> u64 {
+    if how == PerCpu::Dm {
+        t.d
+    } else {
+        t.t
+    }
 }
 
 /// Whether the tasks `bin` (which passed before `new` was pushed last) still pass the
@@ -45,32 +104,38 @@ pub enum PerCpu {
 fn fits_one(ts: &[RtTask], bin: &[usize], new: usize, how: PerCpu, resp: &mut [u64]) -> bool {
     match how {
         // Implicit deadlines: U ≤ 1 is exact (what the demand test concludes, sooner).
-        PerCpu::Edf if bin.iter().all(|&i| ts[i].d == ts[i].t) => {
-            bin.iter().map(|&i| ts[i].utilisation()).sum::<f64>() <= 1.0 + 1e-12
-        }
+        PerCpu::Edf if bin.iter().all(|&i| ts[i].d == ts[i].t) => utilisation_at_most_one(ts, bin),
         PerCpu::Edf => {
+            if !utilisation_at_most_one(ts, bin) {
+                return false;
+            }
             let sub: Vec<RtTask> = bin.iter().map(|&i| ts[i].clone()).collect();
             edf_pda(&sub, 1).outcome == Outcome::Schedulable
         }
         // Above U = 1 nothing fits. Otherwise only `new` and the tasks it can delay
-        // (period ≥ its own) need their response times again: `new` first, then the
-        // longest periods (the most interference: the likeliest to fail), each starting
+        // (key ≥ its own) need their response times again: `new` first, then the
+        // largest keys (the most interference: the likeliest to fail), each starting
         // from its response time before `new` came (`resp`: a
         // lower bound, so the same fixed point in fewer steps). `resp` is updated only
         // when `new` fits.
-        PerCpu::Rm => {
-            if bin.iter().map(|&i| ts[i].utilisation()).sum::<f64>() > 1.0 + 1e-12 {
+        PerCpu::Rm | PerCpu::Dm => {
+            if !utilisation_at_most_one(ts, bin) {
                 return false;
             }
-            let key = ts[new].t;
-            let mut check: Vec<usize> = bin.iter().copied().filter(|&j| ts[j].t >= key).collect();
-            check.sort_by_key(|&j| (j != new, std::cmp::Reverse((ts[j].t, j))));
+            let k = key(&ts[new], how);
+            let mut check: Vec<usize> = bin
+                .iter()
+                .copied()
+                .filter(|&j| key(&ts[j], how) >= k)
+                .collect();
+            check.sort_by_key(|&j| (j != new, std::cmp::Reverse((key(&ts[j], how), j))));
             let mut found = Vec::with_capacity(check.len());
             for &i in &check {
+                let ki = key(&ts[i], how);
                 let higher: Vec<usize> = bin
                     .iter()
                     .copied()
-                    .filter(|&j| j != i && ts[j].t <= ts[i].t)
+                    .filter(|&j| j != i && key(&ts[j], how) <= ki)
                     .collect();
                 let start = if i == new { 0 } else { resp[i] };
                 match response_time_from(ts, i, &higher, start) {
@@ -87,10 +152,21 @@ fn fits_one(ts: &[RtTask], bin: &[usize], new: usize, how: PerCpu, resp: &mut [u
 }
 
 /// First-fit decreasing: tasks by decreasing utilisation (ties: workload order), each to
-/// the first CPU where the uniprocessor test (EDF: processor demand; RM: response times)
-/// still passes with it. The task indices on each CPU, or the index of a task that fits
-/// on none.
+/// the first CPU where the uniprocessor test (EDF: processor demand; RM/DM: response
+/// times) still passes with it. The task indices on each CPU, or the index of a task that
+/// fits on none.
 pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usize>>, usize> {
+    fit_partition(ts, m, how, Fit::First)
+}
+
+/// [`ffd_partition`] with another choice among the CPUs where a task fits: best fit (the
+/// most loaded) or worst fit (the least loaded), loads compared exactly.
+pub fn fit_partition(
+    ts: &[RtTask],
+    m: usize,
+    how: PerCpu,
+    fit: Fit,
+) -> Result<Vec<Vec<usize>>, usize> {
     let mut order: Vec<usize> = (0..ts.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&ts[a], &ts[b]);
@@ -99,12 +175,23 @@ pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usi
             .then(a.cmp(&b))
     });
     let mut bins: Vec<Vec<usize>> = vec![Vec::new(); m];
+    let mut load = vec![0.0f64; m];
     let mut resp = vec![0u64; ts.len()];
     for i in order {
+        // Candidate CPUs in the order the heuristic prefers them (loads as floats: the
+        // order only chooses among CPUs the exact test accepts).
+        let mut cands: Vec<usize> = (0..m).collect();
+        match fit {
+            Fit::First => {}
+            Fit::Best => cands.sort_by(|&a, &b| load[b].total_cmp(&load[a]).then(a.cmp(&b))),
+            Fit::Worst => cands.sort_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b))),
+        }
         let mut placed = false;
-        for bin in bins.iter_mut() {
+        for c in cands {
+            let bin = &mut bins[c];
             bin.push(i);
             if fits_one(ts, bin, i, how, &mut resp) {
+                load[c] += ts[i].utilisation();
                 placed = true;
                 break;
             }
@@ -117,14 +204,32 @@ pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usi
     Ok(bins)
 }
 
+/// The test name and title of a partitioning heuristic with its per-CPU test
+/// (`ffd-edf`, `ffd-rm`, `ffd-dm`, `bfd-edf`, `wfd-edf`, ...).
+pub fn test_name(how: PerCpu, fit: Fit) -> (&'static str, &'static str) {
+    match (fit, how) {
+        (Fit::First, PerCpu::Edf) => ("ffd-edf", "partitioned EDF, first-fit decreasing"),
+        (Fit::First, PerCpu::Rm) => ("ffd-rm", "partitioned RM, first-fit decreasing"),
+        (Fit::First, PerCpu::Dm) => ("ffd-dm", "partitioned DM, first-fit decreasing"),
+        (Fit::Best, PerCpu::Edf) => ("bfd-edf", "partitioned EDF, best-fit decreasing"),
+        (Fit::Best, PerCpu::Rm) => ("bfd-rm", "partitioned RM, best-fit decreasing"),
+        (Fit::Best, PerCpu::Dm) => ("bfd-dm", "partitioned DM, best-fit decreasing"),
+        (Fit::Worst, PerCpu::Edf) => ("wfd-edf", "partitioned EDF, worst-fit decreasing"),
+        (Fit::Worst, PerCpu::Rm) => ("wfd-rm", "partitioned RM, worst-fit decreasing"),
+        (Fit::Worst, PerCpu::Dm) => ("wfd-dm", "partitioned DM, worst-fit decreasing"),
+    }
+}
+
 /// Partitioned scheduling by [`ffd_partition`]. Sufficient: another partition may exist
 /// when first-fit decreasing finds none.
 pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
-    let (test, title) = match how {
-        PerCpu::Edf => ("ffd-edf", "partitioned EDF, first-fit decreasing"),
-        PerCpu::Rm => ("ffd-rm", "partitioned RM, first-fit decreasing"),
-    };
-    if how == PerCpu::Rm && !constrained(ts) {
+    fit_test(ts, m, how, Fit::First)
+}
+
+/// Partitioned scheduling by [`fit_partition`] (sufficient).
+pub fn fit_test(ts: &[RtTask], m: usize, how: PerCpu, fit: Fit) -> Verdict {
+    let (test, title) = test_name(how, fit);
+    if how != PerCpu::Edf && !constrained(ts) {
         return verdict(
             test,
             title,
@@ -134,7 +239,8 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
         );
     }
     let u = util(ts);
-    if u > m as f64 + 1e-12 {
+    // Only a total clearly above m is proven too much; near m the partition decides.
+    if u > m as f64 + 1e-9 {
         return verdict(
             test,
             title,
@@ -143,7 +249,7 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
             format!("U = {u:.6} > {m} CPUs"),
         );
     }
-    match ffd_partition(ts, m, how) {
+    match fit_partition(ts, m, how, fit) {
         Ok(bins) => {
             let loads: Vec<String> = bins
                 .iter()
