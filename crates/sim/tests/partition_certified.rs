@@ -164,3 +164,24 @@ fn the_load_check_is_exact() {
     assert_eq!((p.method.as_str(), p.certified), ("load-ffd", false));
     assert_eq!(p.cpus, vec![vec!["a", "b"], vec!["c"]]);
 }
+
+/// A set the matching test does not certify still simulates, on the load-based first fit,
+/// flagged uncertified: (2, 5) and (4, 7) fit on one CPU by load (U = 0.971) and under
+/// EDF, but RM's response time of the second is 4 + 2·2 = 8 > 7.
+#[test]
+fn an_uncertified_set_falls_back_to_the_load_first_fit() {
+    let ts = vec![
+        RtTask::new("a", 2 * MS, 5 * MS, 5 * MS),
+        RtTask::new("b", 4 * MS, 7 * MS, 7 * MS),
+    ];
+    let rm = run(&ts, 1, Policy::Rm);
+    let p = rm.partition.as_ref().unwrap();
+    assert_eq!((p.method.as_str(), p.certified), ("load-ffd", false));
+    assert!(rm.deadline_misses > 0, "RM misses on the uncertified CPU");
+    let edf = run(&ts, 1, Policy::Edf);
+    let p = edf.partition.as_ref().unwrap();
+    assert_eq!((p.method.as_str(), p.certified), ("ffd-edf", true));
+    assert_eq!(p.cpus, vec![vec!["a", "b"]]);
+    assert_eq!(edf.deadline_misses, 0);
+    assert!(edf.horizon_complete);
+}
