@@ -362,6 +362,13 @@ pub fn render_compare(w: &Workload, names: &[&str], results: &[SimResult]) -> St
         }
     }
     t.render(&mut out);
+    // The runs share the task set, so one horizon note covers every column without a miss.
+    if let Some(r) = results
+        .iter()
+        .find(|r| r.deadline_misses == 0 && !r.horizon_complete)
+    {
+        let _ = writeln!(out, "\nhorizon    {}", horizon_line(r));
+    }
     out
 }
 
