@@ -14,7 +14,7 @@ use std::path::Path;
 const MS: u64 = 1_000_000;
 const PERIODS: [u64; 6] = [10 * MS, 20 * MS, 25 * MS, 40 * MS, 50 * MS, 100 * MS];
 /// Sets drawn (each tried with every test).
-const SETS: u64 = 1500;
+const SETS: u64 = 2500;
 
 fn workload(ts: &[RtTask], cpus: usize, policy: Policy) -> Workload {
     let mut y = format!("platform: {{ cpus: {cpus} }}\ntasks:\n");
