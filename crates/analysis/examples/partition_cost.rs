@@ -1,8 +1,9 @@
 //! Time of the partitioned tests on large generated sets (docs/analysis.md "Cost"):
-//! `cargo run --release -p schedlab-analysis --example partition_cost -- TASKS CPUS U`.
+//! `cargo run --release -p schedlab-analysis --example partition_cost -- TASKS CPUS LOAD
+//! [MIN_DEADLINE_RATIO]` (LOAD per CPU; a ratio below 1 draws constrained deadlines).
 
 use schedlab_analysis::partition::{fit_test, Fit, PerCpu};
-use schedlab_analysis::{generate, GenSpec, RtTask};
+use schedlab_analysis::{generate, Deadlines, GenSpec, RtTask};
 use std::time::Instant;
 
 fn main() {
@@ -14,6 +15,10 @@ fn main() {
         cpus: m,
         utilization: load * m as f64,
         max_task_utilization: 1.0,
+        deadlines: match get(3, 1.0) {
+            r if r < 1.0 => Deadlines::Constrained { min_ratio: r },
+            _ => Deadlines::Implicit,
+        },
         ..GenSpec::default()
     };
     let set = generate(&spec).expect("generate");
