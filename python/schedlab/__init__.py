@@ -208,8 +208,9 @@ def simulate(
             default the workload's.
         placement: ``global``, ``partitioned`` or ``linux``; default the workload's.
         jobs: also record every job (``jobs_df``); False is faster for long runs.
-        **overrides: ``cpus``, ``duration`` (``"10s"`` or int ns), ``seed``, ``on_miss``
-            (``continue``/``abort``), as the command line's flags.
+        **overrides: ``cpus``, ``duration`` (``"10s"``, int ns, ``"hyperperiod"`` or
+            ``"hyperperiod<=20s"``), ``seed``, ``on_miss`` (``continue``/``abort``), as
+            the command line's flags.
 
     Returns:
         A :class:`SimulationResult`.

@@ -19,6 +19,10 @@ class SimulationResult:
     placement: str
     cpus: int
     duration_ns: int
+    hyperperiod_ns: int | None
+    feasibility_interval_ns: int | None
+    horizon_complete: bool
+    partition: dict[str, Any] | None
     events: int
     wall_s: float
     jobs_released: int

@@ -87,6 +87,33 @@ def test_dict_workload_and_overrides(run, tmp_path):
     assert py.cpus == 2 and py.duration_ns == 500_000_000
 
 
+def test_hyperperiod_duration_and_partition_keys():
+    # Periods 10 and 15 ms: the hyperperiod is 30 ms, which `hyperperiod` simulates whole.
+    # RM on one CPU: R(a) = 3 ms, R(b) = 5 + 3 = 8 ms <= 15 ms, so ffd-rm puts both on CPU 0.
+    w = {
+        "platform": {"cpus": 2},
+        "tasks": [
+            {"name": "a", "runtime": "3ms", "period": "10ms"},
+            {"name": "b", "runtime": "5ms", "period": "15ms"},
+        ],
+    }
+    r = schedlab.simulate(
+        w, policy="rm", placement="partitioned", duration="hyperperiod"
+    )
+    assert r.duration_ns == 30_000_000 and r.hyperperiod_ns == 30_000_000
+    assert r.horizon_complete is True and r.deadline_misses == 0
+    assert r.partition == {
+        "method": "ffd-rm",
+        "certified": True,
+        "cpus": [["a", "b"], []],
+    }
+    short = schedlab.simulate(w, duration="hyperperiod<=20ms")
+    assert short.duration_ns == 20_000_000 and short.horizon_complete is False
+    assert short.partition is None
+    with pytest.raises(schedlab.SchedlabError, match="hyperperiod<=20s"):
+        schedlab.simulate(w, duration="hyperperiodic")
+
+
 def test_generate_and_analyze_equal_the_cli(run, tmp_path):
     yaml = schedlab.generate(12, 3.1, 4, method="randfixedsum", seed=9, format="yaml")
     cli_yaml = run(

@@ -5,7 +5,7 @@
 //! here is simulated on exactly the CPUs this analysis certified.
 
 use crate::taskset::RtTask;
-use crate::tests::{edf_pda, response_time_from, Outcome, Response, Verdict};
+use crate::tests::{Outcome, Response, Verdict};
 
 fn verdict(
     test: &'static str,
@@ -38,59 +38,338 @@ pub enum PerCpu {
     Edf,
     /// Rate-monotonic, response-time analysis (period order).
     Rm,
+    /// Deadline-monotonic, response-time analysis (deadline order).
+    Dm,
 }
 
-/// Whether the tasks `bin` (which passed before `new` was pushed last) still pass the
-/// uniprocessor test with `new`.
-fn fits_one(ts: &[RtTask], bin: &[usize], new: usize, how: PerCpu, resp: &mut [u64]) -> bool {
-    match how {
-        // Implicit deadlines: U ≤ 1 is exact (what the demand test concludes, sooner).
-        PerCpu::Edf if bin.iter().all(|&i| ts[i].d == ts[i].t) => {
-            bin.iter().map(|&i| ts[i].utilisation()).sum::<f64>() <= 1.0 + 1e-12
+/// How a task's CPU is chosen among those where it passes the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// The first CPU (lowest index).
+    First,
+    /// The most loaded CPU (highest utilisation; ties: lowest index).
+    Best,
+    /// The least loaded CPU (lowest utilisation; ties: lowest index).
+    Worst,
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Σ C/T ≤ 1 over `bin`, exactly: the float sum decides when it is clear of 1 by more
+/// than its rounding error (n·2^-52 ≪ 1e-9 for n ≤ 10^5), exact fractions decide near 1.
+/// A sum whose exact denominator does not fit in 128 bits is not proven (false).
+pub fn utilisation_at_most_one(ts: &[RtTask], bin: &[usize]) -> bool {
+    let u: f64 = bin.iter().map(|&i| ts[i].utilisation()).sum();
+    if u > 1.0 + 1e-9 {
+        return false;
+    }
+    if u < 1.0 - 1e-9 {
+        return true;
+    }
+    let (mut num, mut den) = (0u128, 1u128);
+    for &i in bin {
+        let (c, t) = (ts[i].c as u128, ts[i].t as u128);
+        let g = gcd(den, t);
+        let Some(l) = (den / g).checked_mul(t) else {
+            return false;
+        };
+        let Some(n) = num
+            .checked_mul(l / den)
+            .and_then(|a| c.checked_mul(l / t).and_then(|b| a.checked_add(b)))
+        else {
+            return false;
+        };
+        let g = gcd(n, l).max(1);
+        (num, den) = (n / g, l / g);
+    }
+    num <= den
+}
+
+/// Work a partitioning may do (terms of response-time and demand sums, tasks visited)
+/// before it gives up with "not proven": about a second or two of a release build. The
+/// answers within it are exact; only sets that need more are left unproven.
+pub const PARTITION_BUDGET: u64 = 200_000_000;
+
+/// Why [`fit_partition`] placed no partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unplaced {
+    /// This task (an index into the set) passes the test on no CPU.
+    Task(usize),
+    /// The work budget ([`PARTITION_BUDGET`]) ran out: no answer.
+    Budget,
+}
+
+/// One CPU being filled: its tasks and running sums (floats only to skip exact work
+/// when far from a boundary).
+#[derive(Debug, Clone, Default)]
+struct Bin {
+    tasks: Vec<usize>,
+    load: f64,
+    density: f64,
+    /// Some task has D ≠ T.
+    not_implicit: bool,
+}
+
+/// The state of a partitioning run: per-task figures kept across insertions and the work
+/// done so far.
+struct Packer<'a> {
+    ts: &'a [RtTask],
+    how: PerCpu,
+    /// RM/DM: each placed task's time demand at its deadline, C_i + Σ_{j ∈ hp(i)}
+    /// ⌈D_i / T_j⌉ C_j. At most D_i means the response time is within the deadline
+    /// (the demand meets the supply at D_i), so no fixed-point iteration is needed.
+    demand: Vec<u128>,
+    /// RM/DM: a lower bound of each placed task's response time (its last one computed).
+    resp: Vec<u64>,
+    work: u64,
+    budget: u64,
+}
+
+impl Packer<'_> {
+    fn spend(&mut self, n: usize) -> Result<(), Unplaced> {
+        self.work += n as u64;
+        if self.work > self.budget {
+            Err(Unplaced::Budget)
+        } else {
+            Ok(())
         }
-        PerCpu::Edf => {
-            let sub: Vec<RtTask> = bin.iter().map(|&i| ts[i].clone()).collect();
-            edf_pda(&sub, 1).outcome == Outcome::Schedulable
+    }
+
+    /// Exact U ≤ 1 of `bin` plus `new`, from the running load when it is clear of 1.
+    fn utilisation_fits(&mut self, bin: &Bin, new: usize) -> Result<bool, Unplaced> {
+        let u = bin.load + self.ts[new].utilisation();
+        if u > 1.0 + 1e-9 {
+            return Ok(false);
         }
-        // Above U = 1 nothing fits. Otherwise only `new` and the tasks it can delay
-        // (period ≥ its own) need their response times again: `new` first, then the
-        // longest periods (the most interference: the likeliest to fail), each starting
-        // from its response time before `new` came (`resp`: a
-        // lower bound, so the same fixed point in fewer steps). `resp` is updated only
-        // when `new` fits.
-        PerCpu::Rm => {
-            if bin.iter().map(|&i| ts[i].utilisation()).sum::<f64>() > 1.0 + 1e-12 {
-                return false;
-            }
-            let key = ts[new].t;
-            let mut check: Vec<usize> = bin.iter().copied().filter(|&j| ts[j].t >= key).collect();
-            check.sort_by_key(|&j| (j != new, std::cmp::Reverse((ts[j].t, j))));
-            let mut found = Vec::with_capacity(check.len());
-            for &i in &check {
-                let higher: Vec<usize> = bin
-                    .iter()
-                    .copied()
-                    .filter(|&j| j != i && ts[j].t <= ts[i].t)
-                    .collect();
-                let start = if i == new { 0 } else { resp[i] };
-                match response_time_from(ts, i, &higher, start) {
-                    Response::Within(r) => found.push((i, r)),
-                    _ => return false,
+        if u < 1.0 - 1e-9 {
+            return Ok(true);
+        }
+        self.spend(bin.tasks.len())?;
+        let mut all = bin.tasks.clone();
+        all.push(new);
+        Ok(utilisation_at_most_one(self.ts, &all))
+    }
+
+    /// Whether `new` can join `bin` under the per-CPU test; on success the per-task
+    /// figures are updated (the caller then pushes it).
+    fn fits(&mut self, bin: &Bin, new: usize) -> Result<bool, Unplaced> {
+        if !self.utilisation_fits(bin, new)? {
+            return Ok(false);
+        }
+        let ts = self.ts;
+        match self.how {
+            // Implicit deadlines: U ≤ 1 is exact (what the demand test concludes, sooner).
+            PerCpu::Edf if ts[new].d == ts[new].t && !bin.not_implicit => Ok(true),
+            PerCpu::Edf => {
+                // Density ≤ 1 is sufficient; the demand test decides otherwise.
+                if bin.density + ts[new].density() < 1.0 - 1e-9 {
+                    return Ok(true);
                 }
+                let mut all = bin.tasks.clone();
+                all.push(new);
+                self.demand_test(&all)
             }
-            for (i, r) in found {
-                resp[i] = r;
+            PerCpu::Rm | PerCpu::Dm => self.fits_fixed_priority(bin, new),
+        }
+    }
+
+    /// EDF's processor-demand test (Baruah, Rosier & Howell 1990) by QPA (Zhang & Burns
+    /// 2009) over the synchronous busy period, as `edf-pda` does, each sum over the tasks
+    /// charged to the budget. The caller has checked U ≤ 1 exactly.
+    fn demand_test(&mut self, idx: &[usize]) -> Result<bool, Unplaced> {
+        let ts = self.ts;
+        let k = idx.len();
+        // Synchronous busy period: w = Σ ⌈w/T⌉ C from Σ C.
+        let mut w: u128 = idx.iter().map(|&i| ts[i].c as u128).sum();
+        loop {
+            self.spend(k)?;
+            let next: u128 = idx
+                .iter()
+                .map(|&i| w.div_ceil(ts[i].t as u128) * ts[i].c as u128)
+                .sum();
+            if next == w {
+                break;
             }
-            true
+            w = next;
+        }
+        let dbf = |t: u128| -> u128 {
+            idx.iter()
+                .map(|&i| &ts[i])
+                .filter(|x| x.d as u128 <= t)
+                .map(|x| ((t - x.d as u128) / x.t as u128 + 1) * x.c as u128)
+                .sum()
+        };
+        // Largest absolute deadline strictly before t.
+        let before = |t: u128| -> Option<u128> {
+            idx.iter()
+                .map(|&i| &ts[i])
+                .filter(|x| (x.d as u128) < t)
+                .map(|x| (t - 1 - x.d as u128) / x.t as u128 * x.t as u128 + x.d as u128)
+                .max()
+        };
+        let dmin = idx.iter().map(|&i| ts[i].d as u128).min().unwrap_or(0);
+        self.spend(k)?;
+        let Some(mut t) = before(w + 1) else {
+            return Ok(true);
+        };
+        loop {
+            self.spend(k)?;
+            let h = dbf(t);
+            if h > t {
+                return Ok(false);
+            }
+            if h <= dmin {
+                return Ok(true);
+            }
+            t = if h < t {
+                h
+            } else {
+                self.spend(k)?;
+                match before(t) {
+                    Some(d) => d,
+                    None => return Ok(true),
+                }
+            };
+        }
+    }
+
+    /// RTA admission: `new` itself, then every task it can delay (key ≥ its own). A
+    /// task whose demand at its deadline stays within it needs no iteration; the others
+    /// get their exact response time, from their previous one (a lower bound: the same
+    /// fixed point in fewer steps).
+    fn fits_fixed_priority(&mut self, bin: &Bin, new: usize) -> Result<bool, Unplaced> {
+        let ts = self.ts;
+        let how = self.how;
+        let k = key(&ts[new], how);
+        let (c, d) = (ts[new].c as u128, ts[new].d as u128);
+        // The scans below visit the CPU's tasks twice.
+        self.spend(2 * bin.tasks.len())?;
+        let own: u128 = c + bin
+            .tasks
+            .iter()
+            .filter(|&&j| key(&ts[j], how) <= k)
+            .map(|&j| d.div_ceil(ts[j].t as u128) * ts[j].c as u128)
+            .sum::<u128>();
+        let mut new_resp = None;
+        if own > d {
+            match self.response(bin, new, new, 0)? {
+                Response::Within(r) => new_resp = Some(r),
+                _ => return Ok(false),
+            }
+        }
+        // Tasks `new` can delay: their demand at the deadline grows by ⌈D_i/T_new⌉ C_new.
+        let mut grown: Vec<(usize, u128)> = Vec::new();
+        let mut resp_updates: Vec<(usize, u64)> = Vec::new();
+        let delayed: Vec<usize> = bin
+            .tasks
+            .iter()
+            .copied()
+            .filter(|&i| key(&ts[i], how) >= k)
+            .collect();
+        self.spend(delayed.len())?;
+        for i in delayed {
+            let di = ts[i].d as u128;
+            let add = di.div_ceil(ts[new].t as u128) * c;
+            let dem = self.demand[i] + add;
+            grown.push((i, dem));
+            if dem <= di {
+                continue;
+            }
+            match self.response(bin, i, new, self.resp[i])? {
+                Response::Within(r) => resp_updates.push((i, r)),
+                _ => return Ok(false),
+            }
+        }
+        for (i, dem) in grown {
+            self.demand[i] = dem;
+        }
+        for (i, r) in resp_updates {
+            self.resp[i] = r;
+        }
+        self.demand[new] = own;
+        self.resp[new] = new_resp.unwrap_or(0);
+        Ok(true)
+    }
+
+    /// Exact response time of `i` among `bin` plus `new`, iterating from `start`.
+    fn response(
+        &mut self,
+        bin: &Bin,
+        i: usize,
+        new: usize,
+        start: u64,
+    ) -> Result<Response, Unplaced> {
+        let ts = self.ts;
+        let ki = key(&ts[i], self.how);
+        let higher: Vec<usize> = bin
+            .tasks
+            .iter()
+            .copied()
+            .chain((i != new).then_some(new))
+            .filter(|&j| j != i && key(&ts[j], self.how) <= ki)
+            .collect();
+        self.spend(bin.tasks.len())?;
+        // The fixed point R = C + Σ ⌈R/T_j⌉ C_j from `start`, each iteration charged.
+        let c = ts[i].c as u128;
+        let d = ts[i].d as u128;
+        let mut r = (c + higher.iter().map(|&j| ts[j].c as u128).sum::<u128>()).max(start as u128);
+        loop {
+            if r > d {
+                return Ok(Response::Late);
+            }
+            self.spend(higher.len())?;
+            let next = c + higher
+                .iter()
+                .map(|&j| r.div_ceil(ts[j].t as u128) * ts[j].c as u128)
+                .sum::<u128>();
+            if next == r {
+                return Ok(Response::Within(r as u64));
+            }
+            r = next;
         }
     }
 }
 
+/// The priority key of `how` (smaller = higher priority): period for RM, deadline for DM.
+fn key(t: &RtTask, how: PerCpu) -> u64 {
+    if how == PerCpu::Dm {
+        t.d
+    } else {
+        t.t
+    }
+}
+
 /// First-fit decreasing: tasks by decreasing utilisation (ties: workload order), each to
-/// the first CPU where the uniprocessor test (EDF: processor demand; RM: response times)
-/// still passes with it. The task indices on each CPU, or the index of a task that fits
-/// on none.
-pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usize>>, usize> {
+/// the first CPU where the uniprocessor test (EDF: processor demand; RM/DM: response
+/// times) still passes with it. The task indices on each CPU, or why there are none.
+pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usize>>, Unplaced> {
+    fit_partition(ts, m, how, Fit::First)
+}
+
+/// [`ffd_partition`] with another choice among the CPUs where a task fits: best fit (the
+/// most loaded) or worst fit (the least loaded).
+pub fn fit_partition(
+    ts: &[RtTask],
+    m: usize,
+    how: PerCpu,
+    fit: Fit,
+) -> Result<Vec<Vec<usize>>, Unplaced> {
+    partition_within(ts, m, how, fit, PARTITION_BUDGET)
+}
+
+/// [`fit_partition`] with another work budget.
+fn partition_within(
+    ts: &[RtTask],
+    m: usize,
+    how: PerCpu,
+    fit: Fit,
+    budget: u64,
+) -> Result<Vec<Vec<usize>>, Unplaced> {
     let mut order: Vec<usize> = (0..ts.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&ts[a], &ts[b]);
@@ -98,33 +377,73 @@ pub fn ffd_partition(ts: &[RtTask], m: usize, how: PerCpu) -> Result<Vec<Vec<usi
             .cmp(&((x.c as u128) * (y.t as u128)))
             .then(a.cmp(&b))
     });
-    let mut bins: Vec<Vec<usize>> = vec![Vec::new(); m];
-    let mut resp = vec![0u64; ts.len()];
+    let mut bins: Vec<Bin> = vec![Bin::default(); m];
+    let mut p = Packer {
+        ts,
+        how,
+        demand: vec![0; ts.len()],
+        resp: vec![0; ts.len()],
+        work: 0,
+        budget,
+    };
+    // Best and worst fit visit the CPUs by load (an index kept sorted would be faster;
+    // a sort per task is O(m log m), fine up to the CPU limit).
+    let mut cands: Vec<usize> = (0..m).collect();
     for i in order {
+        match fit {
+            Fit::First => {}
+            Fit::Best => {
+                cands.sort_by(|&a, &b| bins[b].load.total_cmp(&bins[a].load).then(a.cmp(&b)))
+            }
+            Fit::Worst => {
+                cands.sort_by(|&a, &b| bins[a].load.total_cmp(&bins[b].load).then(a.cmp(&b)))
+            }
+        }
         let mut placed = false;
-        for bin in bins.iter_mut() {
-            bin.push(i);
-            if fits_one(ts, bin, i, how, &mut resp) {
+        for &c in &cands {
+            if p.fits(&bins[c], i)? {
+                let b = &mut bins[c];
+                b.tasks.push(i);
+                b.load += ts[i].utilisation();
+                b.density += ts[i].density();
+                b.not_implicit |= ts[i].d != ts[i].t;
                 placed = true;
                 break;
             }
-            bin.pop();
         }
         if !placed {
-            return Err(i);
+            return Err(Unplaced::Task(i));
         }
     }
-    Ok(bins)
+    Ok(bins.into_iter().map(|b| b.tasks).collect())
+}
+
+/// The test name and title of a partitioning heuristic with its per-CPU test
+/// (`ffd-edf`, `ffd-rm`, `ffd-dm`, `bfd-edf`, `wfd-edf`, ...).
+pub fn test_name(how: PerCpu, fit: Fit) -> (&'static str, &'static str) {
+    match (fit, how) {
+        (Fit::First, PerCpu::Edf) => ("ffd-edf", "partitioned EDF, first-fit decreasing"),
+        (Fit::First, PerCpu::Rm) => ("ffd-rm", "partitioned RM, first-fit decreasing"),
+        (Fit::First, PerCpu::Dm) => ("ffd-dm", "partitioned DM, first-fit decreasing"),
+        (Fit::Best, PerCpu::Edf) => ("bfd-edf", "partitioned EDF, best-fit decreasing"),
+        (Fit::Best, PerCpu::Rm) => ("bfd-rm", "partitioned RM, best-fit decreasing"),
+        (Fit::Best, PerCpu::Dm) => ("bfd-dm", "partitioned DM, best-fit decreasing"),
+        (Fit::Worst, PerCpu::Edf) => ("wfd-edf", "partitioned EDF, worst-fit decreasing"),
+        (Fit::Worst, PerCpu::Rm) => ("wfd-rm", "partitioned RM, worst-fit decreasing"),
+        (Fit::Worst, PerCpu::Dm) => ("wfd-dm", "partitioned DM, worst-fit decreasing"),
+    }
 }
 
 /// Partitioned scheduling by [`ffd_partition`]. Sufficient: another partition may exist
 /// when first-fit decreasing finds none.
 pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
-    let (test, title) = match how {
-        PerCpu::Edf => ("ffd-edf", "partitioned EDF, first-fit decreasing"),
-        PerCpu::Rm => ("ffd-rm", "partitioned RM, first-fit decreasing"),
-    };
-    if how == PerCpu::Rm && !constrained(ts) {
+    fit_test(ts, m, how, Fit::First)
+}
+
+/// Partitioned scheduling by [`fit_partition`] (sufficient).
+pub fn fit_test(ts: &[RtTask], m: usize, how: PerCpu, fit: Fit) -> Verdict {
+    let (test, title) = test_name(how, fit);
+    if how != PerCpu::Edf && !constrained(ts) {
         return verdict(
             test,
             title,
@@ -134,7 +453,8 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
         );
     }
     let u = util(ts);
-    if u > m as f64 + 1e-12 {
+    // Only a total clearly above m is proven too much; near m the partition decides.
+    if u > m as f64 + 1e-9 {
         return verdict(
             test,
             title,
@@ -143,7 +463,7 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
             format!("U = {u:.6} > {m} CPUs"),
         );
     }
-    match ffd_partition(ts, m, how) {
+    match fit_partition(ts, m, how, fit) {
         Ok(bins) => {
             let loads: Vec<String> = bins
                 .iter()
@@ -162,7 +482,7 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
                 format!("every task placed; CPU loads {}", loads.join(", ")),
             )
         }
-        Err(i) => verdict(
+        Err(Unplaced::Task(i)) => verdict(
             test,
             title,
             false,
@@ -172,6 +492,13 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
                 ts[i].name,
                 ts[i].utilisation()
             ),
+        ),
+        Err(Unplaced::Budget) => verdict(
+            test,
+            title,
+            false,
+            Outcome::NotProven,
+            format!("gave up after {PARTITION_BUDGET} steps of per-CPU analysis (the set is too large to partition exactly)"),
         ),
     }
 }
@@ -212,6 +539,43 @@ mod unit {
                 .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
                 .collect();
             let fast = ffd_partition(&ts, 3, PerCpu::Rm);
+            // DM: the same check in deadline order.
+            let dm = ffd_partition(&ts, 3, PerCpu::Dm);
+            let mut dm_bins: Vec<Vec<usize>> = vec![Vec::new(); 3];
+            let mut dm_slow = Ok(());
+            let mut dm_order: Vec<usize> = (0..ts.len()).collect();
+            dm_order.sort_by(|&a, &b| {
+                let (x, y) = (&ts[a], &ts[b]);
+                ((y.c as u128) * (x.t as u128))
+                    .cmp(&((x.c as u128) * (y.t as u128)))
+                    .then(a.cmp(&b))
+            });
+            for i in dm_order {
+                let fit = dm_bins.iter_mut().any(|b| {
+                    b.push(i);
+                    let ok = b.iter().all(|&k| {
+                        let higher: Vec<usize> = b
+                            .iter()
+                            .copied()
+                            .filter(|&j| j != k && ts[j].d <= ts[k].d)
+                            .collect();
+                        matches!(response_time(&ts, k, &higher), Response::Within(_))
+                    });
+                    if !ok {
+                        b.pop();
+                    }
+                    ok
+                });
+                if !fit {
+                    dm_slow = Err(i);
+                    break;
+                }
+            }
+            match (dm, dm_slow) {
+                (Ok(f), Ok(())) => assert_eq!(f, dm_bins, "seed {seed} (dm)"),
+                (Err(Unplaced::Task(a)), Err(b)) => assert_eq!(a, b, "seed {seed} (dm)"),
+                (f, s) => panic!("seed {seed} (dm): {f:?} vs {s:?}"),
+            }
             // The same first-fit order, each CPU checked whole (every response time from 0).
             let mut order: Vec<usize> = (0..ts.len()).collect();
             order.sort_by(|&a, &b| {
@@ -245,9 +609,30 @@ mod unit {
             }
             match (fast, slow) {
                 (Ok(f), Ok(())) => assert_eq!(f, bins, "seed {seed}"),
-                (Err(a), Err(b)) => assert_eq!(a, b, "seed {seed}"),
+                (Err(Unplaced::Task(a)), Err(b)) => assert_eq!(a, b, "seed {seed}"),
                 (f, s) => panic!("seed {seed}: {f:?} vs {s:?}"),
             }
         }
+    }
+
+    /// Past its work budget a partitioning says so instead of answering; within it, the
+    /// same set is placed.
+    #[test]
+    fn the_budget_gives_up_clearly() {
+        let ts: Vec<RtTask> = (0..40)
+            .map(|i| {
+                RtTask::new(
+                    &format!("t{i}"),
+                    1_000 + i,
+                    100_000 + 1_000 * i,
+                    100_000 + 1_000 * i,
+                )
+            })
+            .collect();
+        assert!(partition_within(&ts, 2, PerCpu::Rm, Fit::First, PARTITION_BUDGET).is_ok());
+        assert_eq!(
+            partition_within(&ts, 2, PerCpu::Rm, Fit::First, 50),
+            Err(Unplaced::Budget)
+        );
     }
 }

@@ -9,7 +9,7 @@
 //! A sufficient test that fails says "not proven", never "unschedulable": only exact tests
 //! and necessary conditions (total utilisation above the CPUs) prove a set unschedulable.
 
-pub use crate::partition::{ffd, ffd_partition, PerCpu};
+pub use crate::partition::{ffd, ffd_partition, fit_test, Fit, PerCpu};
 use crate::taskset::RtTask;
 use schedlab_model::format_ns;
 use serde::Serialize;
@@ -67,7 +67,7 @@ pub struct Verdict {
 }
 
 /// Names of every test, in the order [`analyze`] returns them.
-pub const TESTS: [&str; 9] = [
+pub const TESTS: [&str; 12] = [
     "ll",
     "hyperbolic",
     "rta",
@@ -77,6 +77,9 @@ pub const TESTS: [&str; 9] = [
     "bcl",
     "ffd-edf",
     "ffd-rm",
+    "ffd-dm",
+    "bfd-edf",
+    "wfd-edf",
 ];
 
 fn verdict(
@@ -119,6 +122,9 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
         bcl(tasks, cpus),
         ffd(tasks, cpus, PerCpu::Edf),
         ffd(tasks, cpus, PerCpu::Rm),
+        ffd(tasks, cpus, PerCpu::Dm),
+        fit_test(tasks, cpus, PerCpu::Edf, Fit::Best),
+        fit_test(tasks, cpus, PerCpu::Edf, Fit::Worst),
     ]
 }
 

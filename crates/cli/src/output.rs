@@ -363,6 +363,13 @@ pub fn render_compare(w: &Workload, names: &[&str], results: &[SimResult]) -> St
         }
     }
     t.render(&mut out);
+    // The runs share the task set, so one horizon note covers every column without a miss.
+    if let Some(r) = results
+        .iter()
+        .find(|r| r.deadline_misses == 0 && !r.horizon_complete)
+    {
+        let _ = writeln!(out, "\nhorizon    {}", horizon_line(r));
+    }
     out
 }
 
@@ -530,6 +537,44 @@ pub(crate) mod tests {
             log: None,
             work: Default::default(),
         }
+    }
+
+    /// The horizon line for each case, by hand: 1 s simulated against a 7.2 s interval.
+    #[test]
+    fn the_horizon_line_says_what_the_run_decides() {
+        let mut r = result("edf", 0);
+        assert_eq!(
+            horizon_line(&r),
+            "incomplete: no miss within 1s, the feasibility interval is 7200ms (a miss may come later; --duration hyperperiod runs it whole)"
+        );
+        r.duration_ns = 7_200_000_000;
+        r.horizon_complete = true;
+        assert_eq!(
+            horizon_line(&r),
+            "7200ms covers the feasibility interval 7200ms (hyperperiod 7200ms): no miss in it"
+        );
+        let missed = result("edf", 3);
+        assert!(horizon_line(&missed).contains("a miss decides"));
+        let mut sporadic = result("edf", 0);
+        sporadic.hyperperiod_ns = None;
+        sporadic.feasibility_interval_ns = None;
+        assert!(horizon_line(&sporadic).contains("no feasibility interval"));
+        // The summary carries the line, and a partition line when there is one.
+        let mut p = result("rm", 0);
+        p.partition = Some(schedlab_sim::PartitionReport {
+            method: "ffd-rm".into(),
+            certified: true,
+            cpus: vec![vec!["a".into()], vec!["b".into()]],
+        });
+        let text = render_simulate(&workload(), &p);
+        assert!(
+            text.contains("horizon             incomplete: no miss within 1s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("partition           ffd-rm (certified): cpu0 [a], cpu1 [b]"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -104,15 +104,17 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
     let rt_prio: Vec<u8> = attrs.iter().map(|a| a.rt_priority()).collect();
     // Partitioning binds the real-time tasks; fair tasks keep their load balancing.
     let mut partition = vec![None; w.tasks.len()];
+    let mut partition_report = None;
     if w.scheduler.placement == Placement::Partitioned {
         let rt: Vec<usize> = (0..w.tasks.len())
             .filter(|&i| task_class[i] != ClassId::Fair)
             .collect();
-        let cpus = partition::first_fit_decreasing(&w.tasks, &rt, w.platform.cpus)
+        let (cpus, report) = partition::place(&w.tasks, &rt, w.platform.cpus, policy)
             .map_err(SimError::Partition)?;
         for (k, &i) in rt.iter().enumerate() {
             partition[i] = Some(cpus[k]);
         }
+        partition_report = Some(report);
     }
     let has_fair = task_class.contains(&ClassId::Fair);
     let fair_class: Box<dyn class::SchedClass> = match w.scheduler.fair {
@@ -131,12 +133,14 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
             )))
         }
     };
-    engine::Engine::new(
+    let mut engine = engine::Engine::new(
         w,
         vec![dl_class, rt_class, fair_class],
         &task_class,
         &rt_prio,
         partition,
         opts.trace,
-    )
+    )?;
+    engine.partition_report = partition_report;
+    Ok(engine)
 }

@@ -4,6 +4,7 @@
 //! deadline in simulation).
 
 use proptest::prelude::*;
+use schedlab_analysis::partition::{fit_partition, Fit};
 use schedlab_analysis::tests::{self as sched, ffd_partition, Outcome, PerCpu};
 use schedlab_analysis::{from_workload, generate, Deadlines, GenSpec, Method, Periods, RtTask};
 use schedlab_model::{Overrides, Placement, Policy, Workload};
@@ -189,6 +190,9 @@ proptest! {
                 "gfb" | "bcl" => misses(&ts, cpus, "edf", "global"),
                 "ffd-edf" => partition_misses(&ts, &ffd_partition(&ts, cpus, PerCpu::Edf).unwrap(), "edf"),
                 "ffd-rm" => partition_misses(&ts, &ffd_partition(&ts, cpus, PerCpu::Rm).unwrap(), "rm"),
+                "ffd-dm" => partition_misses(&ts, &ffd_partition(&ts, cpus, PerCpu::Dm).unwrap(), "dm"),
+                "bfd-edf" => partition_misses(&ts, &fit_partition(&ts, cpus, PerCpu::Edf, Fit::Best).unwrap(), "edf"),
+                "wfd-edf" => partition_misses(&ts, &fit_partition(&ts, cpus, PerCpu::Edf, Fit::Worst).unwrap(), "edf"),
                 other => panic!("test {other} not covered"),
             };
             prop_assert_eq!(missed, 0, "{} accepted but the simulation missed: {:?}", v.test, ts);
