@@ -5,6 +5,7 @@
 //! tests use integer nanoseconds wherever the answer depends on it (response times,
 //! processor demand, interference), so they are exact where they claim to be.
 
+pub mod exact;
 pub mod generate;
 pub mod report;
 pub mod taskset;
