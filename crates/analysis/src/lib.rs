@@ -7,6 +7,7 @@
 
 pub mod exact;
 pub mod generate;
+pub mod global;
 pub mod report;
 pub mod taskset;
 pub mod tests;

@@ -3,13 +3,15 @@
 //! Uniprocessor: Liu & Layland and the hyperbolic bound for rate-monotonic, exact
 //! response-time analysis for fixed priorities, EDF utilisation / density, and EDF
 //! processor-demand analysis (exact; QPA). Multiprocessor: global EDF by GFB and BCL,
-//! partitioned first-fit decreasing with EDF or RM on each CPU.
+//! partitioned first-fit decreasing with EDF or RM on each CPU, and (in [`crate::global`])
+//! response-time analysis for global EDF and fixed priorities and a test for EDZL.
 //!
 //! Each test returns a [`Verdict`]: whether it applies, its answer and a one-line reason.
 //! A sufficient test that fails says "not proven", never "unschedulable": only exact tests
 //! and necessary conditions (total utilisation above the CPUs) prove a set unschedulable.
 
 use crate::exact::{cmp_product, cmp_sum, float_sum, Cmp};
+use crate::global;
 use crate::taskset::RtTask;
 use schedlab_model::format_ns;
 use serde::Serialize;
@@ -55,7 +57,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     /// Short name (`ll`, `hyperbolic`, `rta`, `edf-util`, `edf-pda`, `gfb`, `bcl`,
-    /// `ffd-edf`, `ffd-rm`).
+    /// `ffd-edf`, `ffd-rm`, `rta-gedf`, `rta-gfp`, `edzl`).
     pub test: &'static str,
     /// What it tests, for people.
     pub title: &'static str,
@@ -68,7 +70,7 @@ pub struct Verdict {
 }
 
 /// Names of every test, in the order [`analyze`] returns them.
-pub const TESTS: [&str; 9] = [
+pub const TESTS: [&str; 12] = [
     "ll",
     "hyperbolic",
     "rta",
@@ -78,6 +80,9 @@ pub const TESTS: [&str; 9] = [
     "bcl",
     "ffd-edf",
     "ffd-rm",
+    "rta-gedf",
+    "rta-gfp",
+    "edzl",
 ];
 
 fn verdict(
@@ -120,6 +125,9 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
         bcl(tasks, cpus),
         ffd(tasks, cpus, PerCpu::Edf),
         ffd(tasks, cpus, PerCpu::Rm),
+        global::rta_gedf(tasks, cpus),
+        global::rta_gfp(tasks, cpus),
+        global::edzl(tasks, cpus),
     ]
 }
 

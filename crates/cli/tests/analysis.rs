@@ -126,6 +126,9 @@ fn schedlab_analysis_names() -> Vec<&'static str> {
         "bcl",
         "ffd-edf",
         "ffd-rm",
+        "rta-gedf",
+        "rta-gfp",
+        "edzl",
     ]
 }
 
