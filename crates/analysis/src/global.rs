@@ -52,6 +52,11 @@ fn precheck(test: &'static str, title: &'static str, ts: &[RtTask], m: usize) ->
 /// after its release at the window's start, then jobs every T_i, the last one cut by
 /// the window's end. W = N·C + min(C, L + R − C − N·T), N = ⌊(L + R − C) / T⌋.
 pub fn workload(t: &RtTask, r: u64, l: u64) -> u128 {
+    // u64 when L + R fits (N·C ≤ span since C ≤ T): u128 division is several times slower.
+    if let Some(span) = (l.checked_add(r)).map(|x| x - t.c) {
+        let n = span / t.t;
+        return (n * t.c + t.c.min(span - n * t.t)) as u128;
+    }
     let (c, p) = (t.c as u128, t.t as u128);
     let span = l as u128 + r as u128 - c;
     let n = span / p;
@@ -62,9 +67,9 @@ pub fn workload(t: &RtTask, r: u64, l: u64) -> u128 {
 /// task `k` (jobs of i with deadlines inside k's window), with i's slack D_i − R_i:
 /// ⌊D_k / T_i⌋·C_i + min(C_i, (D_k mod T_i − (D_i − R_i))⁺).
 fn edf_interference(ti: &RtTask, ri: u64, dk: u64) -> u128 {
-    let (c, p) = (ti.c as u128, ti.t as u128);
-    let (d, slack) = (dk as u128, (ti.d - ri) as u128);
-    (d / p) * c + c.min((d % p).saturating_sub(slack))
+    // ⌊D_k/T_i⌋·C_i ≤ D_k since C_i ≤ T_i: u64 throughout.
+    let (c, p) = (ti.c, ti.t);
+    ((dk / p) * c + c.min((dk % p).saturating_sub(ti.d - ri))) as u128
 }
 
 /// Which global scheduler an RTA is for.

@@ -203,8 +203,9 @@ fn rel(o: Ordering) -> &'static str {
 /// Work budget of one test: evaluations of one task's term (a ceiling, a demand, an
 /// interference) summed over every iteration. A test that would need more says "not
 /// proven (step limit)" — never "unschedulable" — or, when even one pass over every pair
-/// of tasks exceeds it, refuses up front. About 0.1–0.5 s of work in a release build.
-pub const WORK_LIMIT: u64 = 200_000_000;
+/// of tasks exceeds it, refuses up front. At most about a second of work in a release
+/// build.
+pub const WORK_LIMIT: u64 = 20_000_000;
 
 /// The verdict of a test refused up front because one pass over every pair of tasks
 /// (n(n − 1)/2 terms) exceeds [`WORK_LIMIT`], or `None` when it fits.
