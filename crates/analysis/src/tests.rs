@@ -10,11 +10,12 @@
 //! A sufficient test that fails says "not proven", never "unschedulable": only exact tests
 //! and necessary conditions (total utilisation above the CPUs) prove a set unschedulable.
 
-use crate::exact::{cmp_product, cmp_sum, float_sum, Cmp};
-use crate::global;
 use crate::taskset::RtTask;
 use schedlab_model::format_ns;
 use serde::Serialize;
+
+use crate::exact::{cmp_product, cmp_sum, float_sum, Cmp};
+use crate::global;
 use std::cmp::Ordering;
 
 /// What a test concluded.
@@ -57,7 +58,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     /// Short name (`ll`, `hyperbolic`, `rta`, `edf-util`, `edf-pda`, `gfb`, `bcl`,
-    /// `ffd-edf`, `ffd-rm`, `rta-gedf`, `rta-gfp`, `edzl`).
+    /// `rta-gedf`, `rta-gfp`, `edzl`, `ffd-edf`, `ffd-rm`).
     pub test: &'static str,
     /// What it tests, for people.
     pub title: &'static str,
@@ -78,11 +79,11 @@ pub const TESTS: [&str; 12] = [
     "edf-pda",
     "gfb",
     "bcl",
-    "ffd-edf",
-    "ffd-rm",
     "rta-gedf",
     "rta-gfp",
     "edzl",
+    "ffd-edf",
+    "ffd-rm",
 ];
 
 fn verdict(
@@ -123,11 +124,11 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
         edf_pda(tasks, cpus),
         gfb(tasks, cpus),
         bcl(tasks, cpus),
-        ffd(tasks, cpus, PerCpu::Edf),
-        ffd(tasks, cpus, PerCpu::Rm),
         global::rta_gedf(tasks, cpus),
         global::rta_gfp(tasks, cpus),
         global::edzl(tasks, cpus),
+        ffd(tasks, cpus, PerCpu::Edf),
+        ffd(tasks, cpus, PerCpu::Rm),
     ]
 }
 

@@ -124,11 +124,11 @@ fn schedlab_analysis_names() -> Vec<&'static str> {
         "edf-pda",
         "gfb",
         "bcl",
-        "ffd-edf",
-        "ffd-rm",
         "rta-gedf",
         "rta-gfp",
         "edzl",
+        "ffd-edf",
+        "ffd-rm",
     ]
 }
 

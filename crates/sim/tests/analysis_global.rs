@@ -45,7 +45,7 @@ fn misses(ts: &[RtTask], cpus: usize, policy: &str, extra: &str, duration: u64) 
         placement: Some(Placement::parse("global").unwrap()),
         ..Overrides::default()
     };
-    let w = Workload::parse_str(&y, Path::new("global_vs_sim.yaml"), &ov).unwrap();
+    let w = Workload::parse_str(&y, Path::new("analysis_global.yaml"), &ov).unwrap();
     simulate(&w, &SimOptions::default())
         .unwrap()
         .deadline_misses
