@@ -5,13 +5,15 @@
 //! tests use integer nanoseconds wherever the answer depends on it (response times,
 //! processor demand, interference), so they are exact where they claim to be.
 
-pub mod exact;
 pub mod generate;
-pub mod global;
 pub mod report;
 pub mod taskset;
 pub mod tests;
 pub mod utilisation;
+
+// The exact comparisons the tests rely on, and the global multiprocessor tests.
+pub mod exact;
+pub mod global;
 
 pub use generate::{generate, Deadlines, GenSpec, GenTask, Method, Periods, TaskSet, METHODS};
 pub use report::{report, Report};
