@@ -69,7 +69,7 @@ pub fn workload(t: &RtTask, r: u64, l: u64) -> u128 {
 fn edf_interference(ti: &RtTask, ri: u64, dk: u64) -> u128 {
     // ⌊D_k/T_i⌋·C_i ≤ D_k since C_i ≤ T_i: u64 throughout.
     let (c, p) = (ti.c, ti.t);
-    ((dk / p) * c + c.min((dk % p).saturating_sub(ti.d - ri))) as u128
+    ((dk / p) * c + c.min((dk % p).saturating_sub(ti.d.saturating_sub(ri)))) as u128
 }
 
 /// Which global scheduler an RTA is for.
@@ -270,7 +270,7 @@ pub fn edzl(ts: &[RtTask], m: usize) -> Verdict {
     }
     let mut can_reach: Vec<usize> = Vec::new();
     for (k, tk) in ts.iter().enumerate() {
-        let slack = (tk.d - tk.c) as u128;
+        let slack = tk.d.saturating_sub(tk.c) as u128;
         let sum: u128 = ts
             .iter()
             .enumerate()
