@@ -12,6 +12,10 @@ pub mod taskset;
 pub mod tests;
 pub mod utilisation;
 
+// The exact comparisons the tests rely on, and the global multiprocessor tests.
+pub mod exact;
+pub mod global;
+
 pub use generate::{generate, Deadlines, GenSpec, GenTask, Method, Periods, TaskSet, METHODS};
 pub use report::{report, Report};
 pub use taskset::{from_workload, RtTask};

@@ -3,7 +3,8 @@
 //! Uniprocessor: Liu & Layland and the hyperbolic bound for rate-monotonic, exact
 //! response-time analysis for fixed priorities, EDF utilisation / density, and EDF
 //! processor-demand analysis (exact; QPA). Multiprocessor: global EDF by GFB and BCL,
-//! partitioned first-fit decreasing with EDF or RM on each CPU.
+//! partitioned first-fit decreasing with EDF or RM on each CPU, and (in [`crate::global`])
+//! response-time analysis for global EDF and fixed priorities and a test for EDZL.
 //!
 //! Each test returns a [`Verdict`]: whether it applies, its answer and a one-line reason.
 //! A sufficient test that fails says "not proven", never "unschedulable": only exact tests
@@ -13,6 +14,10 @@ pub use crate::partition::{ffd, ffd_partition, fit_test, Fit, PerCpu};
 use crate::taskset::RtTask;
 use schedlab_model::format_ns;
 use serde::Serialize;
+
+use crate::exact::{cmp_product, cmp_sum, float_sum, Cmp};
+use crate::global;
+use std::cmp::Ordering;
 
 /// What a test concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -54,7 +59,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     /// Short name (`ll`, `hyperbolic`, `rta`, `edf-util`, `edf-pda`, `gfb`, `bcl`,
-    /// `ffd-edf`, `ffd-rm`).
+    /// `rta-gedf`, `rta-gfp`, `edzl`, `ffd-edf`, `ffd-rm`).
     pub test: &'static str,
     /// What it tests, for people.
     pub title: &'static str,
@@ -75,6 +80,9 @@ pub const TESTS: [&str; 12] = [
     "edf-pda",
     "gfb",
     "bcl",
+    "rta-gedf",
+    "rta-gfp",
+    "edzl",
     "ffd-edf",
     "ffd-rm",
     "ffd-dm",
@@ -120,6 +128,9 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
         edf_pda(tasks, cpus),
         gfb(tasks, cpus),
         bcl(tasks, cpus),
+        global::rta_gedf(tasks, cpus),
+        global::rta_gfp(tasks, cpus),
+        global::edzl(tasks, cpus),
         ffd(tasks, cpus, PerCpu::Edf),
         ffd(tasks, cpus, PerCpu::Rm),
         ffd(tasks, cpus, PerCpu::Dm),
@@ -140,7 +151,96 @@ fn one_cpu(test: &'static str, title: &'static str, exact: bool, cpus: usize) ->
     })
 }
 
+/// Terms C_i / T_i of the utilisation, for [`exact`](crate::exact) comparisons.
+pub(crate) fn util_terms(ts: &[RtTask]) -> Vec<(u128, u64)> {
+    ts.iter().map(|t| (t.c as u128, t.t)).collect()
+}
+
+/// Terms C_i / min(D_i, T_i) of the density.
+pub(crate) fn density_terms(ts: &[RtTask]) -> Vec<(u128, u64)> {
+    ts.iter().map(|t| (t.c as u128, t.d.min(t.t))).collect()
+}
+
+/// Total utilisation compared exactly with `m` CPUs.
+pub(crate) fn util_vs(ts: &[RtTask], m: usize) -> Cmp {
+    cmp_sum(&util_terms(ts), m as u64)
+}
+
+/// The verdict for a total utilisation proven above `m` (a necessary condition), or
+/// `None` when it is not proven above.
+pub(crate) fn over_capacity(
+    test: &'static str,
+    title: &'static str,
+    exact: bool,
+    ts: &[RtTask],
+    m: usize,
+) -> Option<Verdict> {
+    (util_vs(ts, m) == Cmp::Known(Ordering::Greater)).then(|| {
+        verdict(
+            test,
+            title,
+            exact,
+            Outcome::Unschedulable,
+            format!(
+                "U = {} > {m} (exact rational comparison)",
+                show(util(ts), m)
+            ),
+        )
+    })
+}
+
+/// `x` for a message: six decimals, or the distance to `r` when six decimals would hide it.
+fn show(x: f64, r: usize) -> String {
+    let d = x - r as f64;
+    if d != 0.0 && d.abs() < 5e-7 {
+        format!("{r} {} {:.1e}", if d > 0.0 { "+" } else { "−" }, d.abs())
+    } else {
+        format!("{x:.6}")
+    }
+}
+
+/// Words for an exact comparison's relation.
+fn rel(o: Ordering) -> &'static str {
+    match o {
+        Ordering::Less => "<",
+        Ordering::Equal => "=",
+        Ordering::Greater => ">",
+    }
+}
+
+/// Work budget of one test: evaluations of one task's term (a ceiling, a demand, an
+/// interference) summed over every iteration. A test that would need more says "not
+/// proven (step limit)" — never "unschedulable" — or, when even one pass over every pair
+/// of tasks exceeds it, refuses up front. At most about a second of work in a release
+/// build.
+pub const WORK_LIMIT: u64 = 20_000_000;
+
+/// The verdict of a test refused up front because one pass over every pair of tasks
+/// (n(n − 1)/2 terms) exceeds [`WORK_LIMIT`], or `None` when it fits.
+pub(crate) fn too_many_pairs(
+    test: &'static str,
+    title: &'static str,
+    exact: bool,
+    n: usize,
+) -> Option<Verdict> {
+    let pairs = n as u64 * n.saturating_sub(1) as u64 / 2;
+    (pairs > WORK_LIMIT).then(|| {
+        verdict(
+            test,
+            title,
+            exact,
+            Outcome::NotProven,
+            format!(
+                "not run: {n} tasks need at least {pairs} interference terms, above the \
+                 limit of {WORK_LIMIT} per test (O(n²) or worse)"
+            ),
+        )
+    })
+}
+
 /// Liu & Layland (1973): RM meets implicit deadlines on one CPU if U ≤ n(2^{1/n} − 1).
+/// The bound is irrational for n ≥ 2, so the comparison is made with U rounded up and the
+/// bound rounded down (never optimistic); for n = 1 it is U ≤ 1, compared exactly.
 pub fn liu_layland(ts: &[RtTask], cpus: usize) -> Verdict {
     const T: &str = "Liu & Layland bound (RM, 1 CPU)";
     if let Some(v) = one_cpu("ll", T, false, cpus) {
@@ -156,9 +256,20 @@ pub fn liu_layland(ts: &[RtTask], cpus: usize) -> Verdict {
         );
     }
     let n = ts.len() as f64;
-    let bound = n * (2f64.powf(1.0 / n) - 1.0);
-    let u = util(ts);
-    let (o, rel) = if u <= bound {
+    let (u, err) = float_sum(&util_terms(ts));
+    let ok = if ts.len() == 1 {
+        util_vs(ts, 1).at_most() == Some(true)
+    } else {
+        // exp_m1 keeps the relative error of n(2^{1/n} − 1) within a few ulps for any n.
+        let bound = n * (std::f64::consts::LN_2 / n).exp_m1();
+        u + err <= bound * (1.0 - 1e-14)
+    };
+    let bound = if ts.len() == 1 {
+        1.0
+    } else {
+        n * (std::f64::consts::LN_2 / n).exp_m1()
+    };
+    let (o, rel) = if ok {
         (Outcome::Schedulable, "≤")
     } else {
         (Outcome::NotProven, ">")
@@ -176,7 +287,7 @@ pub fn liu_layland(ts: &[RtTask], cpus: usize) -> Verdict {
 }
 
 /// Bini, Buttazzo & Buttazzo (2003): RM meets implicit deadlines on one CPU if
-/// Π(U_i + 1) ≤ 2.
+/// Π(U_i + 1) ≤ 2, compared exactly as Π(C_i + T_i) ≤ 2·ΠT_i.
 pub fn hyperbolic(ts: &[RtTask], cpus: usize) -> Verdict {
     const T: &str = "hyperbolic bound (RM, 1 CPU)";
     if let Some(v) = one_cpu("hyperbolic", T, false, cpus) {
@@ -191,19 +302,24 @@ pub fn hyperbolic(ts: &[RtTask], cpus: usize) -> Verdict {
             "needs implicit deadlines (D = T)",
         );
     }
+    let factors: Vec<(u128, u64)> = ts
+        .iter()
+        .map(|t| (t.c as u128 + t.t as u128, t.t))
+        .collect();
     let p: f64 = ts.iter().map(|t| t.utilisation() + 1.0).product();
-    let (o, rel) = if p <= 2.0 {
-        (Outcome::Schedulable, "≤")
-    } else {
-        (Outcome::NotProven, ">")
+    let (o, why) = match cmp_product(&factors, 2) {
+        Cmp::Known(Ordering::Greater) => (Outcome::NotProven, format!("Π(U_i + 1) = {p:.6} > 2")),
+        Cmp::Known(Ordering::Equal) => (
+            Outcome::Schedulable,
+            "Π(U_i + 1) = 2 exactly (Π(C_i + T_i) = 2·ΠT_i)".to_string(),
+        ),
+        Cmp::Known(Ordering::Less) => (Outcome::Schedulable, format!("Π(U_i + 1) = {p:.6} < 2")),
+        Cmp::Unknown => (
+            Outcome::NotProven,
+            format!("Π(U_i + 1) = {p:.6}: too close to 2 to decide exactly"),
+        ),
     };
-    verdict(
-        "hyperbolic",
-        T,
-        false,
-        o,
-        format!("Π(U_i + 1) = {p:.6} {rel} 2"),
-    )
+    verdict("hyperbolic", T, false, o, why)
 }
 
 /// Fixed-point iterations of one response time, or of the busy period, or QPA steps
@@ -255,7 +371,9 @@ pub fn response_time_from(ts: &[RtTask], i: usize, higher: &[usize], start: u64)
 /// key is smaller or equal delays a task (equal keys share a priority in the simulator
 /// and the kernel, so they are counted as interference: exact for distinct keys,
 /// pessimistic for ties). Returns the task with the largest response-time / deadline
-/// ratio, or the first task that fails (late, or the analysis gave up).
+/// ratio, or the first task that fails (late, or the analysis gave up). The plain form
+/// of [`rta_budgeted`], kept as its reference in the unit tests.
+#[cfg(test)]
 fn rta_on(
     ts: &[RtTask],
     idx: &[usize],
@@ -286,9 +404,71 @@ fn rta_on(
     Ok(worst)
 }
 
+/// [`rta_on`] for a whole task set under one [`WORK_LIMIT`] for the test: tasks in
+/// priority order, each iteration starting from the larger of C_i + ΣC_j and (when the
+/// previous task has a strictly higher priority, so its interferers are a subset of this
+/// one's) the previous task's response time plus C_i — a lower bound, so the same fixed
+/// point in fewer steps — and stopping as soon as it passes the deadline.
+fn rta_budgeted(ts: &[RtTask], by_period: bool) -> Result<(usize, u64), (usize, Response)> {
+    let key = |j: usize| if by_period { ts[j].t } else { ts[j].d };
+    let mut order: Vec<usize> = (0..ts.len()).collect();
+    order.sort_by_key(|&j| (key(j), j));
+    let mut work: u64 = 0;
+    let mut worst: (usize, u64) = (usize::MAX, 0);
+    let mut prev: Option<(u64, u128)> = None; // (key, response time) of the previous task
+    let mut group_end = 0;
+    for (p, &i) in order.iter().enumerate() {
+        if group_end <= p {
+            group_end = p + 1;
+            while group_end < order.len() && key(order[group_end]) == key(i) {
+                group_end += 1;
+            }
+        }
+        let higher = || order[..group_end].iter().filter(move |&&j| j != i);
+        let c = ts[i].c as u128;
+        let d = ts[i].d as u128;
+        let mut r = c + higher().map(|&j| ts[j].c as u128).sum::<u128>();
+        if let Some((k, rp)) = prev {
+            if k < key(i) {
+                r = r.max(rp + c);
+            }
+        }
+        let found = loop {
+            if r > d {
+                break Response::Late;
+            }
+            work += group_end as u64;
+            if work > WORK_LIMIT {
+                break Response::GaveUp;
+            }
+            let next = c + higher()
+                .map(|&j| r.div_ceil(ts[j].t as u128) * ts[j].c as u128)
+                .sum::<u128>();
+            if next == r {
+                break Response::Within(r as u64);
+            }
+            r = next;
+        };
+        match found {
+            Response::Within(r) => {
+                // Largest R/D, compared exactly: r·D_w > R_w·d.
+                if worst.0 == usize::MAX
+                    || r as u128 * ts[worst.0].d as u128 > worst.1 as u128 * ts[i].d as u128
+                {
+                    worst = (i, r);
+                }
+                prev = Some((key(i), r as u128));
+            }
+            other => return Err((i, other)),
+        }
+    }
+    Ok(worst)
+}
+
 /// Exact response-time analysis (Joseph & Pandya 1986; Audsley et al. 1993) for
 /// deadline-monotonic priorities (rate-monotonic for implicit deadlines) on one CPU,
-/// constrained deadlines, synchronous release.
+/// constrained deadlines, synchronous release. Cost: pseudo-polynomial, bounded by
+/// [`WORK_LIMIT`] per test (then "not proven (step limit)").
 pub fn rta_test(ts: &[RtTask], cpus: usize) -> Verdict {
     const T: &str = "response-time analysis (RM/DM, 1 CPU)";
     if let Some(v) = one_cpu("rta", T, true, cpus) {
@@ -303,7 +483,6 @@ pub fn rta_test(ts: &[RtTask], cpus: usize) -> Verdict {
             "needs constrained deadlines (D ≤ T)",
         );
     }
-    let all: Vec<usize> = (0..ts.len()).collect();
     let by_period = implicit(ts);
     let ties = {
         let mut k: Vec<u64> = ts
@@ -314,7 +493,13 @@ pub fn rta_test(ts: &[RtTask], cpus: usize) -> Verdict {
         k.windows(2).any(|w| w[0] == w[1])
     };
     let exact = !ties;
-    match rta_on(ts, &all, by_period) {
+    if let Some(v) = over_capacity("rta", T, exact, ts, 1) {
+        return v;
+    }
+    if let Some(v) = too_many_pairs("rta", T, exact, ts.len()) {
+        return v;
+    }
+    match rta_budgeted(ts, by_period) {
         Ok((i, r)) => {
             let why = if i == usize::MAX {
                 "no task".to_string()
@@ -334,7 +519,8 @@ pub fn rta_test(ts: &[RtTask], cpus: usize) -> Verdict {
             exact,
             Outcome::NotProven,
             format!(
-                "gave up on task {} after {MAX_STEPS} iterations of its response time",
+                "not proven (step limit): {WORK_LIMIT} interference terms evaluated, \
+                 stopped at task {}",
                 ts[i].name
             ),
         ),
@@ -357,76 +543,152 @@ pub fn rta_test(ts: &[RtTask], cpus: usize) -> Verdict {
     }
 }
 
+#[cfg(test)]
+mod budgeted_rta {
+    use super::*;
+    use crate::generate::{generate, Deadlines, GenSpec, Periods};
+
+    /// The warm-started, budgeted RTA finds the same response times (the same tightest
+    /// task, the same failing task) as the plain iteration from C_i + ΣC_j.
+    #[test]
+    fn budgeted_rta_matches_the_plain_iteration() {
+        let mut seen = [0; 2];
+        for seed in 0..300 {
+            let spec = GenSpec {
+                tasks: 3 + (seed % 10) as usize,
+                cpus: 1,
+                utilization: 0.6 + (seed % 9) as f64 * 0.05,
+                periods: Periods::LogUniform {
+                    min: 1_000_000,
+                    max: 50_000_000,
+                    granularity: if seed % 3 == 0 { 1_000_000 } else { 0 },
+                },
+                deadlines: if seed % 2 == 0 {
+                    Deadlines::Implicit
+                } else {
+                    Deadlines::Constrained { min_ratio: 0.5 }
+                },
+                seed,
+                ..GenSpec::default()
+            };
+            let ts: Vec<RtTask> = generate(&spec)
+                .unwrap()
+                .tasks
+                .iter()
+                .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
+                .collect();
+            let all: Vec<usize> = (0..ts.len()).collect();
+            let by_period = seed % 2 == 0;
+            let plain = rta_on(&ts, &all, by_period);
+            seen[plain.is_ok() as usize] += 1;
+            assert_eq!(rta_budgeted(&ts, by_period), plain, "seed {seed}: {ts:?}");
+        }
+        assert!(seen[0] > 20 && seen[1] > 20, "both answers: {seen:?}");
+    }
+
+    /// A set whose lowest task needs about 10^10 fixed-point steps (its interferers load
+    /// the CPU to 1 − 1e-9) stops at the test's budget with "not proven (step limit)",
+    /// never "unschedulable", in bounded time.
+    #[test]
+    fn slow_convergence_stops_at_the_budget() {
+        // 100 tasks of 99,999,999 ns every 10^10 ns: U = 0.9999999900; the last task
+        // (C = 10^9 ns, D = T = 10^18 ns) converges geometrically at rate 1 − 1e-8.
+        let mut ts: Vec<RtTask> = (0..100)
+            .map(|i| RtTask::new(&format!("h{i}"), 99_999_999, 10_000_000_000, 10_000_000_000))
+            .collect();
+        ts.push(RtTask::new(
+            "low",
+            1_000_000_000,
+            1_000_000_000_000_000_000,
+            1_000_000_000_000_000_000,
+        ));
+        let t0 = std::time::Instant::now();
+        let v = rta_test(&ts, 1);
+        assert_eq!(v.outcome, Outcome::NotProven, "{v:?}");
+        assert!(v.why.contains("step limit"), "{}", v.why);
+        assert!(t0.elapsed().as_secs() < 60, "{:?}", t0.elapsed());
+    }
+}
+
 /// EDF on one CPU: U ≤ 1 is exact for implicit deadlines; density Σ C/min(D, T) ≤ 1 is
-/// sufficient otherwise.
+/// sufficient otherwise. Both compared exactly (rational sums, see [`crate::exact`]).
 pub fn edf_utilisation(ts: &[RtTask], cpus: usize) -> Verdict {
     const T: &str = "EDF utilisation / density (1 CPU)";
     let exact = implicit(ts);
     if let Some(v) = one_cpu("edf-util", T, exact, cpus) {
         return v;
     }
+    let u = util(ts);
     if exact {
-        let u = util(ts);
-        let o = if u <= 1.0 + 1e-12 {
-            Outcome::Schedulable
-        } else {
-            Outcome::Unschedulable
-        };
-        let rel = if o == Outcome::Schedulable {
-            "≤"
-        } else {
-            ">"
-        };
-        verdict(
-            "edf-util",
-            T,
-            true,
-            o,
-            format!("U = {u:.6} {rel} 1 (implicit deadlines: exact)"),
-        )
-    } else {
-        let dens: f64 = ts.iter().map(RtTask::density).sum();
-        if dens <= 1.0 + 1e-12 {
-            verdict(
+        return match util_vs(ts, 1) {
+            Cmp::Known(o) => verdict(
                 "edf-util",
                 T,
-                false,
-                Outcome::Schedulable,
-                format!("density {dens:.6} ≤ 1"),
-            )
-        } else if util(ts) > 1.0 + 1e-12 {
-            verdict(
-                "edf-util",
-                T,
-                false,
-                Outcome::Unschedulable,
-                format!("U = {:.6} > 1", util(ts)),
-            )
-        } else {
-            verdict(
+                true,
+                if o == Ordering::Greater {
+                    Outcome::Unschedulable
+                } else {
+                    Outcome::Schedulable
+                },
+                format!(
+                    "U = {} {} 1 (implicit deadlines: exact; rational comparison)",
+                    show(u, 1),
+                    rel(o)
+                ),
+            ),
+            Cmp::Unknown => verdict(
                 "edf-util",
                 T,
                 false,
                 Outcome::NotProven,
-                format!("density {dens:.6} > 1 (see edf-pda)"),
-            )
-        }
+                format!(
+                    "U = {}: within rounding of 1 and too many distinct periods for an \
+                     exact sum",
+                    show(u, 1)
+                ),
+            ),
+        };
+    }
+    let dens: f64 = ts.iter().map(RtTask::density).sum();
+    if cmp_sum(&density_terms(ts), 1).at_most() == Some(true) {
+        verdict(
+            "edf-util",
+            T,
+            false,
+            Outcome::Schedulable,
+            format!("density {} ≤ 1", show(dens, 1)),
+        )
+    } else if let Some(v) = over_capacity("edf-util", T, false, ts, 1) {
+        v
+    } else {
+        verdict(
+            "edf-util",
+            T,
+            false,
+            Outcome::NotProven,
+            format!("density {} > 1 (see edf-pda)", show(dens, 1)),
+        )
     }
 }
 
 /// Demand bound function: work of jobs released and due in any window of length `t`.
 pub fn dbf(ts: &[RtTask], t: u64) -> u128 {
+    dbf128(ts, t as u128)
+}
+
+fn dbf128(ts: &[RtTask], t: u128) -> u128 {
     ts.iter()
-        .filter(|x| x.d <= t)
-        .map(|x| ((t - x.d) / x.t + 1) as u128 * x.c as u128)
+        .filter(|x| x.d as u128 <= t)
+        .map(|x| ((t - x.d as u128) / x.t as u128 + 1) * x.c as u128)
         .sum()
 }
 
 /// Length of the synchronous busy period (all tasks released at 0), or `None` when it
-/// does not converge within [`MAX_STEPS`] iterations or `cap` ns.
-fn busy_period(ts: &[RtTask], cap: u128) -> Option<u128> {
+/// does not converge within `steps` iterations or passes `cap` ns. Computed in u128, so
+/// it is exact whenever it answers.
+fn busy_period(ts: &[RtTask], cap: u128, steps: usize) -> Option<u128> {
     let mut w: u128 = ts.iter().map(|t| t.c as u128).sum();
-    for _ in 0..MAX_STEPS {
+    for _ in 0..steps {
         let next: u128 = ts
             .iter()
             .map(|t| w.div_ceil(t.t as u128) * t.c as u128)
@@ -442,6 +704,20 @@ fn busy_period(ts: &[RtTask], cap: u128) -> Option<u128> {
     None
 }
 
+/// Least common multiple of the periods, when it fits in u128.
+pub(crate) fn hyperperiod(ts: &[RtTask]) -> Option<u128> {
+    let mut h: u128 = 1;
+    for t in ts {
+        let p = t.t as u128;
+        let (mut a, mut b) = (h, p);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        h = (h / a).checked_mul(p)?;
+    }
+    Some(h)
+}
+
 /// Largest absolute deadline strictly before `t` (synchronous release), if any.
 fn deadline_before(ts: &[RtTask], t: u128) -> Option<u128> {
     ts.iter()
@@ -453,32 +729,159 @@ fn deadline_before(ts: &[RtTask], t: u128) -> Option<u128> {
         .max()
 }
 
+/// An upper bound of Zhang & Burns' L_a = max(D_max, Σ(T_i − D_i)·U_i / (1 − U)) for
+/// U < 1, from certified floating-point bounds (numerator rounded up, 1 − U rounded
+/// down); `None` when U is within rounding of 1. Any larger bound is as exact (more
+/// deadlines are checked), so rounding up costs nothing but time.
+fn la_bound(ts: &[RtTask]) -> Option<u128> {
+    let (u, err) = float_sum(&util_terms(ts));
+    let gap = 1.0 - (u + err);
+    if gap.partial_cmp(&1e-12) != Some(Ordering::Greater) {
+        return None;
+    }
+    let slack: Vec<(u128, u64)> = ts
+        .iter()
+        .filter(|t| t.t > t.d)
+        .map(|t| ((t.t - t.d) as u128 * t.c as u128, t.t))
+        .collect();
+    let (a, aerr) = float_sum(&slack);
+    let la = ((a + aerr) / gap) * (1.0 + 1e-9) + 1.0;
+    let dmax = ts.iter().map(|t| t.d as u128).max().unwrap_or(0);
+    (la < 1e36).then(|| (la.ceil() as u128).max(dmax))
+}
+
 /// Processor-demand analysis for EDF on one CPU (Baruah, Rosier & Howell 1990), checked
-/// with QPA (Zhang & Burns 2009) over the synchronous busy period: exact for any
-/// deadlines.
+/// with QPA (Zhang & Burns 2009): exact for any deadlines, in integer arithmetic.
+///
+/// Decided without the demand check where a classic result decides: U > 1 (proven by an
+/// exact rational sum) is unschedulable; D_i ≥ T_i for every task and U ≤ 1 is
+/// schedulable (then dbf(t) ≤ U·t); density ≤ 1 is schedulable. Otherwise QPA checks
+/// every deadline below L = min(L_a, busy period, hyperperiod + D_max): L_a for U < 1;
+/// for U = 1 exactly, dbf(t + H) − (t + H) = dbf(t) − t for constrained deadlines, so the
+/// hyperperiod bounds the check. QPA's steps share the test's [`WORK_LIMIT`]; past it the
+/// answer is "not proven (step limit)", never a guess.
 pub fn edf_pda(ts: &[RtTask], cpus: usize) -> Verdict {
     const T: &str = "EDF processor-demand analysis (QPA, 1 CPU)";
     if let Some(v) = one_cpu("edf-pda", T, true, cpus) {
         return v;
     }
     let u = util(ts);
-    if u > 1.0 + 1e-12 {
+    let ucmp = util_vs(ts, 1);
+    match ucmp {
+        Cmp::Known(Ordering::Greater) => {
+            return verdict(
+                "edf-pda",
+                T,
+                true,
+                Outcome::Unschedulable,
+                format!("U = {} > 1 (exact rational comparison)", show(u, 1)),
+            )
+        }
+        Cmp::Unknown => {
+            return verdict(
+                "edf-pda",
+                T,
+                false,
+                Outcome::NotProven,
+                format!(
+                    "U = {}: within rounding of 1 and too many distinct periods for an exact sum",
+                    show(u, 1)
+                ),
+            )
+        }
+        Cmp::Known(_) => {}
+    }
+    if ts.iter().all(|t| t.d >= t.t) {
         return verdict(
             "edf-pda",
             T,
             true,
-            Outcome::Unschedulable,
-            format!("U = {u:.6} > 1"),
+            Outcome::Schedulable,
+            format!(
+                "U = {} ≤ 1 with every D ≥ T: demand ≤ U·t ≤ t at every t",
+                show(u, 1)
+            ),
         );
     }
-    let Some(l) = busy_period(ts, 1u128 << 80) else {
+    if cmp_sum(&density_terms(ts), 1).at_most() == Some(true) {
         return verdict(
             "edf-pda",
             T,
             true,
-            Outcome::NotProven,
-            format!("U = {u:.9}: the busy period is too long to check"),
+            Outcome::Schedulable,
+            "density ≤ 1: demand ≤ density·t ≤ t at every t",
         );
+    }
+    let n = ts.len() as u64;
+    let dmax = ts.iter().map(|t| t.d as u128).max().unwrap_or(0);
+    let la = if ucmp == Cmp::Known(Ordering::Less) {
+        la_bound(ts)
+    } else {
+        None
+    };
+    let hyper = if constrained(ts) {
+        hyperperiod(ts).and_then(|h| h.checked_add(dmax))
+    } else {
+        None
+    };
+    let bp_steps = (WORK_LIMIT / 10 / n.max(1)).clamp(1, 100_000) as usize;
+    let cap = la.or(hyper).unwrap_or(u128::MAX / 4);
+    let bp = busy_period(ts, cap, bp_steps);
+    let mut work = bp_steps as u64 * n;
+    let candidates = [
+        (la, "L_a"),
+        (bp, "busy period"),
+        (hyper, "hyperperiod + D_max"),
+    ];
+    let Some((l, lname)) = candidates
+        .iter()
+        .filter_map(|&(v, name)| v.map(|v| (v, name)))
+        .min_by_key(|&(v, _)| v)
+    else {
+        return verdict(
+            "edf-pda",
+            T,
+            false,
+            Outcome::NotProven,
+            "not proven: U is within rounding of 1, the hyperperiod exceeds 2^128 ns and the \
+             busy period did not converge: no finite bound to check up to",
+        );
+    };
+    // Forward: every deadline from 0 in increasing order, the demand kept incrementally
+    // (O(log n) a deadline), on half the budget: violations near the start (short
+    // deadlines) show here at once, and QPA below stops where this scan ended.
+    let scanned = match forward_scan(ts, l, (WORK_LIMIT - work.min(WORK_LIMIT)) / 2) {
+        Scan::Late(t, h) => {
+            return verdict(
+                "edf-pda",
+                T,
+                true,
+                Outcome::Unschedulable,
+                format!(
+                    "demand {} exceeds the time {} up to the deadline at {} (synchronous release)",
+                    big_ns(h),
+                    big_ns(t),
+                    big_ns(t)
+                ),
+            )
+        }
+        Scan::Done => {
+            return verdict(
+                "edf-pda",
+                T,
+                true,
+                Outcome::Schedulable,
+                format!(
+                    "demand ≤ time at every deadline up to {lname} = {} (U = {})",
+                    big_ns(l),
+                    show(u, 1)
+                ),
+            )
+        }
+        Scan::Upto(f, steps) => {
+            work += steps;
+            f
+        }
     };
     let dmin = ts.iter().map(|t| t.d as u128).min().unwrap_or(0);
     let Some(mut t) = deadline_before(ts, l + 1) else {
@@ -487,12 +890,26 @@ pub fn edf_pda(ts: &[RtTask], cpus: usize) -> Verdict {
             T,
             true,
             Outcome::Schedulable,
-            "no deadline in the busy period",
+            format!("no deadline up to {lname} = {}", big_ns(l)),
         );
     };
-    let big = |t: u128| t.min(u64::MAX as u128) as u64;
-    for _ in 0..MAX_STEPS {
-        let h = dbf(ts, big(t));
+    loop {
+        work += 2 * n;
+        if work > WORK_LIMIT {
+            return verdict(
+                "edf-pda",
+                T,
+                true,
+                Outcome::NotProven,
+                format!(
+                    "not proven (step limit): {WORK_LIMIT} demand terms evaluated, down to \
+                     t = {} of {lname} = {}",
+                    big_ns(t),
+                    big_ns(l)
+                ),
+            );
+        }
+        let h = dbf128(ts, t);
         if h > t {
             return verdict(
                 "edf-pda",
@@ -501,21 +918,22 @@ pub fn edf_pda(ts: &[RtTask], cpus: usize) -> Verdict {
                 Outcome::Unschedulable,
                 format!(
                     "demand {} exceeds the time {} up to the deadline at {} (synchronous release)",
-                    format_ns(big(h)),
-                    format_ns(big(t)),
-                    format_ns(big(t))
+                    big_ns(h),
+                    big_ns(t),
+                    big_ns(t)
                 ),
             );
         }
-        if h <= dmin {
+        if h <= dmin || t <= scanned {
             return verdict(
                 "edf-pda",
                 T,
                 true,
                 Outcome::Schedulable,
                 format!(
-                    "demand ≤ time at every deadline in the busy period of {} (U = {u:.6})",
-                    format_ns(big(l))
+                    "demand ≤ time at every deadline up to {lname} = {} (U = {})",
+                    big_ns(l),
+                    show(u, 1)
                 ),
             );
         }
@@ -536,36 +954,88 @@ pub fn edf_pda(ts: &[RtTask], cpus: usize) -> Verdict {
             }
         };
     }
-    verdict(
-        "edf-pda",
-        T,
-        true,
-        Outcome::NotProven,
-        format!("gave up after {MAX_STEPS} steps of the demand check"),
-    )
+}
+
+/// What [`forward_scan`] found.
+enum Scan {
+    /// The demand exceeds the time at this deadline: (deadline, demand).
+    Late(u128, u128),
+    /// Every deadline up to the bound passed.
+    Done,
+    /// Every deadline up to this time passed; the budget ended there (and the work spent).
+    Upto(u128, u64),
+}
+
+/// Every absolute deadline up to `l` in increasing order (synchronous release), the
+/// demand dbf(t) kept incrementally, until a deadline where it exceeds t, `l`, or
+/// `budget` units of work (a heap step counts as log2(n) + 1).
+fn forward_scan(ts: &[RtTask], l: u128, budget: u64) -> Scan {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let cost = (usize::BITS - ts.len().leading_zeros()) as u64 + 1;
+    let mut heap: BinaryHeap<Reverse<(u128, usize)>> = ts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Reverse((t.d as u128, i)))
+        .collect();
+    let (mut demand, mut spent) = (0u128, 0u64);
+    while let Some(&Reverse((t, _))) = heap.peek() {
+        if t > l {
+            return Scan::Done;
+        }
+        // Every deadline at t, then the check at t.
+        while let Some(&Reverse((d, i))) = heap.peek() {
+            if d != t {
+                break;
+            }
+            heap.pop();
+            demand += ts[i].c as u128;
+            heap.push(Reverse((d + ts[i].t as u128, i)));
+            spent += cost;
+        }
+        if demand > t {
+            return Scan::Late(t, demand);
+        }
+        if spent > budget {
+            return Scan::Upto(t, spent);
+        }
+    }
+    Scan::Done
+}
+
+/// A time in ns for a message, also beyond u64.
+fn big_ns(t: u128) -> String {
+    u64::try_from(t)
+        .map(format_ns)
+        .unwrap_or_else(|_| format!("{t}ns"))
 }
 
 /// Goossens, Funk & Baruah (2003), with densities for constrained deadlines: global EDF
-/// on m CPUs meets every deadline if Σδ ≤ m − (m − 1)·δmax.
+/// on m CPUs meets every deadline if Σδ ≤ m − (m − 1)·δmax, compared exactly as
+/// Σδ_i + (m − 1)·δmax ≤ m.
 pub fn gfb(ts: &[RtTask], m: usize) -> Verdict {
     const T: &str = "GFB density bound (global EDF)";
-    let u = util(ts);
-    if u > m as f64 + 1e-12 {
-        return verdict(
-            "gfb",
-            T,
-            false,
-            Outcome::Unschedulable,
-            format!("U = {u:.6} > {m} CPUs"),
-        );
+    if let Some(v) = over_capacity("gfb", T, false, ts, m) {
+        return v;
     }
     let dens: f64 = ts.iter().map(RtTask::density).sum();
-    let dmax = ts.iter().map(RtTask::density).fold(0.0, f64::max);
+    // The densest task, by exact cross-multiplication.
+    let k = (0..ts.len())
+        .max_by(|&a, &b| {
+            let (x, y) = (&ts[a], &ts[b]);
+            (x.c as u128 * y.d.min(y.t) as u128).cmp(&(y.c as u128 * x.d.min(x.t) as u128))
+        })
+        .unwrap_or(0);
+    let dmax = ts.get(k).map(RtTask::density).unwrap_or(0.0);
+    let mut terms = density_terms(ts);
+    if let Some(tk) = ts.get(k) {
+        terms.push((tk.c as u128 * (m as u128 - 1), tk.d.min(tk.t)));
+    }
     let bound = m as f64 - (m as f64 - 1.0) * dmax;
-    let (o, rel) = if dens <= bound + 1e-12 {
-        (Outcome::Schedulable, "≤")
-    } else {
-        (Outcome::NotProven, ">")
+    let (o, rel) = match cmp_sum(&terms, m as u64).at_most() {
+        Some(true) => (Outcome::Schedulable, "≤"),
+        Some(false) => (Outcome::NotProven, ">"),
+        None => (Outcome::NotProven, "≈ (too close to decide exactly)"),
     };
     let what = if implicit(ts) { "U" } else { "density" };
     verdict(
@@ -579,7 +1049,8 @@ pub fn gfb(ts: &[RtTask], m: usize) -> Verdict {
 
 /// Bertogna, Cirinei & Lipari (2005) for global EDF, constrained deadlines: for every task
 /// k, Σ_{i≠k} min(I_i, D_k − C_k) < m(D_k − C_k), where I_i bounds the work of task i in
-/// task k's window (or equality with some 0 < I_i ≤ D_k − C_k).
+/// task k's window (or equality with some 0 < I_i ≤ D_k − C_k). O(n²); refused up front
+/// past [`WORK_LIMIT`] pairs.
 pub fn bcl(ts: &[RtTask], m: usize) -> Verdict {
     const T: &str = "BCL interference test (global EDF)";
     if !constrained(ts) {
@@ -591,15 +1062,11 @@ pub fn bcl(ts: &[RtTask], m: usize) -> Verdict {
             "needs constrained deadlines (D ≤ T)",
         );
     }
-    let u = util(ts);
-    if u > m as f64 + 1e-12 {
-        return verdict(
-            "bcl",
-            T,
-            false,
-            Outcome::Unschedulable,
-            format!("U = {u:.6} > {m} CPUs"),
-        );
+    if let Some(v) = over_capacity("bcl", T, false, ts, m) {
+        return v;
+    }
+    if let Some(v) = too_many_pairs("bcl", T, false, ts.len()) {
+        return v;
     }
     for (k, tk) in ts.iter().enumerate() {
         let slack = (tk.d - tk.c) as i128;

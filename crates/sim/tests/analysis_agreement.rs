@@ -19,8 +19,13 @@ const HYPER: u64 = 200 * MS;
 /// Deadline misses of `ts` simulated on `cpus` CPUs under `policy`/`placement` for two
 /// hyperperiods (every deadline of the first is checked).
 fn misses(ts: &[RtTask], cpus: usize, policy: &str, placement: &str) -> u64 {
+    misses_with(ts, cpus, policy, placement, "")
+}
+
+/// [`misses`] with extra top-level workload lines (e.g. a `scheduler:` block).
+fn misses_with(ts: &[RtTask], cpus: usize, policy: &str, placement: &str, extra: &str) -> u64 {
     let mut y = format!(
-        "platform: {{ cpus: {cpus} }}\nduration: {}ns\ntasks:\n",
+        "platform: {{ cpus: {cpus} }}\nduration: {}ns\n{extra}tasks:\n",
         2 * HYPER
     );
     for t in ts {
@@ -187,7 +192,9 @@ proptest! {
                 "ll" | "hyperbolic" => misses(&ts, 1, "rm", "global"),
                 "rta" => misses(&ts, 1, "dm", "global"),
                 "edf-util" | "edf-pda" => misses(&ts, 1, "edf", "global"),
-                "gfb" | "bcl" => misses(&ts, cpus, "edf", "global"),
+                "gfb" | "bcl" | "rta-gedf" => misses(&ts, cpus, "edf", "global"),
+                "rta-gfp" => misses(&ts, cpus, "dm", "global"),
+                "edzl" => misses_with(&ts, cpus, "edzl", "global", "scheduler: { edzl: { mode: exact } }\n"),
                 "ffd-edf" => partition_misses(&ts, &ffd_partition(&ts, cpus, PerCpu::Edf).unwrap(), "edf"),
                 "ffd-rm" => partition_misses(&ts, &ffd_partition(&ts, cpus, PerCpu::Rm).unwrap(), "rm"),
                 "ffd-dm" => partition_misses(&ts, &ffd_partition(&ts, cpus, PerCpu::Dm).unwrap(), "dm"),

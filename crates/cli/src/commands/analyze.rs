@@ -17,7 +17,8 @@ Examples:
   schedlab generate --tasks 8 --utilization 0.9 --cpus 1 | schedlab analyze /dev/stdin
 
 Outcomes: schedulable (proven), unschedulable (proven: exact tests and U > CPUs),
-not proven (a sufficient test failed: the set may still be schedulable), n/a.";
+not proven (a sufficient test failed, or a test stopped at its work budget: 'step
+limit', or was not run for too many tasks: the set may still be schedulable), n/a.";
 
 /// `schedlab analyze`
 #[derive(Debug, Args)]

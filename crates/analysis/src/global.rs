@@ -1,0 +1,358 @@
+//! Sufficient tests for global scheduling on m identical CPUs beyond GFB and BCL:
+//! response-time analysis for global EDF and global fixed priorities (Bertogna & Cirinei
+//! 2007) and a zero-laxity counting test for EDZL (after Cirinei & Baker 2007).
+//!
+//! All three assume sporadic tasks with constrained deadlines (D ≤ T), independent,
+//! fully preemptive, migrating freely, every job running for at most C, and are
+//! computed in integer nanoseconds. They answer "schedulable" or "not proven", never
+//! "unschedulable" (except when U > m, which is necessary).
+
+use crate::exact::Cmp;
+use crate::taskset::RtTask;
+use crate::tests::{over_capacity, too_many_pairs, util_vs, Outcome, Verdict, WORK_LIMIT};
+use schedlab_model::format_ns;
+use std::cmp::Ordering;
+
+fn verdict(test: &'static str, title: &'static str, outcome: Outcome, why: String) -> Verdict {
+    Verdict {
+        test,
+        title,
+        exact: false,
+        outcome,
+        why,
+    }
+}
+
+/// Checks shared by the three tests: constrained deadlines, U ≤ m, the pair budget.
+fn precheck(test: &'static str, title: &'static str, ts: &[RtTask], m: usize) -> Option<Verdict> {
+    if ts.iter().any(|t| t.d > t.t) {
+        return Some(verdict(
+            test,
+            title,
+            Outcome::NotApplicable,
+            "needs constrained deadlines (D ≤ T)".into(),
+        ));
+    }
+    if let Some(v) = over_capacity(test, title, false, ts, m) {
+        return Some(v);
+    }
+    if util_vs(ts, m) == Cmp::Unknown {
+        return Some(verdict(
+            test,
+            title,
+            Outcome::NotProven,
+            format!("U within rounding of {m} and too many distinct periods for an exact sum"),
+        ));
+    }
+    too_many_pairs(test, title, false, ts.len())
+}
+
+/// Bertogna & Cirinei's bound on the work of task `i` in any window of length `l`, given
+/// a bound `r` (C_i ≤ r ≤ D_i) on its response time: the carry-in job finishing `r`
+/// after its release at the window's start, then jobs every T_i, the last one cut by
+/// the window's end. W = N·C + min(C, L + R − C − N·T), N = ⌊(L + R − C) / T⌋.
+pub fn workload(t: &RtTask, r: u64, l: u64) -> u128 {
+    // u64 when L + R fits (N·C ≤ span since C ≤ T): u128 division is several times slower.
+    if let Some(span) = (l.checked_add(r)).map(|x| x - t.c) {
+        let n = span / t.t;
+        return (n * t.c + t.c.min(span - n * t.t)) as u128;
+    }
+    let (c, p) = (t.c as u128, t.t as u128);
+    let span = l as u128 + r as u128 - c;
+    let n = span / p;
+    n * c + c.min(span - n * p)
+}
+
+/// Bertogna & Cirinei's EDF-specific bound on the interference of task `i` on a job of
+/// task `k` (jobs of i with deadlines inside k's window), with i's slack D_i − R_i:
+/// ⌊D_k / T_i⌋·C_i + min(C_i, (D_k mod T_i − (D_i − R_i))⁺).
+fn edf_interference(ti: &RtTask, ri: u64, dk: u64) -> u128 {
+    // ⌊D_k/T_i⌋·C_i ≤ D_k since C_i ≤ T_i: u64 throughout.
+    let (c, p) = (ti.c, ti.t);
+    ((dk / p) * c + c.min((dk % p).saturating_sub(ti.d.saturating_sub(ri)))) as u128
+}
+
+/// Which global scheduler an RTA is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sched {
+    /// Global EDF: every other task interferes, bounded also by the EDF-specific term.
+    Edf,
+    /// Global fixed priorities, deadline-monotonic (rate-monotonic when D = T): tasks
+    /// with a shorter or equal deadline interfere (equal ones both ways, as the
+    /// simulator and the kernel share a priority between them).
+    Fp,
+}
+
+/// Why an RTA stopped without proving the set.
+enum Stop {
+    /// Task `k`'s bound exceeds its deadline.
+    Late(usize, u128),
+    /// Task `k`'s iteration crept upwards for [`INNER_STEPS`] steps and D_k is not a
+    /// post-fixed point either.
+    Creeping(usize),
+    /// The test's work budget ran out.
+    Budget,
+}
+
+/// Steps of one task's response-time iteration before trying its deadline instead: when
+/// m or more interferers are capped at R − C + 1 the iteration can rise by a nanosecond
+/// a step, for millions of steps.
+const INNER_STEPS: usize = 256;
+
+/// C_k + ⌊(1/m) Σ_{i interferes with k} min(W_i(x), [EDF: J_i^k,] x − C_k + 1)⌋.
+fn bound_at(ts: &[RtTask], r: &[u64], k: usize, x: u64, m: usize, how: Sched) -> u128 {
+    let tk = &ts[k];
+    let cap = (x - tk.c) as u128 + 1;
+    let mut sum: u128 = 0;
+    for (i, ti) in ts.iter().enumerate() {
+        if i == k || (how == Sched::Fp && ti.d > tk.d) {
+            continue;
+        }
+        let mut b = workload(ti, r[i], x).min(cap);
+        if how == Sched::Edf {
+            b = b.min(edf_interference(ti, r[i], tk.d));
+        }
+        sum += b;
+    }
+    tk.c as u128 + sum / m as u128
+}
+
+/// The response-time bounds of every task by Bertogna & Cirinei's RTA on m CPUs:
+/// R_k = C_k + ⌊(1/m) Σ_{i interferes with k} min(W_i(R_k), [EDF: J_i^k,] R_k − C_k + 1)⌋.
+/// Every bound starts at C and only rises (each task's iteration starts from its last
+/// bound; the operator is monotone), task after task, in rounds until no bound changes:
+/// the least fixed point, the form proven in Prosa's Coq formalisation of the analysis.
+/// A task whose iteration creeps is given its deadline if that is a post-fixed point
+/// (bound(D) ≤ D: the least fixed point is below it, and a larger bound is safe).
+/// For fixed priorities one round in priority order settles every task but ties.
+fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
+    let n = ts.len() as u64;
+    let mut r: Vec<u64> = ts.iter().map(|t| t.c).collect();
+    let mut order: Vec<usize> = (0..ts.len()).collect();
+    order.sort_by_key(|&k| (ts[k].d, k));
+    let mut work: u64 = 0;
+    loop {
+        let mut changed = false;
+        for &k in &order {
+            let mut x = r[k];
+            let mut steps = 0;
+            let settled = loop {
+                work += n;
+                if work > WORK_LIMIT {
+                    return Err(Stop::Budget);
+                }
+                let next = bound_at(ts, &r, k, x, m, how);
+                if next > ts[k].d as u128 {
+                    return Err(Stop::Late(k, next));
+                }
+                if next <= x as u128 {
+                    break x;
+                }
+                x = next as u64;
+                steps += 1;
+                if steps == INNER_STEPS {
+                    let d = ts[k].d;
+                    work += n;
+                    if bound_at(ts, &r, k, d, m, how) <= d as u128 {
+                        break d;
+                    }
+                    return Err(Stop::Creeping(k));
+                }
+            };
+            if settled != r[k] {
+                r[k] = settled;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(r);
+        }
+    }
+}
+
+/// The verdict of an RTA.
+fn rta_verdict(ts: &[RtTask], m: usize, how: Sched) -> Verdict {
+    let (test, title) = match how {
+        Sched::Edf => ("rta-gedf", "Bertogna–Cirinei response times (global EDF)"),
+        Sched::Fp => ("rta-gfp", "Bertogna–Cirinei response times (global DM/RM)"),
+    };
+    if let Some(v) = precheck(test, title, ts, m) {
+        return v;
+    }
+    match rta(ts, m, how) {
+        Ok(r) => {
+            // The tightest task: largest R/D, compared exactly.
+            let k = (0..ts.len())
+                .max_by(|&a, &b| {
+                    (r[a] as u128 * ts[b].d as u128)
+                        .cmp(&(r[b] as u128 * ts[a].d as u128))
+                        .then(b.cmp(&a))
+                })
+                .unwrap_or(0);
+            verdict(
+                test,
+                title,
+                Outcome::Schedulable,
+                format!(
+                    "every response-time bound within its deadline (tightest: {} R ≤ {} of D = {})",
+                    ts[k].name,
+                    format_ns(r[k]),
+                    format_ns(ts[k].d)
+                ),
+            )
+        }
+        Err(Stop::Late(k, bound)) => verdict(
+            test,
+            title,
+            Outcome::NotProven,
+            format!(
+                "task {}: response-time bound {} exceeds its deadline {}",
+                ts[k].name,
+                u64::try_from(bound)
+                    .map(format_ns)
+                    .unwrap_or_else(|_| format!("{bound}ns")),
+                format_ns(ts[k].d)
+            ),
+        ),
+        Err(Stop::Creeping(k)) => verdict(
+            test,
+            title,
+            Outcome::NotProven,
+            format!(
+                "not proven (step limit): task {}'s bound still rising after {INNER_STEPS} \
+                 steps, and its deadline is not a fixed point",
+                ts[k].name
+            ),
+        ),
+        Err(Stop::Budget) => verdict(
+            test,
+            title,
+            Outcome::NotProven,
+            format!("not proven (step limit): {WORK_LIMIT} interference terms evaluated"),
+        ),
+    }
+}
+
+/// Response-time analysis for global EDF (Bertogna & Cirinei, "Response-time analysis for
+/// globally scheduled symmetric multiprocessor platforms", RTSS 2007): each task's
+/// interference bounded by the workload of every other task (with its response-time
+/// bound as slack) and by the EDF-specific term, iterated to a fixed point. Sufficient;
+/// constrained deadlines. O(n²) per iteration.
+pub fn rta_gedf(ts: &[RtTask], m: usize) -> Verdict {
+    rta_verdict(ts, m, Sched::Edf)
+}
+
+/// Response-time analysis for global fixed priorities (Bertogna & Cirinei, RTSS 2007),
+/// deadline-monotonic priorities (rate-monotonic when D = T), the simulator's `dm`/`rm`
+/// on global placement. Sufficient; constrained deadlines. O(n²) per iteration.
+pub fn rta_gfp(ts: &[RtTask], m: usize) -> Verdict {
+    rta_verdict(ts, m, Sched::Fp)
+}
+
+/// EDZL (earliest deadline until zero laxity) on m CPUs, sufficient, after Cirinei &
+/// Baker ("EDZL scheduling analysis", ECRTS 2007; Baker, Cirinei & Bertogna, Real-Time
+/// Systems 40(3), 2008): under EDZL a deadline is missed only when m + 1 jobs have zero
+/// laxity at once, and with constrained deadlines those are jobs of m + 1 distinct tasks.
+/// A job of task k reaches zero laxity only after D_k − C_k instants in which it does
+/// not run, each with all m CPUs busy with other tasks; so if
+/// Σ_{i≠k} min(W_i(D_k), D_k − C_k) < m(D_k − C_k), task k never reaches zero laxity.
+/// The set is schedulable when at most m tasks fail that condition.
+///
+/// W_i is Bertogna & Cirinei's workload bound with R_i = D_i (no slack), which bounds all
+/// of task i's work in the window whatever its priority — zero-laxity jobs with later
+/// deadlines included — where Cirinei & Baker use the EDF interference term; ours is
+/// therefore more pessimistic than theirs, never less. O(n²).
+pub fn edzl(ts: &[RtTask], m: usize) -> Verdict {
+    const TEST: &str = "edzl";
+    const TITLE: &str = "zero-laxity count (global EDZL)";
+    if let Some(v) = precheck(TEST, TITLE, ts, m) {
+        return v;
+    }
+    let mut can_reach: Vec<usize> = Vec::new();
+    for (k, tk) in ts.iter().enumerate() {
+        let slack = tk.d.saturating_sub(tk.c) as u128;
+        let sum: u128 = ts
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != k)
+            .map(|(_, ti)| workload(ti, ti.d, tk.d).min(slack))
+            .sum();
+        if sum >= m as u128 * slack {
+            can_reach.push(k);
+            if can_reach.len() > m {
+                break;
+            }
+        }
+    }
+    let names = |v: &[usize]| {
+        v.iter()
+            .map(|&k| ts[k].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match can_reach.len().cmp(&(m + 1)) {
+        Ordering::Less => verdict(
+            TEST,
+            TITLE,
+            Outcome::Schedulable,
+            if can_reach.is_empty() {
+                "no task can reach zero laxity".to_string()
+            } else {
+                format!(
+                    "only {} task(s) can reach zero laxity ({}), at most m = {m}",
+                    can_reach.len(),
+                    names(&can_reach)
+                )
+            },
+        ),
+        _ => verdict(
+            TEST,
+            TITLE,
+            Outcome::NotProven,
+            format!(
+                "at least m + 1 = {} tasks may reach zero laxity ({})",
+                m + 1,
+                names(&can_reach)
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    fn t(c: u64, p: u64) -> RtTask {
+        RtTask::new("x", c, p, p)
+    }
+
+    /// Hand-worked: W for C = 2, T = 5, R = 3 over L = 10: N = ⌊(10 + 3 − 2)/5⌋ = 2,
+    /// W = 2·2 + min(2, 11 − 10) = 5. EDF term for D_k = 7: ⌊7/5⌋·2 + min(2, 2 − 2) = 2.
+    #[test]
+    fn bounds_by_hand() {
+        let ti = RtTask::new("i", 2, 5, 5);
+        assert_eq!(workload(&ti, 3, 10), 5);
+        // R = C: N = ⌊10/5⌋ = 2, W = 2·2 + min(2, 10 − 10) = 4.
+        assert_eq!(workload(&ti, 2, 10), 4);
+        assert_eq!(edf_interference(&ti, 3, 7), 2);
+        assert_eq!(edf_interference(&ti, 5, 7), 4);
+    }
+
+    /// Two tasks on two CPUs never interfere; m + 1 heavy tasks on m CPUs are not proven.
+    #[test]
+    fn small_cases() {
+        let two = [t(9, 10), t(9, 10)];
+        for v in [rta_gedf(&two, 2), rta_gfp(&two, 2), edzl(&two, 2)] {
+            assert_eq!(v.outcome, Outcome::Schedulable, "{v:?}");
+        }
+        // Three tasks of U = 0.6 on 2 CPUs (U = 1.8): global EDF and FP run two jobs on
+        // [0, 6] and the third on [6, 12], past its deadline 10: no EDF/FP test may
+        // accept it.
+        let three = [t(6, 10), t(6, 10), t(6, 10)];
+        assert_eq!(rta_gedf(&three, 2).outcome, Outcome::NotProven);
+        assert_eq!(rta_gfp(&three, 2).outcome, Outcome::NotProven);
+        // EDZL does meet every deadline here (the third job takes a CPU at zero laxity,
+        // at 4), but all three tasks can reach zero laxity, so the count proves nothing.
+        assert_eq!(edzl(&three, 2).outcome, Outcome::NotProven);
+    }
+}
