@@ -201,6 +201,8 @@ pub struct Engine {
     check: bool,
     /// The instant last checked (time must not go backwards).
     last_checked: Ns,
+    /// The invariant checker's place in its rotation over the tasks (`check.rs`).
+    check_cursor: usize,
     /// The first invariant violation found; the run stops there.
     violation: Option<String>,
 }
@@ -395,6 +397,7 @@ impl Engine {
             decision_timers: false,
             check: false,
             last_checked: 0,
+            check_cursor: 0,
             violation: None,
         };
         for (i, t) in w.tasks.iter().enumerate() {

@@ -217,7 +217,8 @@ fn random_yaml(rng: &mut ChaCha8Rng, fair: &str) -> String {
 /// deadline tasks, a latency probe and a FIFO task, with a context-switch cost; (1) an
 /// isolated CPU with a per-CPU interrupt and device interrupts; (2) kernel sections of
 /// the fair load with per-job costs. Each mix also draws fair tasks (kernel sections
-/// need them) and, now and then, the policies' option variants.
+/// need them), `count:` entries, `on_miss: abort` and, now and then, the policies'
+/// option variants.
 fn mix_yaml(rng: &mut ChaCha8Rng, mix: usize, fair: &str) -> String {
     let cpus = rng.random_range(2..=4usize);
     let hz = [100, 250, 1000][rng.random_range(0..3)];
@@ -266,6 +267,9 @@ fn mix_yaml(rng: &mut ChaCha8Rng, mix: usize, fair: &str) -> String {
     writeln!(y, "platform: {{ {platform} }}").unwrap();
     writeln!(y, "duration: {}ms", rng.random_range(20..150)).unwrap();
     writeln!(y, "seed: {}", rng.random_range(0..1000)).unwrap();
+    if rng.random_bool(0.3) {
+        writeln!(y, "on_miss: abort").unwrap();
+    }
     let mut sched = format!("fair: {fair}");
     let options = [
         "llf: { mode: exact }",
@@ -285,6 +289,9 @@ fn mix_yaml(rng: &mut ChaCha8Rng, mix: usize, fair: &str) -> String {
     let n = rng.random_range(3..=8);
     for i in 0..n {
         let mut t = format!("name: t{i}");
+        if i > 1 && rng.random_bool(0.3) {
+            write!(t, ", count: {}", rng.random_range(2..4)).unwrap();
+        }
         let kind = if i == 0 && mix == 0 {
             7 // the probe
         } else if i == 1 && mix == 0 {

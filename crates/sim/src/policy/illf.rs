@@ -273,7 +273,10 @@ impl Illf {
             .iter()
             .copied()
             .filter(|&a| {
+                // Still queued here: a task activated on this queue may have been pushed
+                // to another one at the same instant (it stays in this list).
                 self.entry[a].is_some()
+                    && ctx.task(a).rq == rq
                     && !self.running[a]
                     && a != c
                     && ctx.allowed(a, cpu)
