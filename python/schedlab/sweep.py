@@ -112,9 +112,13 @@ class _Check:
     def number(self, key: str, v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.fail(key, f"give a number, not {_show(v)}")
-        if not math.isfinite(v):
+        try:
+            x = float(v)
+        except OverflowError:  # an int beyond any float (10**400)
+            x = math.inf
+        if not math.isfinite(x):
             self.fail(key, f"{_show(v)} is not a finite number")
-        return float(v)
+        return x
 
     def text(self, key: str, v: Any) -> str:
         if not isinstance(v, str) or not v:
@@ -190,6 +194,8 @@ def _policies(c: _Check, v: Any) -> list:
         if isinstance(p, str):
             out.append(c.text(k, p))
             continue
+        if not isinstance(p, dict):
+            c.fail(k, f"give a policy name or a mapping, not {_show(p)}")
         p = c.mapping(k, p)
         unknown = sorted(set(p) - {"policy", "placement", "label", "scheduler"})
         if unknown:
@@ -275,11 +281,13 @@ def normalize_grid(raw: dict[str, Any], source: str) -> dict[str, Any]:
     c = _Check(source)
     max_cells, max_rows = limits()
     g: dict[str, Any] = {}
+    # The model's ceilings (crates/model/src/limits.rs), so that a huge count is named
+    # here rather than failing as a type error in the core.
     g["cpus"] = _axis(
-        c, "cpus", raw.get("cpus", 4), lambda k, x: c.integer(k, x, 1), True
+        c, "cpus", raw.get("cpus", 4), lambda k, x: c.integer(k, x, 1, 1024), True
     )
     g["tasks"] = _axis(
-        c, "tasks", raw.get("tasks", 16), lambda k, x: c.integer(k, x, 1), True
+        c, "tasks", raw.get("tasks", 16), lambda k, x: c.integer(k, x, 1, 100_000), True
     )
     g["samples"] = c.integer("samples", raw.get("samples", 20), 1)
     if g["samples"] > max_cells:
