@@ -252,6 +252,12 @@ fn an_overloaded_fifo_set_reports_misses_and_ends_normally() {
     assert_eq!(v["restored"], true);
     assert_eq!(v["tasks"][0]["kernel_policy"], "SCHED_FIFO 49");
     assert!(wall < Duration::from_secs(5), "{wall:?}");
+    // Provenance, as every --json result has it: the version, the seed in effect (the
+    // workload's default) and the options given (--policy only).
+    assert_eq!(v["schedlab_version"], env!("CARGO_PKG_VERSION"));
+    assert!(v["seed"].is_u64(), "{}", v["seed"]);
+    assert_eq!(v["options"]["policy"], "fifo");
+    assert_eq!(v["options"]["cpus"], serde_json::Value::Null);
 }
 
 #[test]

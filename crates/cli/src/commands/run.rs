@@ -283,7 +283,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         None => (None, None),
     };
     let mut text = if args.output.json {
-        json(&rr)?
+        json(&rr, &output::Provenance::of(w.seed, &ov))?
     } else {
         render(&w, &rr)
     };
@@ -313,10 +313,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
-/// The run as one JSON line.
-pub fn json(rr: &RunResult) -> Result<String, Failure> {
-    let mut s = serde_json::to_string(&rr.to_json())
-        .map_err(|e| Failure::output(format!("cannot encode JSON: {e}")))?;
+/// The run as one JSON line, with its provenance (`schedlab_version`, `seed`, `options`)
+/// after its own keys, as `simulate --json` has them.
+pub fn json(rr: &RunResult, p: &output::Provenance) -> Result<String, Failure> {
+    let encode = |e: serde_json::Error| Failure::output(format!("cannot encode JSON: {e}"));
+    let mut s = serde_json::to_string(&p.stamp(rr.to_json()).map_err(encode)?).map_err(encode)?;
     s.push('\n');
     Ok(s)
 }
