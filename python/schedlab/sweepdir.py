@@ -42,6 +42,11 @@ GRID = "grid.json"
 _BATCH = re.compile(r"^batch-(\d{6,})\.parquet$")
 _OWN_TEMP = re.compile(r"^\.(?:grid\.json|batch-\d{6,}\.parquet)\.[0-9a-f]{16}\.tmp$")
 
+# What `--plot PREFIX` and `--csv FILE` write, which the docs put inside the output
+# directory: listed in ``ignored`` (never read) but not reported on every resume.
+_OUTPUT = re.compile(r".*-(schedulability|weighted|switches)\.(png|svg)|.*\.csv")
+_OUTPUT_WHY = "a figure or CSV export of a sweep (not read)"
+
 
 def _suffix() -> str:
     """Random part of a temporary name (a function so that tests can plant names)."""
@@ -269,7 +274,8 @@ class SweepDir:
                 continue
             m = _BATCH.match(name)
             if not m:
-                self.ignored[name] = "not a file of this sweep"
+                quiet = _OUTPUT.fullmatch(name) and os.path.isfile(path)
+                self.ignored[name] = _OUTPUT_WHY if quiet else "not a file of this sweep"
                 continue
             self._next = max(self._next, int(m.group(1)) + 1)
             why = self._load_batch(path)
@@ -331,14 +337,15 @@ class SweepDir:
         return None
 
     def _report(self) -> None:
-        for name, why in list(self.ignored.items())[:10]:
+        loud = {n: w for n, w in self.ignored.items() if w != _OUTPUT_WHY}
+        for name, why in list(loud.items())[:10]:
             print(
                 f"sweep: ignoring {os.path.join(self.out, name)}: {why}",
                 file=sys.stderr,
             )
-        if len(self.ignored) > 10:
+        if len(loud) > 10:
             print(
-                f"sweep: ignoring {len(self.ignored) - 10} more files in {self.out}",
+                f"sweep: ignoring {len(loud) - 10} more files in {self.out}",
                 file=sys.stderr,
             )
 

@@ -1107,3 +1107,27 @@ def test_a_numeric_axis_takes_a_range_from_the_grid_file(tmp_path, capsys):
     grid = load_grid(g)
     assert grid["cpus"] == [2, 3, 4]
     assert grid["max_task_utilization"] == [0.5, 1.0]
+
+
+def test_figures_inside_the_output_directory_are_not_reported_on_resume(
+    tmp_path, run
+):
+    """`--out DIR --plot DIR/fig` (the documented layout): a resume lists the figures
+    in attrs as never read, says nothing about them on stderr, and still reports a
+    foreign file by name."""
+    pytest.importorskip("matplotlib")
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(GRID_YAML.replace("samples: 40", "samples: 2"))
+    out = tmp_path / "pq"
+    run("sweep", grid, "--out", out, "--plot", out / "fig", "--csv", out / "rows.csv")
+    (out / "notes.txt").write_text("mine")
+    again = run("sweep", grid, "--out", out)
+    assert "fig-schedulability" not in again.stderr
+    assert "rows.csv" not in again.stderr
+    assert f"ignoring {out / 'notes.txt'}: not a file of this sweep" in again.stderr
+    df = _tiny(tmp_path / "t")
+    (tmp_path / "t" / "x-weighted.svg").write_text("<svg/>")
+    df = _tiny(tmp_path / "t")
+    assert df.attrs["ignored"] == {
+        "x-weighted.svg": "a figure or CSV export of a sweep (not read)"
+    }
