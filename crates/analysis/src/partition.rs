@@ -5,31 +5,7 @@
 //! here is simulated on exactly the CPUs this analysis certified.
 
 use crate::taskset::RtTask;
-use crate::tests::{Outcome, Response, Verdict};
-
-fn verdict(
-    test: &'static str,
-    title: &'static str,
-    exact: bool,
-    outcome: Outcome,
-    why: impl Into<String>,
-) -> Verdict {
-    Verdict {
-        test,
-        title,
-        exact,
-        outcome,
-        why: why.into(),
-    }
-}
-
-fn util(ts: &[RtTask]) -> f64 {
-    ts.iter().map(RtTask::utilisation).sum()
-}
-
-fn constrained(ts: &[RtTask]) -> bool {
-    ts.iter().all(|t| t.d <= t.t)
-}
+use crate::tests::{constrained, util, verdict, Outcome, Response, Verdict};
 
 /// The uniprocessor test each CPU gets in [`ffd`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -511,6 +487,45 @@ mod unit {
     /// The incremental first-fit RM (response times re-checked only below the new task,
     /// from their previous values) places every task where checking each whole CPU again
     /// would.
+    /// First-fit decreasing utilisation, each CPU checked whole: every response time from
+    /// 0 with the priorities `key` gives (smaller first). The slow reference the
+    /// incremental partitioning must match.
+    fn full_check_ffd(
+        ts: &[RtTask],
+        m: usize,
+        key: fn(&RtTask) -> u64,
+    ) -> (Vec<Vec<usize>>, Result<(), usize>) {
+        let mut order: Vec<usize> = (0..ts.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&ts[a], &ts[b]);
+            ((y.c as u128) * (x.t as u128))
+                .cmp(&((x.c as u128) * (y.t as u128)))
+                .then(a.cmp(&b))
+        });
+        let mut bins: Vec<Vec<usize>> = vec![Vec::new(); m];
+        for i in order {
+            let fit = bins.iter_mut().any(|b| {
+                b.push(i);
+                let ok = b.iter().all(|&k| {
+                    let higher: Vec<usize> = b
+                        .iter()
+                        .copied()
+                        .filter(|&j| j != k && key(&ts[j]) <= key(&ts[k]))
+                        .collect();
+                    matches!(response_time(ts, k, &higher), Response::Within(_))
+                });
+                if !ok {
+                    b.pop();
+                }
+                ok
+            });
+            if !fit {
+                return (bins, Err(i));
+            }
+        }
+        (bins, Ok(()))
+    }
+
     #[test]
     fn incremental_ffd_rm_matches_a_full_check() {
         use crate::generate::{generate, Deadlines, GenSpec, Periods};
@@ -538,79 +553,20 @@ mod unit {
                 .iter()
                 .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
                 .collect();
-            let fast = ffd_partition(&ts, 3, PerCpu::Rm);
-            // DM: the same check in deadline order.
-            let dm = ffd_partition(&ts, 3, PerCpu::Dm);
-            let mut dm_bins: Vec<Vec<usize>> = vec![Vec::new(); 3];
-            let mut dm_slow = Ok(());
-            let mut dm_order: Vec<usize> = (0..ts.len()).collect();
-            dm_order.sort_by(|&a, &b| {
-                let (x, y) = (&ts[a], &ts[b]);
-                ((y.c as u128) * (x.t as u128))
-                    .cmp(&((x.c as u128) * (y.t as u128)))
-                    .then(a.cmp(&b))
-            });
-            for i in dm_order {
-                let fit = dm_bins.iter_mut().any(|b| {
-                    b.push(i);
-                    let ok = b.iter().all(|&k| {
-                        let higher: Vec<usize> = b
-                            .iter()
-                            .copied()
-                            .filter(|&j| j != k && ts[j].d <= ts[k].d)
-                            .collect();
-                        matches!(response_time(&ts, k, &higher), Response::Within(_))
-                    });
-                    if !ok {
-                        b.pop();
+            // RM orders priorities by period, DM by deadline.
+            for (how, key) in [
+                (PerCpu::Rm, (|t: &RtTask| t.t) as fn(&RtTask) -> u64),
+                (PerCpu::Dm, |t: &RtTask| t.d),
+            ] {
+                let fast = ffd_partition(&ts, 3, how);
+                let (bins, slow) = full_check_ffd(&ts, 3, key);
+                match (fast, slow) {
+                    (Ok(f), Ok(())) => assert_eq!(f, bins, "seed {seed} ({how:?})"),
+                    (Err(Unplaced::Task(a)), Err(b)) => {
+                        assert_eq!(a, b, "seed {seed} ({how:?})")
                     }
-                    ok
-                });
-                if !fit {
-                    dm_slow = Err(i);
-                    break;
+                    (f, s) => panic!("seed {seed} ({how:?}): {f:?} vs {s:?}"),
                 }
-            }
-            match (dm, dm_slow) {
-                (Ok(f), Ok(())) => assert_eq!(f, dm_bins, "seed {seed} (dm)"),
-                (Err(Unplaced::Task(a)), Err(b)) => assert_eq!(a, b, "seed {seed} (dm)"),
-                (f, s) => panic!("seed {seed} (dm): {f:?} vs {s:?}"),
-            }
-            // The same first-fit order, each CPU checked whole (every response time from 0).
-            let mut order: Vec<usize> = (0..ts.len()).collect();
-            order.sort_by(|&a, &b| {
-                let (x, y) = (&ts[a], &ts[b]);
-                ((y.c as u128) * (x.t as u128))
-                    .cmp(&((x.c as u128) * (y.t as u128)))
-                    .then(a.cmp(&b))
-            });
-            let mut bins: Vec<Vec<usize>> = vec![Vec::new(); 3];
-            let mut slow = Ok(());
-            for i in order {
-                let fit = bins.iter_mut().any(|b| {
-                    b.push(i);
-                    let ok = b.iter().all(|&k| {
-                        let higher: Vec<usize> = b
-                            .iter()
-                            .copied()
-                            .filter(|&j| j != k && ts[j].t <= ts[k].t)
-                            .collect();
-                        matches!(response_time(&ts, k, &higher), Response::Within(_))
-                    });
-                    if !ok {
-                        b.pop();
-                    }
-                    ok
-                });
-                if !fit {
-                    slow = Err(i);
-                    break;
-                }
-            }
-            match (fast, slow) {
-                (Ok(f), Ok(())) => assert_eq!(f, bins, "seed {seed}"),
-                (Err(Unplaced::Task(a)), Err(b)) => assert_eq!(a, b, "seed {seed}"),
-                (f, s) => panic!("seed {seed}: {f:?} vs {s:?}"),
             }
         }
     }

@@ -90,7 +90,8 @@ pub const TESTS: [&str; 15] = [
     "wfd-edf",
 ];
 
-fn verdict(
+/// A verdict (the one constructor of the test modules).
+pub(crate) fn verdict(
     test: &'static str,
     title: &'static str,
     exact: bool,
@@ -106,7 +107,8 @@ fn verdict(
     }
 }
 
-fn util(ts: &[RtTask]) -> f64 {
+/// Σ C/T in floating point (display and clear-cut comparisons only).
+pub(crate) fn util(ts: &[RtTask]) -> f64 {
     ts.iter().map(RtTask::utilisation).sum()
 }
 
@@ -114,7 +116,8 @@ fn implicit(ts: &[RtTask]) -> bool {
     ts.iter().all(|t| t.d == t.t)
 }
 
-fn constrained(ts: &[RtTask]) -> bool {
+/// Every deadline at most its period.
+pub(crate) fn constrained(ts: &[RtTask]) -> bool {
     ts.iter().all(|t| t.d <= t.t)
 }
 

@@ -13,6 +13,9 @@ mod output;
 mod plot;
 mod progress;
 
+/// The provenance keys every `--json` result ends with, for the Python module's results.
+pub use output::Provenance;
+
 use clap::Parser;
 use cli::{Cli, Command};
 use std::ffi::OsString;

@@ -23,7 +23,7 @@ use schedlab_model::{
     parse_duration, parse_sim_duration, OnMiss, Overrides, Placement, Policy, Workload,
 };
 use schedlab_sim::{simulate as sim, SimOptions};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -97,39 +97,22 @@ fn interruptible<T: Send + 'static>(
     }
 }
 
-/// A duration override as a workload file writes it (`300ms`), as the CLI's `options`.
-fn duration_text(d: schedlab_model::SimDuration) -> String {
-    d.text()
-}
-
 /// The keys `schedlab_version`, `seed` and `options` that the command line's `--json`
-/// results carry (crates/cli/src/output.rs `Provenance`), appended to `result`; a key the
-/// result already has is kept. `options` are the overrides as given (null: the file's).
+/// results carry (the CLI's own [`schedlab_cli::Provenance`]), appended to `result`; a key
+/// the result already has is kept. `options` are the overrides as given (null: the file's).
 fn stamped(
     result: impl serde::Serialize,
     seed: u64,
     ov: &Overrides,
     extra: &[(&str, Value)],
 ) -> Result<String, String> {
-    let mut v = serde_json::to_value(result).map_err(|e| format!("cannot encode JSON: {e}"))?;
-    let mut options = json!({
-        "policy": ov.policy.map(|p| p.name()),
-        "placement": ov.placement.map(|p| p.name()),
-        "cpus": ov.cpus,
-        "duration": ov.duration.map(duration_text),
-        "seed": ov.seed,
-        "on_miss": ov.on_miss,
-    });
-    for (k, x) in extra {
-        options[*k] = x.clone();
-    }
-    if let Value::Object(m) = &mut v {
-        m.entry("schedlab_version")
-            .or_insert(json!(env!("CARGO_PKG_VERSION")));
-        m.entry("seed").or_insert(json!(seed));
-        m.entry("options").or_insert(options);
-    }
-    serde_json::to_string(&v).map_err(|e| format!("cannot encode JSON: {e}"))
+    let encode = |e: serde_json::Error| format!("cannot encode JSON: {e}");
+    let p = extra
+        .iter()
+        .fold(schedlab_cli::Provenance::of(seed, ov), |p, (k, x)| {
+            p.with(k, x.clone())
+        });
+    serde_json::to_string(&p.stamp(result).map_err(encode)?).map_err(encode)
 }
 
 /// Overrides as the command line parses them (same messages).
