@@ -262,10 +262,12 @@ def generate(
 
     Args:
         tasks, utilization, cpus: number of tasks, their total utilisation, CPUs.
-        method: ``uunifast``, ``uunifast-discard``, ``randfixedsum`` or ``cfs``.
-        max_task_utilization: bound on each task's utilisation.
-        periods: ``"MIN..MAX"`` (log-uniform, multiples of ``granularity``) or a list
-            ``"10ms,20ms,40ms"`` drawn uniformly.
+        method: ``uunifast``, ``uunifast-discard``, ``randfixedsum`` or ``tilted``
+            (exactly uniform with per-task bounds; ``cfs`` is an alias).
+        max_task_utilization: bound on each task's utilisation (at most 1).
+        periods: ``"MIN..MAX"`` (log-uniform, multiples of ``granularity``), a list
+            ``"10ms,20ms,40ms"`` drawn uniformly, or ``"divisors:H[:MIN..MAX]"``
+            (divisors of H, so that the hyperperiod divides H).
         deadlines: ``implicit`` or ``constrained`` (uniform in [C + r(T − C), T]).
         seed: the same seed gives the same set.
         format: ``"dict"`` (for :func:`simulate`), ``"yaml"`` or ``"json"`` text.

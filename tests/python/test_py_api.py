@@ -114,6 +114,33 @@ def test_hyperperiod_duration_and_partition_keys():
         schedlab.simulate(w, duration="hyperperiodic")
 
 
+def test_generate_takes_the_cli_periods_and_refuses_what_simulate_would(run):
+    """The Python generate parses periods with the generator's own parser (divisor
+    periods included) and reads its set back with simulate's rules, as the CLI does."""
+    w = schedlab.generate(
+        10, 2.0, 2, periods="divisors:200ms:10ms..200ms", seed=4, format="dict"
+    )
+    periods = [t["period"] for t in w["tasks"]]
+    assert all(200_000_000 % schedlab_ns(p) == 0 for p in periods), periods
+    cli = run(
+        "generate", "--tasks", "10", "--utilization", "2.0", "--cpus", "2",
+        "--periods", "divisors:200ms:10ms..200ms", "--seed", "4", "--json",
+    ).stdout
+    assert w == json.loads(cli)
+    with pytest.raises(schedlab.SchedlabError, match="1025"):
+        schedlab.generate(4, 1.0, 1025)
+
+
+def schedlab_ns(text) -> int:
+    """A period as the generator writes it (`40ms`, or ns) in nanoseconds."""
+    if isinstance(text, int):
+        return text
+    for unit, f in (("ms", 10**6), ("us", 10**3), ("ns", 1), ("s", 10**9)):
+        if text.endswith(unit):
+            return int(float(text[: -len(unit)]) * f)
+    return int(text)
+
+
 def test_generate_and_analyze_equal_the_cli(run, tmp_path):
     yaml = schedlab.generate(12, 3.1, 4, method="randfixedsum", seed=9, format="yaml")
     cli_yaml = run(

@@ -268,19 +268,9 @@ fn generate_set(
 ) -> PyResult<String> {
     let dur = |t: &str, what: &str| parse_duration(t).map_err(|e| err(format!("{what}: {e}")));
     let granularity = dur(granularity, "granularity")?;
-    let periods = match periods.split_once("..") {
-        Some((a, b)) => Periods::LogUniform {
-            min: dur(a, "periods")?,
-            max: dur(b, "periods")?,
-            granularity,
-        },
-        None => Periods::Choice(
-            periods
-                .split(',')
-                .map(|p| dur(p, "periods"))
-                .collect::<PyResult<_>>()?,
-        ),
-    };
+    // The generator's own parser, as `schedlab generate --periods` (ranges, lists and
+    // `divisors:H[:MIN..MAX]`).
+    let periods = Periods::parse(periods, granularity).map_err(|e| err(format!("periods: {e}")))?;
     let deadlines = match deadlines {
         "implicit" => Deadlines::Implicit,
         "constrained" => Deadlines::Constrained {
@@ -313,7 +303,8 @@ fn generate_set(
         placement,
     };
     let set = gen_set(&spec).map_err(err)?;
-    Ok(if json { set.to_json() } else { set.to_yaml() })
+    // Read back with simulate's rules, as `schedlab generate` does before it writes.
+    set.checked_text(json).map_err(err)
 }
 
 /// Check a sweep's cells (JSON list) without running them.
