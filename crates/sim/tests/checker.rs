@@ -242,3 +242,29 @@ tasks:
     assert!(r.per_cpu[1].utilisation > 0.5 && r.per_cpu[2].utilisation > 0.5);
     assert!(r.jobs_completed > 100);
 }
+
+/// ILLF, linux placement: 13 tasks released together on 3 CPUs. Pushes at time 0 move
+/// tasks activated on one queue to another; before rule 4's activation candidates were
+/// limited to tasks still on the queue (the fix of the test above), a moved task was
+/// offered again by its first queue and ILLF kept a stale waiting entry for t01 while it
+/// ran on CPU 0 ("task 0 waits on run queue 1 but is on queue 1 (on CPU Some(0))", at
+/// 0 ns). No isolated CPU, interrupt or `on_miss` is needed; this is also the smallest
+/// case found for the kernel-section + job-cost mix of issue 25 (its search, with the
+/// fix undone, hit only this bookkeeping error, never "CPU 0 runs t01 but the task says
+/// it is on Some(2)" itself).
+#[test]
+fn illf_simultaneous_releases_leave_no_stale_waiting_entry() {
+    let yaml = "
+platform: { cpus: 3, hz: 100 }
+duration: 100ms
+tasks:
+  - { name: t0, count: 3, runtime: 3972us, period: 11932us }
+  - { name: t2, count: 10, runtime: 8143us, period: 28475us, deadline: 13744us }
+";
+    let r = checked(yaml, "illf", "linux");
+    // U = 3 x 0.333 + 10 x 0.286 = 3.86 on 3 CPUs: every CPU is busy all the time.
+    for c in &r.per_cpu {
+        assert!(c.utilisation > 0.99, "{}", c.utilisation);
+    }
+    assert!(r.deadline_misses > 0);
+}
