@@ -219,9 +219,10 @@ tasks:
 /// between queues. A task activated on one queue and pushed to the other stayed in the
 /// first queue's list of tasks activated at this instant; rule 4 at activation then
 /// offered it as that queue's swap candidate, a push took it "from" a queue it was not
-/// on, and ILLF kept a stale entry ("task 1 waits on run queue 1 but is on queue 2";
-/// issue 25, which needs the isolated CPU, the per-CPU interrupt and `on_miss: abort`
-/// together). Activation candidates are now only tasks still on the queue.
+/// on, and ILLF kept a stale entry ("task 1 waits on run queue 1 but is on queue 2", the
+/// mix this was reported with; the bug itself needs none of the isolated CPU, the
+/// interrupt or `on_miss`, see the next test). Activation candidates are now only tasks
+/// still on the queue.
 #[test]
 fn illf_activation_candidates_are_tasks_still_on_the_queue() {
     let yaml = "
