@@ -6,14 +6,15 @@
 use proptest::prelude::*;
 use schedlab_analysis::partition::{fit_partition, Fit};
 use schedlab_analysis::tests::{self as sched, ffd_partition, Outcome, PerCpu};
-use schedlab_analysis::{from_workload, generate, Deadlines, GenSpec, Method, Periods, RtTask};
+use schedlab_analysis::RtTask;
 use schedlab_model::{Overrides, Placement, Policy, Workload};
 use schedlab_sim::{simulate, SimOptions};
 use std::path::Path;
 
-const MS: u64 = 1_000_000;
-/// Periods whose hyperperiod is 200 ms, so simulations over it are short.
-const PERIODS: [u64; 6] = [10 * MS, 20 * MS, 25 * MS, 40 * MS, 50 * MS, 100 * MS];
+mod rt_sets;
+use rt_sets::{deadlines, random_set, yaml_of, MS};
+
+/// The hyperperiod of [`rt_sets::PERIODS`].
 const HYPER: u64 = 200 * MS;
 
 /// Deadline misses of `ts` simulated on `cpus` CPUs under `policy`/`placement` for two
@@ -24,16 +25,7 @@ fn misses(ts: &[RtTask], cpus: usize, policy: &str, placement: &str) -> u64 {
 
 /// [`misses`] with extra top-level workload lines (e.g. a `scheduler:` block).
 fn misses_with(ts: &[RtTask], cpus: usize, policy: &str, placement: &str, extra: &str) -> u64 {
-    let mut y = format!(
-        "platform: {{ cpus: {cpus} }}\nduration: {}ns\n{extra}tasks:\n",
-        2 * HYPER
-    );
-    for t in ts {
-        y += &format!(
-            "  - {{ name: {}, runtime: {}ns, period: {}ns, deadline: {}ns }}\n",
-            t.name, t.c, t.t, t.d
-        );
-    }
+    let y = yaml_of(ts, cpus, &format!("duration: {}ns\n{extra}", 2 * HYPER));
     let ov = Overrides {
         policy: Some(Policy::parse(policy).unwrap()),
         placement: Some(Placement::parse(placement).unwrap()),
@@ -45,28 +37,8 @@ fn misses_with(ts: &[RtTask], cpus: usize, policy: &str, placement: &str, extra:
         .deadline_misses
 }
 
-fn spec(tasks: usize, cpus: usize, u: f64, seed: u64, constrained: bool) -> GenSpec {
-    GenSpec {
-        tasks,
-        cpus,
-        utilization: u,
-        method: Method::Randfixedsum,
-        periods: Periods::Choice(PERIODS.to_vec()),
-        deadlines: if constrained {
-            Deadlines::Constrained { min_ratio: 0.3 }
-        } else {
-            Deadlines::Implicit
-        },
-        seed,
-        ..GenSpec::default()
-    }
-}
-
-fn tasks_of(spec: &GenSpec) -> Vec<RtTask> {
-    let set = generate(spec).unwrap();
-    let w =
-        Workload::parse_str(&set.to_yaml(), Path::new("g.yaml"), &Overrides::default()).unwrap();
-    from_workload(&w).unwrap()
+fn tasks_of(tasks: usize, cpus: usize, u: f64, seed: u64, constrained: bool) -> Vec<RtTask> {
+    random_set(tasks, cpus, u, seed, deadlines(constrained, 0.3))
 }
 
 #[test]
@@ -74,7 +46,7 @@ fn edf_utilisation_and_demand_tests_agree_with_uniprocessor_simulation() {
     let (mut yes, mut no) = (0, 0);
     for seed in 0..60 {
         let u = 0.8 + 0.4 * (seed as f64 / 60.0);
-        let ts = tasks_of(&spec(5, 1, u, seed, false));
+        let ts = tasks_of(5, 1, u, seed, false);
         let missed = misses(&ts, 1, "edf", "global") > 0;
         let util = sched::edf_utilisation(&ts, 1);
         let pda = sched::edf_pda(&ts, 1);
@@ -106,7 +78,7 @@ fn edf_demand_test_agrees_with_simulation_for_constrained_deadlines() {
     let (mut yes, mut no) = (0, 0);
     for seed in 0..60 {
         let u = 0.6 + 0.4 * (seed as f64 / 60.0);
-        let ts = tasks_of(&spec(4, 1, u, seed, true));
+        let ts = tasks_of(4, 1, u, seed, true);
         let missed = misses(&ts, 1, "edf", "global") > 0;
         let pda = sched::edf_pda(&ts, 1);
         assert_eq!(
@@ -133,7 +105,7 @@ fn rta_agrees_with_fixed_priority_simulation() {
     while yes + no < 60 {
         seed += 1;
         let u = 0.8 + 0.2 * ((seed % 40) as f64 / 40.0);
-        let ts = tasks_of(&spec(4, 1, u, seed, false));
+        let ts = tasks_of(4, 1, u, seed, false);
         let mut periods: Vec<u64> = ts.iter().map(|t| t.t).collect();
         periods.sort_unstable();
         periods.dedup();
@@ -183,7 +155,7 @@ proptest! {
         constrained in any::<bool>(),
     ) {
         let n = 2 * cpus + 2;
-        let ts = tasks_of(&spec(n, cpus, load * cpus as f64, seed, constrained));
+        let ts = tasks_of(n, cpus, load * cpus as f64, seed, constrained);
         for v in sched::analyze(&ts, cpus) {
             if v.outcome != Outcome::Schedulable {
                 continue;

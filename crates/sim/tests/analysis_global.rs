@@ -8,14 +8,13 @@
 //! cover, so an accepted set missing there would prove a test optimistic.
 
 use schedlab_analysis::tests::{self as sched, Outcome};
-use schedlab_analysis::{from_workload, generate, Deadlines, GenSpec, Method, Periods, RtTask};
+use schedlab_analysis::RtTask;
 use schedlab_model::{Overrides, Placement, Policy, Workload};
 use schedlab_sim::{simulate, SimOptions};
 use std::path::Path;
 
-const MS: u64 = 1_000_000;
-/// Periods whose hyperperiod is 200 ms.
-const PERIODS: [u64; 6] = [10 * MS, 20 * MS, 25 * MS, 40 * MS, 50 * MS, 100 * MS];
+mod rt_sets;
+use rt_sets::{deadlines, random_set, yaml_of};
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
@@ -33,13 +32,7 @@ fn hyperperiod(ts: &[RtTask]) -> u64 {
 /// Misses of `ts` on `cpus` CPUs under `policy` (global placement) from a synchronous
 /// release, over `duration` ns.
 fn misses(ts: &[RtTask], cpus: usize, policy: &str, extra: &str, duration: u64) -> u64 {
-    let mut y = format!("platform: {{ cpus: {cpus} }}\nduration: {duration}ns\n{extra}tasks:\n");
-    for t in ts {
-        y += &format!(
-            "  - {{ name: {}, runtime: {}ns, period: {}ns, deadline: {}ns }}\n",
-            t.name, t.c, t.t, t.d
-        );
-    }
+    let y = yaml_of(ts, cpus, &format!("duration: {duration}ns\n{extra}"));
     let ov = Overrides {
         policy: Some(Policy::parse(policy).unwrap()),
         placement: Some(Placement::parse("global").unwrap()),
@@ -52,24 +45,7 @@ fn misses(ts: &[RtTask], cpus: usize, policy: &str, extra: &str, duration: u64) 
 }
 
 fn tasks(tasks: usize, cpus: usize, u: f64, seed: u64, constrained: bool) -> Vec<RtTask> {
-    let spec = GenSpec {
-        tasks,
-        cpus,
-        utilization: u,
-        method: Method::Randfixedsum,
-        periods: Periods::Choice(PERIODS.to_vec()),
-        deadlines: if constrained {
-            Deadlines::Constrained { min_ratio: 0.3 }
-        } else {
-            Deadlines::Implicit
-        },
-        seed,
-        ..GenSpec::default()
-    };
-    let set = generate(&spec).unwrap();
-    let w =
-        Workload::parse_str(&set.to_yaml(), Path::new("g.yaml"), &Overrides::default()).unwrap();
-    from_workload(&w).unwrap()
+    random_set(tasks, cpus, u, seed, deadlines(constrained, 0.3))
 }
 
 /// `sets` sets on 2 and 4 CPUs: every acceptance by a global test checked in simulation

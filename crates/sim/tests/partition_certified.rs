@@ -6,24 +6,18 @@
 
 use schedlab_analysis::partition::{fit_partition, fit_test, test_name, Fit, PerCpu};
 use schedlab_analysis::tests::Outcome;
-use schedlab_analysis::{from_workload, generate, Deadlines, GenSpec, Method, Periods, RtTask};
+use schedlab_analysis::RtTask;
 use schedlab_model::{Overrides, Placement, Policy, SimDuration, Workload};
 use schedlab_sim::{simulate, SimOptions, SimResult};
 use std::path::Path;
 
-const MS: u64 = 1_000_000;
-const PERIODS: [u64; 6] = [10 * MS, 20 * MS, 25 * MS, 40 * MS, 50 * MS, 100 * MS];
+mod rt_sets;
+use rt_sets::{deadlines, random_set, yaml_of, MS};
 /// Sets drawn (each tried with every test).
 const SETS: u64 = 2500;
 
 fn workload(ts: &[RtTask], cpus: usize, policy: Policy) -> Workload {
-    let mut y = format!("platform: {{ cpus: {cpus} }}\ntasks:\n");
-    for t in ts {
-        y += &format!(
-            "  - {{ name: {}, runtime: {}ns, period: {}ns, deadline: {}ns }}\n",
-            t.name, t.c, t.t, t.d
-        );
-    }
+    let y = yaml_of(ts, cpus, "");
     let ov = Overrides {
         policy: Some(policy),
         placement: Some(Placement::Partitioned),
@@ -41,24 +35,14 @@ fn draw(seed: u64) -> (Vec<RtTask>, usize) {
     let cpus = 2 + (seed % 3) as usize;
     let tasks = 2 * cpus + 1 + (seed / 3 % (2 * cpus as u64)) as usize;
     let load = 0.55 + 0.45 * ((seed * 7919) % 1000) as f64 / 1000.0;
-    let spec = GenSpec {
+    let ts = random_set(
         tasks,
         cpus,
-        utilization: load * cpus as f64,
-        method: Method::Randfixedsum,
-        periods: Periods::Choice(PERIODS.to_vec()),
-        deadlines: if seed.is_multiple_of(2) {
-            Deadlines::Implicit
-        } else {
-            Deadlines::Constrained { min_ratio: 0.4 }
-        },
+        load * cpus as f64,
         seed,
-        ..GenSpec::default()
-    };
-    let set = generate(&spec).unwrap();
-    let w =
-        Workload::parse_str(&set.to_yaml(), Path::new("g.yaml"), &Overrides::default()).unwrap();
-    (from_workload(&w).unwrap(), cpus)
+        deadlines(!seed.is_multiple_of(2), 0.4),
+    );
+    (ts, cpus)
 }
 
 #[test]
