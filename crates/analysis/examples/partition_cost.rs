@@ -22,11 +22,7 @@ fn main() {
         ..GenSpec::default()
     };
     let set = generate(&spec).expect("generate");
-    let ts: Vec<RtTask> = set
-        .tasks
-        .iter()
-        .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
-        .collect();
+    let ts: Vec<RtTask> = set.rt_tasks();
     for (how, fit) in [
         (PerCpu::Rm, Fit::First),
         (PerCpu::Dm, Fit::First),

@@ -363,6 +363,15 @@ pub fn generate_with<R: Rng + ?Sized>(rng: &mut R, spec: &GenSpec) -> Result<Tas
 }
 
 impl TaskSet {
+    /// The tasks as the schedulability tests take them (runtime, period, deadline as
+    /// generated; the same numbers the written file holds).
+    pub fn rt_tasks(&self) -> Vec<crate::RtTask> {
+        self.tasks
+            .iter()
+            .map(|t| crate::RtTask::new(&t.name, t.runtime, t.period, t.deadline))
+            .collect()
+    }
+
     fn scheduler_json(&self) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(p) = &self.spec.policy {

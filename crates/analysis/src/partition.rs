@@ -547,12 +547,7 @@ mod unit {
                 seed,
                 ..GenSpec::default()
             };
-            let ts: Vec<RtTask> = generate(&spec)
-                .unwrap()
-                .tasks
-                .iter()
-                .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
-                .collect();
+            let ts: Vec<RtTask> = generate(&spec).unwrap().rt_tasks();
             // RM orders priorities by period, DM by deadline.
             for (how, key) in [
                 (PerCpu::Rm, (|t: &RtTask| t.t) as fn(&RtTask) -> u64),

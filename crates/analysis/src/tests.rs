@@ -574,12 +574,7 @@ mod budgeted_rta {
                 seed,
                 ..GenSpec::default()
             };
-            let ts: Vec<RtTask> = generate(&spec)
-                .unwrap()
-                .tasks
-                .iter()
-                .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
-                .collect();
+            let ts: Vec<RtTask> = generate(&spec).unwrap().rt_tasks();
             let all: Vec<usize> = (0..ts.len()).collect();
             let by_period = seed % 2 == 0;
             let plain = rta_on(&ts, &all, by_period);

@@ -20,12 +20,7 @@ fn set(tasks: usize, u: f64, seed: u64, constrained: bool) -> Vec<RtTask> {
         seed,
         ..GenSpec::default()
     };
-    generate(&spec)
-        .unwrap()
-        .tasks
-        .iter()
-        .map(|t| RtTask::new(&t.name, t.runtime, t.period, t.deadline))
-        .collect()
+    generate(&spec).unwrap().rt_tasks()
 }
 
 const T10K: u64 = 10_000 * 1_000_000_000;
