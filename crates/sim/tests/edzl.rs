@@ -51,15 +51,6 @@ fn dhall_m4_edzl_meets_every_deadline_where_global_edf_misses() {
     }
 }
 
-const E2: &str = "
-platform: { cpus: 1, hz: 1000 }
-duration: 100ms
-tasks:
-  - { name: t1, runtime: 5ms, period: 50ms }
-  - { name: t2, runtime: 5ms, period: 50ms }
-  - { name: t3, runtime: 60ms, period: 100ms }
-";
-
 #[test]
 fn e2_edzl_is_edf() {
     for mode in ["tick", "exact"] {

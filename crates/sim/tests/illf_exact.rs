@@ -84,15 +84,6 @@ fn exact_mode_evaluates_one_laxity_per_zero_laxity_instant_instead_of_one_per_ti
     assert_eq!(tick.laxity_evaluations - exact.laxity_evaluations, 23 - 2);
 }
 
-const E2: &str = "
-platform: { cpus: 1, hz: 1000 }
-duration: 100ms
-tasks:
-  - { name: t1, runtime: 5ms, period: 50ms }
-  - { name: t2, runtime: 5ms, period: 50ms }
-  - { name: t3, runtime: 60ms, period: 100ms }
-";
-
 #[test]
 fn e2_schedules_are_those_of_tick_mode() {
     // Every decision of E2 falls on a tick, so exact mode changes none of them; the

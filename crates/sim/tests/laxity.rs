@@ -4,15 +4,6 @@ use common::*;
 use schedlab_model::Workload;
 use schedlab_sim::SimResult;
 
-const E2: &str = "
-platform: { cpus: 1, hz: 1000 }
-duration: 100ms
-tasks:
-  - { name: t1, runtime: 5ms, period: 50ms }
-  - { name: t2, runtime: 5ms, period: 50ms }
-  - { name: t3, runtime: 60ms, period: 100ms }
-";
-
 fn with_illf(yaml: &str, illf: &str) -> String {
     yaml.replacen(
         "tasks:",

@@ -124,15 +124,6 @@ fn pure_llf_ties_alternate_every_2ns_after_a_crossing() {
     assert!(r.context_switches > 1900, "{}", r.context_switches);
 }
 
-const E2: &str = "
-platform: { cpus: 1, hz: 1000 }
-duration: 100ms
-tasks:
-  - { name: t1, runtime: 5ms, period: 50ms }
-  - { name: t2, runtime: 5ms, period: 50ms }
-  - { name: t3, runtime: 60ms, period: 100ms }
-";
-
 #[test]
 fn e2_exact_llf_meets_every_deadline_with_one_preemption() {
     // t3 (laxity 40) runs first; t1 and t2 (laxity 45 − t) cross it at 5 ms and are

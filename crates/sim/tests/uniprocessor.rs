@@ -4,15 +4,6 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 
-const E2: &str = "
-platform: { cpus: 1, hz: 1000 }
-duration: 100ms
-tasks:
-  - { name: t1, runtime: 5ms, period: 50ms }
-  - { name: t2, runtime: 5ms, period: 50ms }
-  - { name: t3, runtime: 60ms, period: 100ms }
-";
-
 #[test]
 fn e2_edf_order_is_1_2_3_1_2_with_five_dispatches() {
     for placement in ["global", "partitioned", "linux"] {

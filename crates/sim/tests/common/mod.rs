@@ -11,6 +11,17 @@ use std::path::Path;
 /// Milliseconds in ns.
 pub const MS: u64 = 1_000_000;
 
+/// The seeds' E2 example (examples/e2.yaml without its name): three tasks on one CPU
+/// whose hand-worked schedules several policies' tests assert.
+pub const E2: &str = "
+platform: { cpus: 1, hz: 1000 }
+duration: 100ms
+tasks:
+  - { name: t1, runtime: 5ms, period: 50ms }
+  - { name: t2, runtime: 5ms, period: 50ms }
+  - { name: t3, runtime: 60ms, period: 100ms }
+";
+
 /// Parse a YAML workload with overrides.
 pub fn workload(yaml: &str, policy: &str, placement: &str) -> Workload {
     let ov = Overrides {
