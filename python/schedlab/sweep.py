@@ -150,38 +150,51 @@ def _show(v: Any) -> str:
     return repr(v)
 
 
+def _range(c: _Check, key: str, v: dict, shape: str, limit) -> list[float]:
+    """``{from: A, to: B, step: S}`` as its values; ``shape`` names what else the key
+    takes (for the message), ``limit(n)`` refuses too many values before they exist."""
+    unknown = sorted(set(v) - {"from", "to", "step"})
+    if unknown or not {"from", "to", "step"} <= set(v):
+        c.fail(key, f"give {shape} or {{from: A, to: B, step: S}}")
+    a = c.number(key + ".from", v["from"])
+    b = c.number(key + ".to", v["to"])
+    s = c.number(key + ".step", v["step"])
+    if s <= 0:
+        c.fail(key + ".step", f"{s} must be positive")
+    if b < a:
+        c.fail(key, f"from {a} is above to {b}")
+    n = math.floor((b - a) / s + 1e-9) + 1
+    limit(n)
+    return [round(a + i * s, 10) for i in range(n)]
+
+
+def _no_repeats(c: _Check, key: str, values: list) -> list:
+    seen: set = set()
+    for i, x in enumerate(values):
+        if x in seen:
+            c.fail(f"{key}[{i}]", f"{x} is given twice")
+        seen.add(x)
+    return values
+
+
 def _utilizations(c: _Check, v: Any, samples: int, max_cells: int) -> list[float]:
     key = "utilizations"
     if isinstance(v, dict):
-        unknown = sorted(set(v) - {"from", "to", "step"})
-        if unknown or not {"from", "to", "step"} <= set(v):
-            c.fail(key, "give a list or {from: A, to: B, step: S}")
-        a = c.number(key + ".from", v["from"])
-        b = c.number(key + ".to", v["to"])
-        s = c.number(key + ".step", v["step"])
-        if s <= 0:
-            c.fail(key + ".step", f"{s} must be positive")
-        if b < a:
-            c.fail(key, f"from {a} is above to {b}")
-        n = math.floor((b - a) / s + 1e-9) + 1
-        if n * samples > max_cells:
-            c.fail(
-                key,
-                f"{n:,} utilisations x {samples:,} samples = {n * samples:,} cells; "
-                f"the limit on this machine is {max_cells:,} cells",
-            )
-        return [round(a + i * s, 10) for i in range(n)]
+
+        def limit(n: int) -> None:
+            if n * samples > max_cells:
+                c.fail(
+                    key,
+                    f"{n:,} utilisations x {samples:,} samples = {n * samples:,} "
+                    f"cells; the limit on this machine is {max_cells:,} cells",
+                )
+
+        return _range(c, key, v, "a list", limit)
     if isinstance(v, str) or not isinstance(v, (list, tuple)):
         c.fail(key, f"give a list or {{from, to, step}}, not {_show(v)}")
     if not v:
         c.fail(key, "give at least one utilisation")
-    out = [c.number(f"{key}[{i}]", u) for i, u in enumerate(v)]
-    seen: set[float] = set()
-    for i, u in enumerate(out):
-        if u in seen:
-            c.fail(f"{key}[{i}]", f"{u} is given twice")
-        seen.add(u)
-    return out
+    return _no_repeats(c, key, [c.number(f"{key}[{i}]", u) for i, u in enumerate(v)])
 
 
 def _policies(c: _Check, v: Any) -> list:
@@ -219,28 +232,16 @@ def _axis(c: _Check, key: str, v: Any, one, numeric: bool) -> Any:
     """An axis: one value (kept as given), a list of values (no value twice), or for a
     numeric axis ``{from, to, step}``; each value checked by ``one(key, value)``."""
     if numeric and isinstance(v, dict):
-        unknown = sorted(set(v) - {"from", "to", "step"})
-        if unknown or not {"from", "to", "step"} <= set(v):
-            c.fail(key, "give a value, a list or {from: A, to: B, step: S}")
-        a = c.number(key + ".from", v["from"])
-        b = c.number(key + ".to", v["to"])
-        st = c.number(key + ".step", v["step"])
-        if st <= 0:
-            c.fail(key + ".step", f"{st} must be positive")
-        if b < a:
-            c.fail(key, f"from {a} is above to {b}")
-        n = math.floor((b - a) / st + 1e-9) + 1
-        if n > 10_000:
-            c.fail(key, f"{n:,} values; an axis takes at most 10,000")
-        v = [round(a + i * st, 10) for i in range(n)]
+
+        def limit(n: int) -> None:
+            if n > 10_000:
+                c.fail(key, f"{n:,} values; an axis takes at most 10,000")
+
+        v = _range(c, key, v, "a value, a list", limit)
     if isinstance(v, (list, tuple)):
         if not v:
             c.fail(key, "give at least one value")
-        out = [one(f"{key}[{i}]", x) for i, x in enumerate(v)]
-        for i, x in enumerate(out):
-            if x in out[:i]:
-                c.fail(f"{key}[{i}]", f"{x} is given twice")
-        return out
+        return _no_repeats(c, key, [one(f"{key}[{i}]", x) for i, x in enumerate(v)])
     return one(key, v)
 
 
