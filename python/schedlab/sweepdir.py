@@ -28,6 +28,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections import Counter
 from typing import Any, Callable
 
@@ -178,7 +179,14 @@ class SweepDir:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+            # The holder writes who it is just after it takes the lock: give it a
+            # moment rather than report a holder that "has not said who".
+            holder = ""
+            for _ in range(50):
+                holder = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+                if holder:
+                    break
+                time.sleep(0.02)
             os.close(fd)
             pid, _, cmd = holder.partition(" ")
             who = f"PID {pid}: {cmd}" if pid else "a process that has not said who"
@@ -186,12 +194,18 @@ class SweepDir:
                 f"{self.out} is in use by another sweep ({who}); wait for it to end or "
                 "use another directory"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv)}\n".encode(), 0)
+        # Written over the old text, then cut to length: never empty while held.
+        me = f"{os.getpid()} {' '.join(sys.argv)}\n".encode()
+        os.pwrite(fd, me, 0)
+        os.ftruncate(fd, len(me))
         self._lock_fd = fd
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
+            # Emptied while still held, so the next refusal never names an ended sweep
+            # (only a killed one leaves its line, overwritten by the next holder).
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._lock_fd, 0)
             os.close(self._lock_fd)  # releases the flock
             self._lock_fd = None
 
@@ -275,7 +289,9 @@ class SweepDir:
             m = _BATCH.match(name)
             if not m:
                 quiet = _OUTPUT.fullmatch(name) and os.path.isfile(path)
-                self.ignored[name] = _OUTPUT_WHY if quiet else "not a file of this sweep"
+                self.ignored[name] = (
+                    _OUTPUT_WHY if quiet else "not a file of this sweep"
+                )
                 continue
             self._next = max(self._next, int(m.group(1)) + 1)
             why = self._load_batch(path)
