@@ -79,9 +79,15 @@ pub const TREATMENTS: &[(&str, Treatment)] = &[
     ("tasks", Treatment::Run),
 ];
 
-/// The entry covering `path` (the longest prefix at a `.` or `[` boundary).
+/// The options block of a policy without its own entry above (a registry policy's
+/// declared `scheduler.<name>:`): its options go with the policy, which each backend
+/// runs or refuses by name, so a policy added to the registry needs no entry here.
+pub const POLICY_OPTIONS: (&str, Treatment) = ("scheduler.<policy>", Treatment::Run);
+
+/// The entry covering `path` (the longest prefix at a `.` or `[` boundary; a declared
+/// policy block without one: [`POLICY_OPTIONS`]).
 pub fn treatment(path: &str) -> Option<(&'static str, Treatment)> {
-    TREATMENTS
+    let found = TREATMENTS
         .iter()
         .filter(|(p, _)| {
             path == *p
@@ -90,7 +96,19 @@ pub fn treatment(path: &str) -> Option<(&'static str, Treatment)> {
                     .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
         })
         .max_by_key(|(p, _)| p.len())
-        .copied()
+        .copied();
+    let block = path
+        .strip_prefix("scheduler.")
+        .map(|r| r.split('.').next().unwrap_or(r));
+    let declared = block.is_some_and(|b| {
+        schedlab_model::POLICIES
+            .iter()
+            .any(|e| e.name == b && !e.options.is_empty())
+    });
+    match found {
+        Some(("scheduler", _)) if declared => Some(POLICY_OPTIONS),
+        other => other,
+    }
 }
 
 /// The warnings of a real run of `w` under `backend` on `host`, or why it cannot run.
@@ -331,11 +349,34 @@ mod tests {
                 }
             }
         }
+        let (entry, how) = POLICY_OPTIONS;
+        let row = format!("| `{entry}` | {} |", how.word());
+        if !doc.contains(&row) {
+            missing.push(format!("docs/run.md has no row `{row}`"));
+        }
         assert!(missing.is_empty(), "{}", missing.join("\n"));
         // Every entry names a real field (no stale rows).
         let all = field_paths();
         for (p, _) in TREATMENTS {
             assert!(all.iter().any(|f| f == p), "{p} is not a field");
+        }
+    }
+
+    #[test]
+    fn a_declared_policy_block_is_covered_without_an_entry() {
+        // llf has its own entry; a block without one falls back to POLICY_OPTIONS.
+        assert_eq!(treatment("scheduler.llf.mode").unwrap().0, "scheduler.llf");
+        assert_eq!(treatment("scheduler.rt").unwrap().0, "scheduler.rt");
+        assert_eq!(treatment("scheduler").unwrap().0, "scheduler");
+        for e in schedlab_model::POLICIES
+            .iter()
+            .filter(|e| !e.options.is_empty())
+        {
+            let (entry, how) = treatment(&format!("scheduler.{}", e.name)).unwrap();
+            assert!(entry != "scheduler", "{}", e.name);
+            if entry == POLICY_OPTIONS.0 {
+                assert_eq!(how, Treatment::Run);
+            }
         }
     }
 

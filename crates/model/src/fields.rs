@@ -3,12 +3,12 @@
 //! parser accepts, so a field added to a spec struct appears here without anyone listing
 //! it. Consumers that must decide something for every field (the real runner: run it,
 //! warn about it or refuse it) test against this list, so a new field cannot be ignored
-//! without a word.
+//! without a word. A policy's `scheduler.<name>:` block comes from its registry entry's
+//! declarations.
 
 use crate::spec::{
-    BfsSpec, CfsSpec, EdzlSpec, EevdfSpec, IllfSpec, IrqSpec, KernelSectionsSpec, LlfSpec,
-    PhaseSpec, PlatformSpec, ProbeSpec, SchedulerSpec, TaskSpec, TimerGroupSpec, TimersSpec,
-    WorkloadSpec,
+    option_names, BfsSpec, CfsSpec, EevdfSpec, IrqSpec, KernelSectionsSpec, PhaseSpec,
+    PlatformSpec, ProbeSpec, SchedulerSpec, TaskSpec, TimerGroupSpec, TimersSpec, WorkloadSpec,
 };
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use std::fmt;
@@ -65,16 +65,17 @@ fn nested(path: &str) -> Option<&'static [&'static str]> {
         "platform.timers.groups[]" => struct_fields::<TimerGroupSpec>(),
         "platform.kernel_sections" => struct_fields::<KernelSectionsSpec>(),
         "scheduler" => struct_fields::<SchedulerSpec>(),
-        "scheduler.llf" => struct_fields::<LlfSpec>(),
-        "scheduler.illf" => struct_fields::<IllfSpec>(),
-        "scheduler.edzl" => struct_fields::<EdzlSpec>(),
         "scheduler.cfs" => struct_fields::<CfsSpec>(),
         "scheduler.eevdf" => struct_fields::<EevdfSpec>(),
         "scheduler.bfs" => struct_fields::<BfsSpec>(),
         "tasks[]" => struct_fields::<TaskSpec>(),
         "tasks[].phases[]" => struct_fields::<PhaseSpec>(),
         "tasks[].probe" => struct_fields::<ProbeSpec>(),
-        _ => return None,
+        // A policy's declared options (crate::options).
+        p => match p.strip_prefix("scheduler.").map(option_names) {
+            Some(names) if !names.is_empty() => names,
+            _ => return None,
+        },
     })
 }
 
@@ -131,6 +132,9 @@ mod tests {
             "platform.isolated",
             "platform.timers.groups[].count",
             "scheduler.eevdf.base_slice",
+            "scheduler.illf.swap_at",
+            "scheduler.llf.tie",
+            "scheduler.edzl.mode",
             "tasks[].run",
             "tasks[].phases[].sleep",
             "tasks[].probe.interval",

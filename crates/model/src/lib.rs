@@ -18,6 +18,7 @@ pub mod horizon;
 pub mod job_costs;
 pub mod kernel;
 pub mod limits;
+pub mod options;
 pub mod registry;
 pub mod release;
 pub mod spec;
@@ -27,6 +28,7 @@ pub mod workload;
 
 pub use classes::{sched_attrs, KernelClass, SchedAttr};
 pub use error::ModelError;
+pub use options::{OptionDecl, OptionKind, OptionValue, PolicyOptions};
 pub use registry::{PolicyInfo, RealBackends, SchedPolicy, POLICIES};
 pub use release::{JobDraw, ReleaseStream};
 pub use time::{format_ns, parse_duration, parse_sim_duration, Ns, SimDuration};

@@ -1,10 +1,13 @@
 //! The workload file exactly as written (serde types). Unknown fields are errors.
 //! [`crate::Workload::from_spec`] turns this into a validated workload.
 
+use crate::options::{FieldSeed, OptionsSeed, RawOptions};
+use crate::registry::{PolicyInfo, POLICIES};
 use crate::time::{check_time, parse_duration, parse_sim_duration, Ns, SimDuration};
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
+use std::sync::LazyLock;
 
 /// A duration field: a string with a unit (`10ms`) or an integer number of nanoseconds,
 /// at most [`crate::limits::MAX_TIME_NS`].
@@ -251,9 +254,10 @@ pub struct ProbeSpec {
     pub runtime: Option<Dur>,
 }
 
-/// `scheduler:` block.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+/// `scheduler:` block. Its fields are the ones below plus one `scheduler.<policy>:` block
+/// per registry policy that declares options ([`crate::options`]), so it is read by hand
+/// (the derive cannot know the registry) with the derive's messages.
+#[derive(Debug, Clone, Default)]
 pub struct SchedulerSpec {
     /// Policy for periodic real-time tasks: a deadline- or rt-class policy of the registry
     /// ([`crate::registry::POLICIES`]).
@@ -272,12 +276,6 @@ pub struct SchedulerSpec {
     pub dl_margin: Option<f64>,
     /// Enforce CBS budgets (default: on with `linux` placement, off otherwise).
     pub cbs: Option<bool>,
-    /// Options of `llf`.
-    pub llf: Option<LlfSpec>,
-    /// Options of `illf`.
-    pub illf: Option<IllfSpec>,
-    /// Options of `edzl`.
-    pub edzl: Option<EdzlSpec>,
     /// Nice-to-weight table of the fair class: `linux` (default), `grouped-2`,
     /// `grouped-5`, `extended-60` (seed 004).
     pub weights: Option<String>,
@@ -290,6 +288,133 @@ pub struct SchedulerSpec {
     /// Tasks that ran within this time are cache-hot and not moved by load balancing
     /// (default 500us, `sysctl_sched_migration_cost`).
     pub migration_cost: Option<Dur>,
+    /// The declared policies' blocks as written, by policy name, in file order.
+    pub options: Vec<(&'static str, RawOptions)>,
+}
+
+/// Policy blocks that are typed structs here rather than declared options (their values
+/// are read outside their policy: the default fair class, the real runner's comparison
+/// with the host kernel's tunables).
+pub const TYPED_BLOCKS: &[&str] = &["cfs", "eevdf", "bfs"];
+
+/// The fields of `scheduler:`, in the order serde's messages list them: the fixed ones
+/// with the declared policies' blocks (registry order) after `cbs`.
+pub fn scheduler_fields() -> &'static [&'static str] {
+    static FIELDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        let mut v = vec![
+            "deadline",
+            "rt",
+            "fair",
+            "placement",
+            "partition",
+            "rr_timeslice",
+            "dl_margin",
+            "cbs",
+        ];
+        v.extend(declared().map(|e| e.name));
+        v.extend(["weights", "cfs", "eevdf", "bfs", "migration_cost"]);
+        v
+    });
+    &FIELDS
+}
+
+/// The registry entries that declare options.
+fn declared() -> impl Iterator<Item = &'static PolicyInfo> {
+    POLICIES.iter().filter(|e| !e.options.is_empty())
+}
+
+/// The option names of `policy`'s block (for serde's unknown-field message).
+pub fn option_names(policy: &str) -> &'static [&'static str] {
+    static NAMES: LazyLock<Vec<(&'static str, Vec<&'static str>)>> = LazyLock::new(|| {
+        declared()
+            .map(|e| (e.name, e.options.iter().map(|d| d.name).collect()))
+            .collect()
+    });
+    NAMES
+        .iter()
+        .find(|(p, _)| *p == policy)
+        .map_or(&[], |(_, v)| v.as_slice())
+}
+
+impl<'de> Deserialize<'de> for SchedulerSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_struct("SchedulerSpec", scheduler_fields(), SchedulerVisitor)
+    }
+}
+
+struct SchedulerVisitor;
+
+impl<'de> Visitor<'de> for SchedulerVisitor {
+    type Value = SchedulerSpec;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        // Turned into words by the loader, as the derive's `struct ...` are.
+        f.write_str("struct SchedulerSpec")
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut m: A) -> Result<SchedulerSpec, A::Error> {
+        let mut s = SchedulerSpec::default();
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(field) = m.next_key_seed(FieldSeed(scheduler_fields()))? {
+            if seen.contains(&field) {
+                return Err(de::Error::duplicate_field(field));
+            }
+            seen.push(field);
+            match field {
+                "deadline" => s.deadline = m.next_value()?,
+                "rt" => s.rt = m.next_value()?,
+                "fair" => s.fair = m.next_value()?,
+                "placement" => s.placement = m.next_value()?,
+                "partition" => s.partition = m.next_value()?,
+                "rr_timeslice" => s.rr_timeslice = m.next_value()?,
+                "dl_margin" => s.dl_margin = m.next_value()?,
+                "cbs" => s.cbs = m.next_value()?,
+                "weights" => s.weights = m.next_value()?,
+                "cfs" => s.cfs = m.next_value()?,
+                "eevdf" => s.eevdf = m.next_value()?,
+                "bfs" => s.bfs = m.next_value()?,
+                "migration_cost" => s.migration_cost = m.next_value()?,
+                policy => {
+                    let e = declared()
+                        .find(|e| e.name == policy)
+                        .expect("scheduler_fields lists the declared blocks");
+                    let seed = OptionsSeed {
+                        block: e.name,
+                        decls: e.options,
+                        names: option_names(e.name),
+                    };
+                    if let Some(raw) = m.next_value_seed(Nullable(seed))? {
+                        s.options.push((e.name, raw));
+                    }
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// `null` (or `~`) for a block means "absent", as for the derive's `Option` fields.
+struct Nullable<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Nullable<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Nullable<S> {
+    type Value = Option<S::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a mapping of options")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.deserialize(d).map(Some)
+    }
 }
 
 /// `scheduler.cfs:` block (defaults: the kernel's, scaled by `1 + ilog2(min(cpus, 8))`).
@@ -326,43 +451,6 @@ pub struct BfsSpec {
     pub rr_interval: Option<Dur>,
     /// Cache-locality deadline offset for tasks that last ran on another CPU (default true).
     pub locality: Option<bool>,
-}
-
-/// `scheduler.edzl:` block.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct EdzlSpec {
-    /// `tick` (default: zero laxity detected when a job is queued and at ticks, as a
-    /// kernel would) or `exact` (at the instant a waiting job's laxity reaches zero).
-    pub mode: Option<String>,
-}
-
-/// `scheduler.llf:` block.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct LlfSpec {
-    /// `tick` (default: laxities re-evaluated every tick, as a kernel would) or `exact`
-    /// (decide at the instants laxities cross, no quantum).
-    pub mode: Option<String>,
-    /// Tie-break among equal laxities: `lrs` (least recently scheduled, default) or `fifo`.
-    pub tie: Option<String>,
-}
-
-/// `scheduler.illf:` block.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct IllfSpec {
-    /// The paper's rules in force (default `[1, 2, 3, 4]`); e.g. `[1, 2, 3]` for ablation.
-    pub rules: Option<Vec<i64>>,
-    /// When rule 4 (the swap) applies: `every-pick` (default: at activations and at every
-    /// pick after a completion, as Algorithm 2 is called) or `activation` (the paper's
-    /// narrative of example E2).
-    pub swap_at: Option<String>,
-    /// Use the prose's strict `R_q < S_k` instead of Algorithm 2's `S_k >= R_q`.
-    pub strict: Option<bool>,
-    /// `tick` (default: a waiting task's zero laxity is seen at the first tick after it,
-    /// as the paper's rule 2 does) or `exact` (at the instant it reaches zero).
-    pub mode: Option<String>,
 }
 
 /// One entry of `tasks:` (possibly expanded by `count:`).

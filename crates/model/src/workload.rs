@@ -3,6 +3,8 @@
 use crate::error::ModelError;
 use crate::guard::{check_nesting, walk, WalkGoal};
 use crate::limits::{MAX_FILE_BYTES, MAX_TASKS, MAX_TASK_CPUS, MAX_TUNABLE_NS};
+use crate::options::PolicyOptions;
+use crate::registry::POLICIES;
 pub use crate::registry::{Policy, PolicyClass};
 use crate::spec::{Dur, ExecSpec, TaskSpec, WorkloadSpec};
 use crate::time::{format_ns, Ns, SimDuration, MS, S, US};
@@ -245,6 +247,28 @@ pub struct Scheduler {
     pub migration_cost: Ns,
     /// Options of `edzl`.
     pub edzl: EdzlOptions,
+    /// The validated `scheduler.<policy>:` block of every policy that declares options,
+    /// defaults filled in, in registry order (`llf`, `illf` and `edzl` are also above,
+    /// typed, for the real runner).
+    #[serde(serialize_with = "options_by_block")]
+    pub options: Vec<PolicyOptions>,
+}
+
+fn options_by_block<S: serde::Serializer>(v: &[PolicyOptions], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(v.iter().map(|o| (o.block, o)))
+}
+
+impl Scheduler {
+    /// The validated options of `p`'s `scheduler.<name>:` block (`None`: `p` declares
+    /// none).
+    pub fn options_of(&self, p: Policy) -> Option<&PolicyOptions> {
+        self.options.iter().find(|o| o.block == p.name())
+    }
+
+    /// [`Scheduler::options_of`] for mutation (tests and ablations built in code).
+    pub fn options_of_mut(&mut self, p: Policy) -> Option<&mut PolicyOptions> {
+        self.options.iter_mut().find(|o| o.block == p.name())
+    }
 }
 
 /// How `edzl` detects zero laxity.
@@ -252,6 +276,15 @@ pub struct Scheduler {
 pub struct EdzlOptions {
     /// At the exact instant a waiting job's laxity reaches zero, instead of at ticks.
     pub exact: bool,
+}
+
+impl EdzlOptions {
+    /// From the validated `scheduler.edzl:` block.
+    pub fn from_options(o: &PolicyOptions) -> EdzlOptions {
+        EdzlOptions {
+            exact: o.word("mode") == "exact",
+        }
+    }
 }
 
 /// CFS tunables (kernel/sched/fair.c defaults × `1 + ilog2(min(cpus, 8))`).
@@ -300,6 +333,16 @@ pub struct LlfOptions {
     pub lrs_tie: bool,
 }
 
+impl LlfOptions {
+    /// From the validated `scheduler.llf:` block.
+    pub fn from_options(o: &PolicyOptions) -> LlfOptions {
+        LlfOptions {
+            exact: o.word("mode") == "exact",
+            lrs_tie: o.word("tie") == "lrs",
+        }
+    }
+}
+
 impl Default for LlfOptions {
     fn default() -> Self {
         LlfOptions {
@@ -321,6 +364,19 @@ pub struct IllfOptions {
     /// Rule 3's zero laxity acted on at the instant a waiting task reaches it, instead of
     /// at the first tick after (rule 2's per-tick refresh).
     pub exact: bool,
+}
+
+impl IllfOptions {
+    /// From the validated `scheduler.illf:` block.
+    pub fn from_options(o: &PolicyOptions) -> IllfOptions {
+        let rules = o.int_set("rules");
+        IllfOptions {
+            rules: [1, 2, 3, 4].map(|r| rules.contains(&r)),
+            swap_at_activation_only: o.word("swap_at") == "activation",
+            strict: o.flag("strict"),
+            exact: o.word("mode") == "exact",
+        }
+    }
 }
 
 impl Default for IllfOptions {
@@ -636,21 +692,41 @@ impl Workload {
                 ));
             }
         }
+        let options = POLICIES
+            .iter()
+            .filter(|e| !e.options.is_empty())
+            .map(|e| {
+                let raw = sc
+                    .options
+                    .iter()
+                    .find(|(n, _)| *n == e.name)
+                    .map(|(_, r)| r);
+                crate::options::resolve(e.name, e.options, e.check, raw)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let of = |p: Policy| options.iter().find(|o| o.block == p.name());
         let scheduler = Scheduler {
+            llf: of(Policy::Llf)
+                .map(LlfOptions::from_options)
+                .unwrap_or_default(),
+            illf: of(Policy::Illf)
+                .map(IllfOptions::from_options)
+                .unwrap_or_default(),
+            edzl: of(Policy::Edzl)
+                .map(EdzlOptions::from_options)
+                .unwrap_or_default(),
+            options,
             policy,
             fair,
             placement,
             rr_timeslice,
             dl_margin,
             cbs: sc.cbs.unwrap_or(placement == Placement::Linux),
-            llf: llf_options(sc.llf.as_ref())?,
-            illf: illf_options(sc.illf.as_ref())?,
             weights,
             cfs,
             eevdf,
             bfs,
             migration_cost,
-            edzl: edzl_options(sc.edzl.as_ref())?,
         };
 
         if spec.tasks.is_empty() {
@@ -723,86 +799,6 @@ fn task_total(specs: &[TaskSpec], cpus: usize) -> Result<usize, String> {
         ));
     }
     Ok(total as usize)
-}
-
-fn llf_options(spec: Option<&crate::spec::LlfSpec>) -> Result<LlfOptions, String> {
-    let mut o = LlfOptions::default();
-    let Some(spec) = spec else { return Ok(o) };
-    match spec.mode.as_deref() {
-        None | Some("tick") => {}
-        Some("exact") => o.exact = true,
-        Some(m) => {
-            return Err(format!(
-                "scheduler.llf.mode: unknown mode `{m}` (known: tick, exact)"
-            ))
-        }
-    }
-    match spec.tie.as_deref() {
-        None | Some("lrs") => {}
-        Some("fifo") => o.lrs_tie = false,
-        Some(t) => {
-            return Err(format!(
-                "scheduler.llf.tie: unknown tie-break `{t}` (known: lrs, fifo)"
-            ))
-        }
-    }
-    Ok(o)
-}
-
-fn edzl_options(spec: Option<&crate::spec::EdzlSpec>) -> Result<EdzlOptions, String> {
-    let mut o = EdzlOptions::default();
-    match spec.and_then(|s| s.mode.as_deref()) {
-        None | Some("tick") => {}
-        Some("exact") => o.exact = true,
-        Some(m) => {
-            return Err(format!(
-                "scheduler.edzl.mode: unknown mode `{m}` (known: tick, exact)"
-            ))
-        }
-    }
-    Ok(o)
-}
-
-fn illf_options(spec: Option<&crate::spec::IllfSpec>) -> Result<IllfOptions, String> {
-    let mut o = IllfOptions::default();
-    let Some(spec) = spec else { return Ok(o) };
-    if let Some(rules) = &spec.rules {
-        o.rules = [false; 4];
-        for &r in rules {
-            if !(1..=4).contains(&r) {
-                return Err(format!(
-                    "scheduler.illf.rules: rule {r} does not exist (the paper has rules 1-4)"
-                ));
-            }
-            o.rules[(r - 1) as usize] = true;
-        }
-        if o.rules[0] != o.rules[1] {
-            return Err("scheduler.illf.rules: rules 1 and 2 go together (together they replace per-tick refreshes of every laxity)".into());
-        }
-    }
-    match spec.swap_at.as_deref() {
-        None | Some("every-pick") => {}
-        Some("activation") => o.swap_at_activation_only = true,
-        Some(w) => {
-            return Err(format!(
-                "scheduler.illf.swap_at: unknown value `{w}` (known: every-pick, activation)"
-            ))
-        }
-    }
-    o.strict = spec.strict.unwrap_or(false);
-    match spec.mode.as_deref() {
-        None | Some("tick") => {}
-        Some("exact") => o.exact = true,
-        Some(m) => {
-            return Err(format!(
-                "scheduler.illf.mode: unknown mode `{m}` (known: tick, exact)"
-            ))
-        }
-    }
-    if o.exact && !o.rules[2] {
-        return Err("scheduler.illf.mode: `exact` acts at the instant rule 3's zero laxity is reached, so it needs rule 3 in scheduler.illf.rules (without it ILLF preempts at laxity crossings, which have no tick-free form that does not thrash)".into());
-    }
-    Ok(o)
 }
 
 fn expand_task(

@@ -1,5 +1,6 @@
 //! The simulator's half of the policy registry ([`schedlab_model::registry`]): the
-//! constructor of each policy's scheduling class.
+//! constructor of each policy's scheduling class, declared in the policy's own file
+//! (its `SIM` entries, collected by [`crate::policy`]) and looked up here.
 //!
 //! The engine stacks three class slots, deadline > rt > fair. A policy's class goes in
 //! the slot of its registry class: a deadline-class policy (edf, llf, ...) fills the
@@ -10,11 +11,16 @@
 use crate::class::SchedClass;
 use crate::policy;
 use crate::SimError;
+use schedlab_model::registry::POLICIES;
 use schedlab_model::time::S;
-use schedlab_model::{Placement, Policy, Workload};
+use schedlab_model::{Policy, Workload};
+use std::sync::LazyLock;
+
+/// A built class, or why the workload cannot use the policy.
+pub type Built = Result<Box<dyn SchedClass>, SimError>;
 
 /// Builds a policy's class for a workload, or says why the workload cannot use it.
-pub type BuildClass = fn(&Workload) -> Result<Box<dyn SchedClass>, SimError>;
+pub type BuildClass = fn(&Workload) -> Built;
 
 /// One policy's simulator entry.
 #[derive(Clone, Copy)]
@@ -26,79 +32,18 @@ pub struct SimPolicy {
 }
 
 /// Every simulated policy's constructor, in the model registry's order.
-pub const SIM_POLICIES: &[SimPolicy] = &[
-    SimPolicy {
-        policy: Policy::Edf,
-        build: |_| Ok(Box::new(policy::edf::Edf::default())),
-    },
-    SimPolicy {
-        policy: Policy::Llf,
-        build: llf,
-    },
-    SimPolicy {
-        policy: Policy::Illf,
-        build: |w| Ok(Box::new(policy::illf::Illf::new(w.scheduler.illf))),
-    },
-    SimPolicy {
-        policy: Policy::Edzl,
-        build: |w| Ok(Box::new(policy::edzl::Edzl::new(w.scheduler.edzl.exact))),
-    },
-    SimPolicy {
-        policy: Policy::Rm,
-        build: rt_class,
-    },
-    SimPolicy {
-        policy: Policy::Dm,
-        build: rt_class,
-    },
-    SimPolicy {
-        policy: Policy::Fifo,
-        build: rt_class,
-    },
-    SimPolicy {
-        policy: Policy::Rr,
-        build: rt_class,
-    },
-    SimPolicy {
-        policy: Policy::Cfs,
-        build: |w| Ok(Box::new(policy::cfs::Cfs::new(w.scheduler.cfs))),
-    },
-    SimPolicy {
-        policy: Policy::Eevdf,
-        build: |w| {
-            let tick = S.checked_div(w.platform.hz as u64).unwrap_or(0);
-            let mut p = w.scheduler.eevdf;
-            // A task reading its own CPU clock runs `update_curr` at every read, which
-            // ends a used-up request at once (`update_deadline`), as HRTICK would.
-            p.hrtick |= w.platform.job_costs.reads_cpu_clock;
-            Ok(Box::new(policy::eevdf::Eevdf::new(p).with_tick(tick)))
-        },
-    },
-    SimPolicy {
-        policy: Policy::Bfs,
-        build: |w| {
-            Ok(Box::new(policy::bfs::Bfs::new(
-                w.scheduler.bfs,
-                w.platform.cpus,
-                w.platform.hz,
-            )))
-        },
-    },
-];
-
-/// `llf`: decisions at ticks, or exactly at laxity crossings (per-CPU queues only).
-fn llf(w: &Workload) -> Result<Box<dyn SchedClass>, SimError> {
-    let o = w.scheduler.llf;
-    if !o.exact {
-        return Ok(Box::new(policy::llf::Llf::new(o.lrs_tie)));
-    }
-    if w.scheduler.placement == Placement::Global {
-        return Err(SimError::Unsupported(
-            "llf mode exact needs per-CPU run queues: use placement linux or partitioned (global placement works with mode tick)".into(),
-        ));
-    }
-    Ok(Box::new(policy::llf::Llf::exact(policy::llf::TieRule::Edf)))
-}
+pub static SIM_POLICIES: LazyLock<Vec<SimPolicy>> = LazyLock::new(|| {
+    POLICIES
+        .iter()
+        .filter_map(|e| {
+            policy::ALL
+                .iter()
+                .flat_map(|file| file.iter())
+                .find(|s| s.policy == e.policy)
+                .copied()
+        })
+        .collect()
+});
 
 /// The rt class (SCHED_FIFO/RR) with the workload's RR slice in ticks.
 pub fn rt_class(w: &Workload) -> Result<Box<dyn SchedClass>, SimError> {
@@ -120,7 +65,7 @@ pub fn sim_policy(p: Policy) -> Option<&'static SimPolicy> {
 mod tests {
     use super::*;
     use schedlab_model::registry::{PolicyClass, POLICIES};
-    use schedlab_model::{Overrides, Workload};
+    use schedlab_model::{Overrides, Placement, Workload};
     use std::path::Path;
 
     fn workload(policy: Policy) -> Workload {
@@ -139,6 +84,15 @@ mod tests {
             assert_eq!(n, 1, "{} has {n} simulator entries", e.name);
         }
         assert_eq!(SIM_POLICIES.len(), POLICIES.len());
+        // One file's entry per policy: two files claiming one policy is a mistake.
+        for e in &POLICIES {
+            let n = policy::ALL
+                .iter()
+                .flat_map(|f| f.iter())
+                .filter(|s| s.policy == e.policy)
+                .count();
+            assert_eq!(n, 1, "{} is built by {n} policy files", e.name);
+        }
         let order: Vec<Policy> = SIM_POLICIES.iter().map(|s| s.policy).collect();
         let model: Vec<Policy> = POLICIES.iter().map(|e| e.policy).collect();
         assert_eq!(order, model, "keep the model registry's order");
@@ -160,6 +114,7 @@ mod tests {
 
     #[test]
     fn exact_llf_is_refused_under_global_placement() {
+        let llf = sim_policy(Policy::Llf).unwrap().build;
         let mut w = workload(Policy::Llf);
         w.scheduler.llf.exact = true;
         assert!(llf(&w).is_ok());

@@ -547,3 +547,16 @@ impl SchedClass for Bfs {
         None
     }
 }
+
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Bfs,
+    build: |w| {
+        Ok(Box::new(Bfs::new(
+            w.scheduler.bfs,
+            w.platform.cpus,
+            w.platform.hz,
+        )))
+    },
+}];

@@ -312,3 +312,10 @@ impl SchedClass for Cfs {
         Ok(())
     }
 }
+
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Cfs,
+    build: |w| Ok(Box::new(Cfs::new(w.scheduler.cfs))),
+}];

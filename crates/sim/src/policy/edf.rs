@@ -58,3 +58,10 @@ impl SchedClass for Edf {
         Some(ctx.sched_deadline(t))
     }
 }
+
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Edf,
+    build: |_| Ok(Box::new(Edf::default())),
+}];

@@ -285,3 +285,10 @@ impl SchedClass for Edzl {
         false
     }
 }
+
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Edzl,
+    build: |w| Ok(Box::new(Edzl::new(w.scheduler.edzl.exact))),
+}];

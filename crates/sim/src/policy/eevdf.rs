@@ -926,6 +926,22 @@ impl SchedClass for Eevdf {
     }
 }
 
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Eevdf,
+    build: |w| {
+        let tick = schedlab_model::time::S
+            .checked_div(w.platform.hz as u64)
+            .unwrap_or(0);
+        let mut p = w.scheduler.eevdf;
+        // A task reading its own CPU clock runs `update_curr` at every read, which
+        // ends a used-up request at once (`update_deadline`), as HRTICK would.
+        p.hrtick |= w.platform.job_costs.reads_cpu_clock;
+        Ok(Box::new(Eevdf::new(p).with_tick(tick)))
+    },
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -509,6 +509,13 @@ impl SchedClass for Illf {
     }
 }
 
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Illf,
+    build: |w| Ok(Box::new(Illf::new(w.scheduler.illf))),
+}];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -309,3 +309,24 @@ impl SchedClass for Llf {
         false
     }
 }
+
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+pub const SIM: &[crate::registry::SimPolicy] = &[crate::registry::SimPolicy {
+    policy: schedlab_model::Policy::Llf,
+    build,
+}];
+
+/// Tick mode with `scheduler.llf.tie`, or exact mode (per-CPU run queues only).
+fn build(w: &schedlab_model::Workload) -> crate::registry::Built {
+    let o = w.scheduler.llf;
+    if !o.exact {
+        return Ok(Box::new(Llf::new(o.lrs_tie)));
+    }
+    if w.scheduler.placement == schedlab_model::Placement::Global {
+        return Err(crate::SimError::Unsupported(
+            "llf mode exact needs per-CPU run queues: use placement linux or partitioned (global placement works with mode tick)".into(),
+        ));
+    }
+    Ok(Box::new(Llf::exact(TieRule::Edf)))
+}

@@ -1,10 +1,17 @@
-//! Policies: one file each, implementing [`crate::class::SchedClass`].
+//! Policies: one file each, implementing [`crate::class::SchedClass`]. Each file also
+//! says which registry policies its class runs and how it is built for a workload (its
+//! `SIM` entries); the list below declares the files and collects those entries.
 
-pub mod bfs;
-pub mod cfs;
-pub mod edf;
-pub mod edzl;
-pub mod eevdf;
-pub mod illf;
-pub mod llf;
-pub mod rt;
+/// Declares each file and [`ALL`], their `SIM` entries.
+macro_rules! classes {
+    ($($file:ident),* $(,)?) => {
+        $(pub mod $file;)*
+
+        /// Every file's `SIM` entries, file by file.
+        pub(crate) const ALL: &[&[crate::registry::SimPolicy]] = &[$($file::SIM),*];
+    };
+}
+
+classes! {
+    bfs, cfs, edf, edzl, eevdf, illf, llf, rt,
+}

@@ -103,3 +103,26 @@ impl SchedClass for Rt {
         Some(ctx.task(t).rt_key)
     }
 }
+
+/// Its entries in the simulator: the registry policies this file's class runs
+/// (`schedlab_model::registry`), and how each is built for a workload.
+/// The four differ in their tasks' priorities and round-robin flag
+/// (`schedlab_model::classes`), not in the class.
+pub const SIM: &[crate::registry::SimPolicy] = &[
+    crate::registry::SimPolicy {
+        policy: schedlab_model::Policy::Rm,
+        build: crate::registry::rt_class,
+    },
+    crate::registry::SimPolicy {
+        policy: schedlab_model::Policy::Dm,
+        build: crate::registry::rt_class,
+    },
+    crate::registry::SimPolicy {
+        policy: schedlab_model::Policy::Fifo,
+        build: crate::registry::rt_class,
+    },
+    crate::registry::SimPolicy {
+        policy: schedlab_model::Policy::Rr,
+        build: crate::registry::rt_class,
+    },
+];
