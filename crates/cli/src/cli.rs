@@ -207,7 +207,8 @@ pub struct CompareArgs {
     pub file: Option<PathBuf>,
 
     /// Comma-separated policies to compare, one column each.
-    /// Default: every policy for periodic tasks (the simulator has them all).
+    /// Default: the registry's default columns (the classic periodic policies); every
+    /// other policy is opt-in here.
     #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = PolicyArg::summaries())]
     pub policies: Vec<Policy>,
 

@@ -9,9 +9,9 @@ use schedlab_model::{ModelError, Overrides, Policy, Workload};
 use schedlab_sim::{simulate, SimOptions};
 use std::path::{Path, PathBuf};
 
-/// Policies compared when `--policies` is not given: every periodic policy of the
-/// registry, in its order (the simulator implements them all).
-pub const DEFAULT_POLICIES: &[Policy] = &schedlab_sim::PERIODIC_POLICIES;
+/// Policies compared when `--policies` is not given: the registry entries marked
+/// `default_column`, in its order; other policies are opt-in.
+pub const DEFAULT_POLICIES: &[Policy] = &schedlab_model::registry::DEFAULT_COLUMNS;
 
 /// The built-in workload (the seed paper's Table 1 set on 4 CPUs), used without FILE.
 pub const BUILTIN_TABLE1: &str = include_str!("../builtin/table1.yaml");
@@ -155,14 +155,29 @@ mod tests {
     }
 
     #[test]
-    fn default_policies_are_the_registrys_periodic_policies() {
-        let periodic: Vec<Policy> = schedlab_model::POLICIES
+    fn default_policies_are_the_registrys_default_columns() {
+        let marked: Vec<Policy> = schedlab_model::POLICIES
             .iter()
-            .filter(|e| e.policy.is_periodic())
+            .filter(|e| e.default_column)
             .map(|e| e.policy)
             .collect();
-        assert_eq!(DEFAULT_POLICIES, periodic);
-        assert!(DEFAULT_POLICIES.contains(&Policy::Edzl));
+        assert_eq!(DEFAULT_POLICIES, marked);
+        // The columns before the registry said which (every periodic policy then).
+        assert_eq!(
+            DEFAULT_POLICIES
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>(),
+            ["edf", "llf", "illf", "edzl", "rm", "dm", "fifo", "rr"]
+        );
+        // docs/usage.md states the list.
+        let usage = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/usage.md"),
+        )
+        .unwrap();
+        let names: Vec<&str> = DEFAULT_POLICIES.iter().map(|p| p.name()).collect();
+        let stated = format!("currently `{}`", names.join(","));
+        assert!(usage.contains(&stated), "docs/usage.md should say {stated}");
     }
 
     #[test]

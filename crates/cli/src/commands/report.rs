@@ -31,7 +31,7 @@ pub struct ReportArgs {
     pub file: PathBuf,
 
     /// Comma-separated policies, one column and one section each.
-    /// Default: every policy for periodic tasks, as `compare`.
+    /// Default: `compare`'s (the registry's default columns).
     #[arg(long, value_name = "P,P,...", value_delimiter = ',', value_parser = crate::cli::PolicyArg::summaries())]
     pub policies: Vec<Policy>,
 
