@@ -601,6 +601,72 @@ mod tests {
     }
 
     #[test]
+    fn a_workload_carries_every_declared_block_and_serializes_it_by_name() {
+        use crate::workload::{Overrides, Policy, Workload};
+        let yaml = "scheduler: { illf: { rules: [3, 1, 2], swap_at: activation } }\n\
+                    tasks: [{ name: a, runtime: 1ms, period: 10ms }]\n";
+        let w = Workload::parse_str(yaml, std::path::Path::new("w.yaml"), &Overrides::default())
+            .unwrap();
+        let illf = w.scheduler.options_of(Policy::Illf).unwrap();
+        assert_eq!(illf.int_set("rules"), [1, 2, 3]);
+        assert_eq!(illf.word("swap_at"), "activation");
+        // The typed copy the real runner reads agrees.
+        assert_eq!(w.scheduler.illf.rules, [true, true, true, false]);
+        assert!(w.scheduler.illf.swap_at_activation_only);
+        // Blocks absent from the file are there with their defaults.
+        assert_eq!(
+            w.scheduler.options_of(Policy::Llf).unwrap().word("tie"),
+            "lrs"
+        );
+        assert!(w.scheduler.options_of(Policy::Edf).is_none());
+        let json = serde_json::to_string(&w.scheduler).unwrap();
+        assert!(
+            json.contains(r#""options":{"llf":{"mode":"tick","tie":"lrs"},"illf":{"rules":[1,2,3],"swap_at":"activation","strict":false,"mode":"tick"},"edzl":{"mode":"tick"}}"#),
+            "{json}"
+        );
+    }
+
+    /// A declared block is read with the messages the derive gave the typed blocks:
+    /// line and column, the path down to the field, serde's wording.
+    #[test]
+    fn a_declared_block_reports_syntax_errors_like_a_derived_one() {
+        use crate::workload::{Overrides, Workload};
+        let err = |sched: &str| {
+            let yaml =
+                format!("scheduler: {sched}\ntasks: [{{ name: a, runtime: 1ms, period: 10ms }}]\n");
+            Workload::parse_str(&yaml, std::path::Path::new("w.yaml"), &Overrides::default())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("{ llf: { mod: tick } }"),
+            "w.yaml:1:21: scheduler.llf.mod: unknown field `mod`, expected `mode` or `tie`"
+        );
+        assert_eq!(
+            err("{ illf: { strict: 1 } }"),
+            "w.yaml:1:30: scheduler.illf.strict: invalid type: integer `1`, expected a boolean"
+        );
+        assert_eq!(
+            err("{ llf: { mode: tick, mode: exact } }"),
+            "w.yaml:1:19: scheduler.llf: duplicate field `mode`"
+        );
+        assert_eq!(
+            err("{ edzl: 3 }"),
+            "w.yaml:1:20: scheduler.edzl: invalid type: integer `3`, expected a mapping of edzl options"
+        );
+        assert_eq!(
+            err("{ illf: { rules: [1, 2, 3, 4, 5] } }"),
+            "w.yaml: scheduler.illf.rules: rule 5 does not exist (the paper has rules 1-4)"
+        );
+        // `~` is an absent block, as for an `Option` field.
+        let yaml = "scheduler: { llf: ~, edzl: { mode: ~ } }\ntasks: [{ name: a, runtime: 1ms, period: 10ms }]\n";
+        let w = Workload::parse_str(yaml, std::path::Path::new("w.yaml"), &Overrides::default())
+            .unwrap();
+        assert_eq!(w.scheduler.llf, crate::workload::LlfOptions::default());
+        assert!(!w.scheduler.edzl.exact);
+    }
+
+    #[test]
     fn set_replaces_a_value_of_the_declared_type() {
         let mut o = resolve("x", DECLS, None, None).unwrap();
         o.set("mode", OptionValue::Enum("exact"));
