@@ -91,6 +91,9 @@ DEFAULT_POLICIES = "edf,rm,llf,edzl,p-edf,p-edf-wf,lb-p-edf,p-rm"
 # Periods (ms): divisors of 100, so a set's hyperperiod is at most 100 ms.
 PERIODS_MS = (5, 10, 20, 25, 50, 100)
 GRAIN_NS = 100_000  # WCET granularity of non-quantum schedulers (0.1 ms)
+# Finish times this close are SimSo's float rounding (times in ms as floats, converted to
+# cycles at each timer), counted apart from the real differences.
+ROUNDING_NS = 2
 
 KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simso_crosscheck_known.toml")
 
@@ -138,13 +141,34 @@ def exact_ms(ns_value):
 
 
 # --------------------------------------------------------------------------- SimSo
-def simso_run(ws, cls):
+def zero_timer_overheads():
+    """SimSo's LLF (simso/schedulers/LLF.py) starts its 1 ms timer with overhead=.001: each
+    tick takes 1 µs of the first CPU from the job running there. Overheads are off in this
+    comparison (schedlab's `platform.tick` is 0), so the timer is built with overhead 0."""
+    import importlib
+
+    mod = importlib.import_module("simso.schedulers.LLF")
+    timer = mod.Timer
+    if getattr(timer, "crosscheck_zeroed", False):
+        return
+
+    def zeroed(*a, **kw):
+        kw["overhead"] = 0
+        return timer(*a, **kw)
+
+    zeroed.crosscheck_zeroed = True
+    mod.Timer = zeroed
+
+
+def simso_run(ws, cls, as_released=False):
     """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
     schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
     from simso.configuration import Configuration
     from simso.core import Model
     from simso.core.JobEvent import JobEvent
 
+    if not as_released:
+        zero_timer_overheads()
     cfg = Configuration()
     assert cfg.cycles_per_ms == MS
     cfg.duration = ws["horizon"]
@@ -271,8 +295,15 @@ def running_at(slices, t):
     return {task for s, e, task, _ in slices if s <= t < e}
 
 
+def snap(slices, grid=10):
+    """Slice bounds to the nearest `grid` ns: SimSo's float-millisecond timers (EDZL's
+    zero-laxity timer, for one) fire a cycle or two off the exact instant."""
+    return [(round(s / grid) * grid, round(e / grid) * grid, n, c) for s, e, n, c in slices]
+
+
 def divergence(a, b):
     """First instant where the sets of running tasks differ (CPU numbers ignored)."""
+    a, b = snap(a), snap(b)
     times = sorted({s for s, *_ in a} | {e for _, e, *_ in a}
                    | {s for s, *_ in b} | {e for _, e, *_ in b})
     for t in times:
@@ -295,7 +326,8 @@ def priority_key(policy, task, t, slices):
         laxity = deadline - t - (task["c"] - done)
         if policy == "llf":
             return laxity
-        return (0 if laxity <= 0 else 1, deadline)
+        # Zero-laxity jobs share the top priority (EDZL: ties among them are arbitrary).
+        return (0, 0) if laxity <= 0 else (1, deadline)
     return deadline
 
 
@@ -305,6 +337,12 @@ def classify(entry, ws, ours, theirs, rules):
     t = None
     if entry["placement"] == "partitioned" and ours["part"] != theirs["part"]:
         pattern = "partition"
+        byname = {x["name"]: x for x in ws["tasks"]}
+        load = {}
+        for n, c in ours["part"].items():
+            load[c] = load.get(c, 0) + Fraction(byname[n]["c"], byname[n]["t"])
+        if any(v == 1 for v in load.values()):
+            pattern = "partition-full-cpu"
     else:
         d = divergence(ours["slices"], theirs["slices"])
         if d is None:
@@ -316,6 +354,9 @@ def classify(entry, ws, ours, theirs, rules):
             keys_t = {priority_key(policy, byname[n], t, ours["slices"]) for n in only_theirs}
             if only_ours and only_theirs and keys_o & keys_t:
                 pattern = "tie"
+            elif (only_ours and not only_theirs and t % MS == 0
+                  and only_ours <= running_at(theirs["slices"], t + 1000)):
+                pattern = "timer-overhead"
             elif not only_ours or not only_theirs:
                 pattern = "idle-cpu"
             else:
@@ -326,23 +367,29 @@ def classify(entry, ws, ours, theirs, rules):
     return pattern, "unclassified", "", t
 
 
+def close(x, y):
+    """Finish times within ROUNDING_NS of each other (both finished)."""
+    return (isinstance(x[0], int) and isinstance(y[0], int) and x[1] == y[1]
+            and abs(x[0] - y[0]) <= ROUNDING_NS)
+
+
 def first_difference(ws, ours, theirs):
     """The first job (by the earlier of its two finish times) whose finish or abort
-    differs; (task, index, ours, theirs) or None."""
+    differs by more than rounding; (when, task, index, ours, theirs) or None."""
     diffs = []
     for t in ws["tasks"]:
         a, b = ours["jobs"][t["name"]], theirs["jobs"][t["name"]]
         for k in range(max(len(a), len(b))):
             x = a[k] if k < len(a) else ("missing", False)
             y = b[k] if k < len(b) else ("missing", False)
-            if x != y:
+            if x != y and not close(x, y):
                 when = min(v for v in (x[0], y[0], (k + 1) * t["t"]) if isinstance(v, int))
                 diffs.append((when, t["name"], k, x, y))
     return min(diffs) if diffs else None
 
 
 def show_schedule(slices, lo, hi, limit=16):
-    shown = [f"cpu{c} {s / MS:g}-{e / MS:g} {n}" for s, e, n, c in slices if e > lo and s < hi]
+    shown = [f"cpu{c} {s / MS:.6g}-{e / MS:.6g} {n}" for s, e, n, c in slices if e > lo and s < hi]
     more = f"; ... {len(shown) - limit} more" if len(shown) > limit else ""
     return "; ".join(shown[:limit]) + more
 
@@ -353,9 +400,9 @@ def describe(ws):
                                                for t in ws["tasks"]))
 
 
-def compare_policy(name, entry, sets, binary, rules, verbose):
+def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False):
     row = {"policy": name, "simso": entry["simso"], "sets": 0, "jobs": 0, "identical": 0,
-           "differing": 0, "sets_differing": 0, "classes": {}, "examples": []}
+           "rounding": 0, "differing": 0, "sets_differing": 0, "classes": {}, "examples": []}
     with tempfile.TemporaryDirectory(prefix="simso-crosscheck.") as tmp:
         for ws in sets:
             try:
@@ -366,7 +413,7 @@ def compare_policy(name, entry, sets, binary, rules, verbose):
             except Unpartitioned:
                 s_jobs = None
             try:
-                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"])
+                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released)
             except Unpartitioned:
                 o_jobs = None
             if s_jobs is None or o_jobs is None:
@@ -383,13 +430,16 @@ def compare_policy(name, entry, sets, binary, rules, verbose):
             ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
             theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
             row["sets"] += 1
-            ndiff = 0
+            ndiff = nround = 0
             for t in ws["tasks"]:
                 a, b = s_jobs[t["name"]], o_jobs[t["name"]]
                 row["jobs"] += max(len(a), len(b))
                 same = sum(1 for x, y in zip(a, b) if x == y)
+                near = sum(1 for x, y in zip(a, b) if x != y and close(x, y))
                 row["identical"] += same
-                ndiff += max(len(a), len(b)) - same
+                nround += near
+                ndiff += max(len(a), len(b)) - same - near
+            row["rounding"] += nround
             row["differing"] += ndiff
             if not ndiff:
                 continue
@@ -427,16 +477,17 @@ def fmt_job(j):
     fin, aborted = j
     if fin == "missing":
         return "no such job"
-    return "aborted at its deadline" if aborted else f"finished at {fin / MS:g} ms"
+    return "aborted at its deadline" if aborted else f"finished at {fin / MS:.6f} ms"
 
 
 # --------------------------------------------------------------------------- output
 def table(rows, markdown):
-    head = ("policy", "SimSo", "sets", "jobs", "identical", "differing", "classification")
+    head = ("policy", "SimSo", "sets", "jobs", "identical", f"within {ROUNDING_NS} ns",
+            "differing", "classification of the first difference of each set")
     lines = []
     for r in rows:
         if "skipped" in r:
-            lines.append((r["policy"], r["simso"], "-", "-", "-", "-",
+            lines.append((r["policy"], r["simso"], "-", "-", "-", "-", "-",
                           "skipped: not in schedlab yet"))
             continue
         cls = "; ".join(f"{k}: {v['jobs']} jobs in {v['sets']} sets"
@@ -447,13 +498,13 @@ def table(rows, markdown):
             if r.get(key):
                 cls = f"{cls}; {what}: {r[key]} sets" if cls != "-" else f"{what}: {r[key]} sets"
         lines.append((r["policy"], r["simso"], str(r["sets"]), str(r["jobs"]),
-                      str(r["identical"]), str(r["differing"]), cls))
+                      str(r["identical"]), str(r["rounding"]), str(r["differing"]), cls))
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(x.replace("|", "\\|") for x in ln) + " |" for ln in lines]
         return "\n".join(out)
     width = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) if i in (0, 1, 6) else c.rjust(w)
+    return "\n".join("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
                                for i, (c, w) in enumerate(zip(row, width))).rstrip()
                      for row in [head, *lines])
 
@@ -471,6 +522,8 @@ def main(argv=None):
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--verbose", action="store_true",
                     help="print each set's first differing job and both schedules")
+    ap.add_argument("--simso-as-released", action="store_true",
+                    help="keep the 1 µs overhead of SimSo's LLF timer (zeroed by default)")
     ap.add_argument("--json", help="write every row (with examples) to this file")
     args = ap.parse_args(argv)
 
@@ -491,7 +544,8 @@ def main(argv=None):
         grain = MS if entry.get("quantum") else GRAIN_NS
         sets = [make_set(seed, m, k, lv, grain)
                 for m, k in sizes for lv in levels for seed in range(args.seeds)]
-        row = compare_policy(n, entry, sets, args.schedlab, rules, args.verbose)
+        row = compare_policy(n, entry, sets, args.schedlab, rules, args.verbose,
+                             args.simso_as_released)
         if "skipped" in row:
             print(f"{n}: skipped, schedlab does not know it yet ({row['skipped']})",
                   file=sys.stderr)
