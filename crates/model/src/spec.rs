@@ -264,7 +264,8 @@ pub struct SchedulerSpec {
     pub fair: Option<String>,
     /// `global`, `partitioned` or `linux`.
     pub placement: Option<String>,
-    /// Partitioning heuristic (only `first-fit-decreasing` for now).
+    /// Partitioning heuristic: `first-fit-decreasing` (`ffd`, default), `best-fit-decreasing`
+    /// (`bfd`), `worst-fit-decreasing` (`wfd`) or `load-balance` (`lb`).
     pub partition: Option<String>,
     /// SCHED_RR time slice (default 100ms).
     pub rr_timeslice: Option<Dur>,
