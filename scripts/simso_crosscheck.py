@@ -331,6 +331,22 @@ def priority_key(policy, task, t, slices):
     return deadline
 
 
+def simso_next_fit_decreasing(ws):
+    """The partition of SimSo's `next_fit` on tasks by decreasing utilisation, in its float
+    arithmetic (simso/utils/PartitionedScheduler.py), or None when it fails."""
+    tasks = sorted(ws["tasks"], key=lambda t: -(t["c"] / MS) / (t["t"] / MS))
+    load, j, out = [0.0] * ws["cpus"], 0, {}
+    for t in tasks:
+        c, p, k = t["c"] / MS, t["t"] / MS, 0
+        while load[j] * p + c > p:
+            j, k = (j + 1) % ws["cpus"], k + 1
+            if k >= ws["cpus"]:
+                return None
+        out[t["name"]] = j
+        load[j] += c / p
+    return out
+
+
 def classify(entry, ws, ours, theirs, rules):
     """Name the pattern of a set's first difference and look it up in the rules."""
     policy = entry["policy"]
@@ -343,6 +359,8 @@ def classify(entry, ws, ours, theirs, rules):
             load[c] = load.get(c, 0) + Fraction(byname[n]["c"], byname[n]["t"])
         if any(v == 1 for v in load.values()):
             pattern = "partition-full-cpu"
+        elif theirs["part"] == simso_next_fit_decreasing(ws):
+            pattern = "partition-next-fit"
     else:
         d = divergence(ours["slices"], theirs["slices"])
         if d is None:
