@@ -19,7 +19,7 @@ as the exact integer number of cycles SimSo computes from it.
 Run it with scripts/simso-crosscheck.sh (makes the virtualenv with SimSo) or directly with
 a Python that has simso==0.8.5 and simpy==2.3.1:
 
-  simso_crosscheck.py --schedlab target/debug/schedlab [--policies edf,llf] [--seeds 3]
+  simso_crosscheck.py --schedlab target/debug/schedlab [--policies edf,llf] [--seeds 10]
                       [--sizes 2x4,4x8,8x16] [--levels 0.5,0.75,0.9,1.0] [--markdown]
                       [--verbose] [--json FILE]
 """
@@ -535,7 +535,7 @@ def main(argv=None):
     ap.add_argument("--sizes", default="2x4,4x8,8x16", help="CPUsxTASKS,...")
     ap.add_argument("--levels", default="0.5,0.75,0.9,1.0",
                     help="total utilisation as fractions of the CPU count")
-    ap.add_argument("--seeds", type=int, default=3, help="sets per size and level")
+    ap.add_argument("--seeds", type=int, default=10, help="sets per size and level")
     ap.add_argument("--known", default=KNOWN, help="classification rules (TOML)")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--verbose", action="store_true",
