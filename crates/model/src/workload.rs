@@ -222,6 +222,14 @@ pub enum ExecModel {
         /// Longest job.
         max: Ns,
     },
+    /// Normal around `mean` with standard deviation `stddev`, clipped to (0, runtime]
+    /// (SimSo's ACET model, which clips at the WCET only).
+    Normal {
+        /// Average execution time.
+        mean: Ns,
+        /// Standard deviation.
+        stddev: Ns,
+    },
 }
 
 /// CPUs, tick and overheads.
@@ -235,6 +243,9 @@ pub struct Platform {
     pub context_switch: Ns,
     /// Extra time charged when a job resumes on another CPU.
     pub migration: Ns,
+    /// Time charged to a preempted job when it resumes on the CPU it left, after another
+    /// task ran there.
+    pub preemption: Ns,
     /// Time each tick steals from the running task.
     pub tick: Ns,
     /// Enforce CBS budgets exactly (HRTICK_DL) instead of at ticks.
@@ -542,6 +553,7 @@ impl Workload {
             hz: pf.hz.unwrap_or(1000),
             context_switch: pf.context_switch.map_or(0, |d| d.0),
             migration: pf.migration.map_or(0, |d| d.0),
+            preemption: pf.preemption.map_or(0, |d| d.0),
             tick: pf.tick.map_or(0, |d| d.0),
             hrtick: pf.hrtick.unwrap_or(false),
             wakeup_cost: 0,
@@ -1031,6 +1043,19 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Re
                 ));
             }
             ExecModel::Uniform { min: a.0, max: b.0 }
+        }
+        Some(ExecSpec::Normal([mean, stddev])) => {
+            if mean.0 == 0 || mean.0 > runtime {
+                return Err(format!(
+                    "{at}: exec normal mean {} must satisfy 0 < mean <= runtime {}",
+                    format_ns(mean.0),
+                    format_ns(runtime)
+                ));
+            }
+            ExecModel::Normal {
+                mean: mean.0,
+                stddev: stddev.0,
+            }
         }
     };
     Ok(Task {
