@@ -29,6 +29,7 @@ import json
 import math
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -160,7 +161,11 @@ def zero_timer_overheads():
     mod.Timer = zeroed
 
 
-def simso_run(ws, cls, as_released=False):
+def _alarm(signum, frame):
+    raise SimsoTimeout()
+
+
+def simso_run(ws, cls, as_released=False, timeout=0):
     """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
     schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
     from simso.configuration import Configuration
@@ -183,11 +188,20 @@ def simso_run(ws, cls, as_released=False):
     cfg.check_all()
     model = Model(cfg)
     sink = io.StringIO()  # several SimSo schedulers print their decisions
+    # SimSo can loop forever at one instant (EDZL re-arming a zero-delay timer, see
+    # docs/simso.md): a wall-clock limit ends such a run.
+    old = signal.signal(signal.SIGALRM, _alarm) if timeout else None
+    if timeout:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         with redirect_stdout(sink):
             model.run_model()
     except AssertionError as e:  # PartitionedScheduler: assert self.packer(), "Packing failed"
         raise Unpartitioned(str(e)) from None
+    finally:
+        if timeout:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
     jobs, slices, part = {}, [], {}
     cpu_index = {p: k for k, p in enumerate(model.processors)}
     for task in model.task_list:
@@ -214,6 +228,10 @@ def simso_run(ws, cls, as_released=False):
 # --------------------------------------------------------------------------- schedlab
 class Unknown(Exception):
     """schedlab does not know this policy or partition heuristic (yet)."""
+
+
+class SimsoTimeout(Exception):
+    """SimSo did not finish the horizon within --simso-timeout seconds."""
 
 
 class Unpartitioned(Exception):
@@ -331,6 +349,16 @@ def priority_key(policy, task, t, slices):
     return deadline
 
 
+def dropped(name, t, task, theirs):
+    """In SimSo, the current job of `name` at t never runs again before its deadline and
+    ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
+    k = t // task["t"]
+    deadline = (k + 1) * task["t"]
+    jobs = theirs["jobs"][name]
+    return (k < len(jobs) and jobs[k][1]
+            and not any(n == name and s < deadline and e > t for s, e, n, _ in theirs["slices"]))
+
+
 def simso_next_fit_decreasing(ws):
     """The partition of SimSo's `next_fit` on tasks by decreasing utilisation, in its float
     arithmetic (simso/utils/PartitionedScheduler.py), or None when it fails."""
@@ -370,7 +398,17 @@ def classify(entry, ws, ours, theirs, rules):
             byname = {x["name"]: x for x in ws["tasks"]}
             keys_o = {priority_key(policy, byname[n], t, ours["slices"]) for n in only_ours}
             keys_t = {priority_key(policy, byname[n], t, ours["slices"]) for n in only_theirs}
-            if only_ours and only_theirs and keys_o & keys_t:
+            zero = {n for n in only_ours
+                    if priority_key("edzl", byname[n], t, ours["slices"]) == (0, 0)}
+            aborted_now = any(
+                theirs["jobs"][x["name"]][k][1]
+                for x in ws["tasks"] for k in [t // x["t"] - 1]
+                if t % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
+            if policy in ("edzl", "g-fl-zl") and zero:
+                pattern = "zero-laxity-missed"
+            elif aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
+                pattern = "abort-drops-running"
+            elif only_ours and only_theirs and keys_o & keys_t:
                 pattern = "tie"
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
@@ -418,7 +456,8 @@ def describe(ws):
                                                for t in ws["tasks"]))
 
 
-def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False):
+def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
+                   timeout=0):
     row = {"policy": name, "simso": entry["simso"], "sets": 0, "jobs": 0, "identical": 0,
            "rounding": 0, "differing": 0, "sets_differing": 0, "classes": {}, "examples": []}
     with tempfile.TemporaryDirectory(prefix="simso-crosscheck.") as tmp:
@@ -431,9 +470,15 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False)
             except Unpartitioned:
                 s_jobs = None
             try:
-                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released)
+                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout)
             except Unpartitioned:
                 o_jobs = None
+            except SimsoTimeout:
+                row["simso_timeout"] = row.get("simso_timeout", 0) + 1
+                if verbose:
+                    print(f"\n[{name}] {describe(ws)}: SimSo did not finish in {timeout} s",
+                          file=sys.stderr)
+                continue
             if s_jobs is None or o_jobs is None:
                 # A set one heuristic cannot place is not compared job by job; both
                 # failing is agreement, one failing a difference of partition.
@@ -512,7 +557,8 @@ def table(rows, markdown):
                         f" ({', '.join(sorted(v['patterns']))})"
                         for k, v in sorted(r["classes"].items())) or "-"
         for key, what in (("unplaced_both", "no partition in either tool"),
-                          ("unplaced_one", "no partition in one tool only")):
+                          ("unplaced_one", "no partition in one tool only"),
+                          ("simso_timeout", "SimSo did not finish (not compared)")):
             if r.get(key):
                 cls = f"{cls}; {what}: {r[key]} sets" if cls != "-" else f"{what}: {r[key]} sets"
         lines.append((r["policy"], r["simso"], str(r["sets"]), str(r["jobs"]),
@@ -542,6 +588,8 @@ def main(argv=None):
                     help="print each set's first differing job and both schedules")
     ap.add_argument("--simso-as-released", action="store_true",
                     help="keep the 1 µs overhead of SimSo's LLF timer (zeroed by default)")
+    ap.add_argument("--simso-timeout", type=float, default=20,
+                    help="seconds SimSo may take on one set before it is left out (default 20)")
     ap.add_argument("--json", help="write every row (with examples) to this file")
     args = ap.parse_args(argv)
 
@@ -563,7 +611,7 @@ def main(argv=None):
         sets = [make_set(seed, m, k, lv, grain)
                 for m, k in sizes for lv in levels for seed in range(args.seeds)]
         row = compare_policy(n, entry, sets, args.schedlab, rules, args.verbose,
-                             args.simso_as_released)
+                             args.simso_as_released, args.simso_timeout)
         if "skipped" in row:
             print(f"{n}: skipped, schedlab does not know it yet ({row['skipped']})",
                   file=sys.stderr)
