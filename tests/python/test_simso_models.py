@@ -5,12 +5,12 @@ penalties), through schedlab.sweep (docs/analysis.md)."""
 import pytest
 
 schedlab = pytest.importorskip("schedlab", reason="maturin develop (the Python package)")
-from schedlab import SchedlabError, sweep  # noqa: E402
+SchedlabError, sweep = schedlab.SchedlabError, schedlab.sweep
 
 # A fixed horizon: with random execution times `hyperperiod` is no longer a complete
 # horizon, so the two runs compared below must cover the same time.
-BASE = dict(cpus=1, tasks=6, samples=4, seed=3, duration="200ms",
-            periods="divisors:100ms:10ms..100ms", client="serial", analysis=False)
+BASE = {"cpus": 1, "tasks": 6, "samples": 4, "seed": 3, "duration": "200ms",
+        "periods": "divisors:100ms:10ms..100ms", "client": "serial", "analysis": False}
 
 
 def test_full_uniform_is_the_wcet_and_half_the_work_fits(tmp_path):
