@@ -396,8 +396,14 @@ def classify(entry, ws, ours, theirs, rules):
         else:
             t, only_ours, only_theirs = d
             byname = {x["name"]: x for x in ws["tasks"]}
-            keys_o = {priority_key(policy, byname[n], t, ours["slices"]) for n in only_ours}
-            keys_t = {priority_key(policy, byname[n], t, ours["slices"]) for n in only_theirs}
+            # A tie: both tools run jobs of the same priorities at t (the same multiset
+            # of keys), only different jobs among equals. Keys come from schedlab's
+            # history, the same as SimSo's before t.
+            def keys(names):
+                return sorted(priority_key(policy, byname[n], t, ours["slices"])
+                              for n in names)
+
+            same_keys = keys(only_ours) == keys(only_theirs)
             zero = {n for n in only_ours
                     if priority_key("edzl", byname[n], t, ours["slices"]) == (0, 0)}
             aborted_now = any(
@@ -408,7 +414,7 @@ def classify(entry, ws, ours, theirs, rules):
                 pattern = "zero-laxity-missed"
             elif aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
                 pattern = "abort-drops-running"
-            elif only_ours and only_theirs and keys_o & keys_t:
+            elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
