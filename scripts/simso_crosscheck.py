@@ -410,12 +410,14 @@ def classify(entry, ws, ours, theirs, rules):
                 theirs["jobs"][x["name"]][k][1]
                 for x in ws["tasks"] for k in [t // x["t"] - 1]
                 if t % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
-            if policy in ("edzl", "g-fl-zl") and zero:
-                pattern = "zero-laxity-missed"
-            elif aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
+            if aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
                 pattern = "abort-drops-running"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
+            elif policy in ("edzl", "g-fl-zl") and zero:
+                # A zero-laxity job runs in schedlab and waits in SimSo behind a job of
+                # positive laxity.
+                pattern = "zero-laxity-missed"
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
                 pattern = "timer-overhead"
