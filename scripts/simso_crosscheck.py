@@ -44,7 +44,9 @@ MS = 1_000_000  # ns per ms; also SimSo's cycles per ms (1 cycle = 1 ns)
 # schedlab policy name -> how to run it in schedlab and which SimSo class is its twin.
 #   simso: SimSo scheduler class; policy: schedlab's `scheduler.deadline`;
 #   placement: schedlab placement; partition: `scheduler.partition` (partitioned only);
-#   quantum: SimSo schedules on a quantum (WCETs are whole milliseconds for these).
+#   quantum: SimSo schedules on a quantum (WCETs are whole milliseconds for these);
+#   scheduler, platform: blocks merged into schedlab's workload (e.g. a policy's options,
+#   a quantum setting), so that schedlab runs the same model as SimSo.
 # A policy schedlab does not know yet is skipped with a line saying so.
 POLICIES = {
     # on main: global EDF, RM, LLF, EDZL
@@ -245,7 +247,7 @@ def workload(ws, entry):
     sched.update(entry.get("scheduler", {}))
     return {
         "name": f"crosscheck-{ws['seed']}",
-        "platform": {"cpus": ws["cpus"], "hz": 1000},
+        "platform": {"cpus": ws["cpus"], "hz": 1000, **entry.get("platform", {})},
         "duration": f"{ws['horizon']}ns",
         "on_miss": "abort",
         "scheduler": sched,
