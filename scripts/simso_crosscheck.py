@@ -116,21 +116,40 @@ def uunifast_discard(rng, n, total, umax=1.0):
             return us
 
 
-def make_set(seed, cpus, ntasks, level, grain_ns):
+def make_set(seed, cpus, ntasks, level, grain_ns, offsets=False):
     """A seeded implicit-deadline set: UUniFast utilisations for U = level·m, periods
-    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T)."""
+    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T).
+    With `offsets`, each task's first release is a whole millisecond in [0, T) (fewer
+    equal deadlines, so fewer ties), and the horizon is the largest offset plus two
+    hyperperiods (the feasibility interval of an asynchronous set); else one
+    hyperperiod."""
     rng = random.Random(f"{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
     us = uunifast_discard(rng, ntasks, level * cpus)
     tasks = []
     for i, u in enumerate(us):
         t = rng.choice(PERIODS_MS) * MS
         c = max(grain_ns, min(t, round(u * t / grain_ns) * grain_ns))
-        tasks.append({"name": f"t{i + 1}", "c": c, "t": t})
+        tasks.append({"name": f"t{i + 1}", "c": c, "t": t, "o": 0})
+    if offsets:
+        orng = random.Random(f"offsets/{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
+        for x in tasks:
+            x["o"] = orng.randrange(x["t"] // MS) * MS
     hyper = 1
     for x in tasks:
         hyper = math.lcm(hyper, x["t"])
-    return {"seed": seed, "cpus": cpus, "level": level, "tasks": tasks, "horizon": hyper,
+    horizon = max(x["o"] for x in tasks) + 2 * hyper if offsets else hyper
+    return {"seed": seed, "cpus": cpus, "level": level, "tasks": tasks, "horizon": horizon,
             "u": float(sum(Fraction(x["c"], x["t"]) for x in tasks))}
+
+
+def job_at(task, t):
+    """Index of the job of `task` released last at or before t (-1: none yet)."""
+    return (t - task["o"]) // task["t"] if t >= task["o"] else -1
+
+
+def release(task, k):
+    """Release instant of job k of `task`."""
+    return task["o"] + k * task["t"]
 
 
 def exact_ms(ns_value):
@@ -182,7 +201,7 @@ def simso_run(ws, cls, as_released=False, timeout=0):
     cfg.etm = "wcet"
     for i, t in enumerate(ws["tasks"]):
         cfg.add_task(name=t["name"], identifier=i + 1, period=exact_ms(t["t"]),
-                     activation_date=0, wcet=exact_ms(t["c"]), deadline=exact_ms(t["t"]),
+                     activation_date=exact_ms(t["o"]), wcet=exact_ms(t["c"]), deadline=exact_ms(t["t"]),
                      abort_on_miss=True)
     for c in range(ws["cpus"]):
         cfg.add_processor(name=f"CPU {c}", identifier=c + 1)
@@ -251,7 +270,8 @@ def workload(ws, entry):
         "duration": f"{ws['horizon']}ns",
         "on_miss": "abort",
         "scheduler": sched,
-        "tasks": [{"name": t["name"], "runtime": f"{t['c']}ns", "period": f"{t['t']}ns"}
+        "tasks": [{"name": t["name"], "runtime": f"{t['c']}ns", "period": f"{t['t']}ns",
+                   "offset": f"{t['o']}ns"}
                   for t in ws["tasks"]],
     }
 
@@ -336,13 +356,13 @@ def divergence(a, b):
 def priority_key(policy, task, t, slices):
     """The priority a task's current job has at t under `policy` (smaller is higher), from
     the schedule up to t (the same in both tools before the divergence)."""
-    release = t // task["t"] * task["t"]
-    deadline = release + task["t"]
+    rel = release(task, job_at(task, t))
+    deadline = rel + task["t"]
     if policy == "rm":
         return task["t"]
     if policy in ("llf", "mllf", "edzl", "g-fl-zl", "nvnlf"):
-        done = sum(min(e, t) - max(s, release) for s, e, n, _ in slices
-                   if n == task["name"] and e > release and s < t)
+        done = sum(min(e, t) - max(s, rel) for s, e, n, _ in slices
+                   if n == task["name"] and e > rel and s < t)
         laxity = deadline - t - (task["c"] - done)
         if policy == "llf":
             return laxity
@@ -354,10 +374,10 @@ def priority_key(policy, task, t, slices):
 def dropped(name, t, task, theirs):
     """In SimSo, the current job of `name` at t never runs again before its deadline and
     ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
-    k = t // task["t"]
-    deadline = (k + 1) * task["t"]
+    k = job_at(task, t)
+    deadline = release(task, k + 1)
     jobs = theirs["jobs"][name]
-    return (k < len(jobs) and jobs[k][1]
+    return (0 <= k < len(jobs) and jobs[k][1]
             and not any(n == name and s < deadline and e > t for s, e, n, _ in theirs["slices"]))
 
 
@@ -410,8 +430,8 @@ def classify(entry, ws, ours, theirs, rules):
                     if priority_key("edzl", byname[n], t, ours["slices"]) == (0, 0)}
             aborted_now = any(
                 theirs["jobs"][x["name"]][k][1]
-                for x in ws["tasks"] for k in [t // x["t"] - 1]
-                if t % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
+                for x in ws["tasks"] for k in [job_at(x, t) - 1]
+                if (t - x["o"]) % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
             if aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
                 pattern = "abort-drops-running"
             elif only_ours and only_theirs and same_keys:
@@ -449,7 +469,7 @@ def first_difference(ws, ours, theirs):
             x = a[k] if k < len(a) else ("missing", False)
             y = b[k] if k < len(b) else ("missing", False)
             if x != y and not close(x, y):
-                when = min(v for v in (x[0], y[0], (k + 1) * t["t"]) if isinstance(v, int))
+                when = min(v for v in (x[0], y[0], release(t, k + 1)) if isinstance(v, int))
                 diffs.append((when, t["name"], k, x, y))
     return min(diffs) if diffs else None
 
@@ -462,8 +482,9 @@ def show_schedule(slices, lo, hi, limit=16):
 
 def describe(ws):
     return (f"seed {ws['seed']}, {ws['cpus']} CPUs, {len(ws['tasks'])} tasks, "
-            f"U = {ws['u']:.3f}: " + ", ".join(f"{t['name']}=({t['c'] / MS:g},{t['t'] / MS:g})"
-                                               for t in ws["tasks"]))
+            f"U = {ws['u']:.3f}: " + ", ".join(
+                f"{t['name']}=({t['c'] / MS:g},{t['t'] / MS:g}"
+                + (f",+{t['o'] / MS:g})" if t["o"] else ")") for t in ws["tasks"]))
 
 
 def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
@@ -523,18 +544,19 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
             c["jobs"] += ndiff
             c["patterns"][pattern] = why
             task, k, x, y = first_difference(ws, ours, theirs)[1:]
-            period = next(t["t"] for t in ws["tasks"] if t["name"] == task)
-            lo, hi = k * period, (k + 1) * period
+            spec = next(t for t in ws["tasks"] if t["name"] == task)
+            rel = release(spec, k)
+            lo, hi = rel, release(spec, k + 1)
             if t0 is not None and t0 < hi:
                 lo = min(lo, t0)
-            ex = {"set": describe(ws), "job": f"{task}#{k}", "release_ms": lo / MS,
+            ex = {"set": describe(ws), "job": f"{task}#{k}", "release_ms": rel / MS,
                   "schedlab": x, "simso": y, "pattern": pattern, "class": cls}
             if entry["placement"] == "partitioned" and ours["part"] != theirs["part"]:
                 ex["partition"] = {"schedlab": s_part, "simso": o_part}
             row["examples"].append(ex)
             if verbose:
                 print(f"\n[{name}] {describe(ws)}", file=sys.stderr)
-                print(f"  first differing job {task}#{k} (released {k * period / MS:g} ms): "
+                print(f"  first differing job {task}#{k} (released {rel / MS:g} ms): "
                       f"schedlab {fmt_job(x)}, SimSo {fmt_job(y)} -> {pattern}: {cls}"
                       + (f" (schedules diverge at {t0 / MS:g} ms)" if t0 is not None else ""),
                       file=sys.stderr)
@@ -598,6 +620,8 @@ def main(argv=None):
                     help="print each set's first differing job and both schedules")
     ap.add_argument("--simso-as-released", action="store_true",
                     help="keep the 1 µs overhead of SimSo's LLF timer (zeroed by default)")
+    ap.add_argument("--offsets", action="store_true",
+                    help="release each task first at a random whole ms in [0, T) (fewer ties)")
     ap.add_argument("--simso-timeout", type=float, default=20,
                     help="seconds SimSo may take on one set before it is left out (default 20)")
     ap.add_argument("--json", help="write every row (with examples) to this file")
@@ -618,7 +642,7 @@ def main(argv=None):
     for n in names:
         entry = POLICIES[n]
         grain = MS if entry.get("quantum") else GRAIN_NS
-        sets = [make_set(seed, m, k, lv, grain)
+        sets = [make_set(seed, m, k, lv, grain, args.offsets)
                 for m, k in sizes for lv in levels for seed in range(args.seeds)]
         row = compare_policy(n, entry, sets, args.schedlab, rules, args.verbose,
                              args.simso_as_released, args.simso_timeout)

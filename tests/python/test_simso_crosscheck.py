@@ -26,7 +26,7 @@ def xc(root):
 
 def task_set(mod, cpus, tasks):
     """A set of (name, C ms, T ms) in the script's form, one hyperperiod long."""
-    ts = [{"name": n, "c": round(c * mod.MS), "t": t * mod.MS} for n, c, t in tasks]
+    ts = [{"name": n, "c": round(c * mod.MS), "t": t * mod.MS, "o": 0} for n, c, t in tasks]
     hyper = 1
     for t in ts:
         hyper = hyper * t["t"] // math.gcd(hyper, t["t"])
@@ -75,3 +75,19 @@ def test_the_script_runs_end_to_end_and_skips_unknown_policies(xc, schedlab, tmp
     # Exit status 1 means an unclassified difference; the EDF and P-EDF rows have none.
     unclassified = [r for r in rows.values() if r.get("classes", {}).get("unclassified")]
     assert code == (1 if unclassified else 0)
+
+
+def test_offsets_are_whole_ms_below_the_period_and_lengthen_the_horizon(xc):
+    ws = xc.make_set(4, 4, 8, 0.9, xc.GRAIN_NS, offsets=True)
+    hyper = math.lcm(*(t["t"] for t in ws["tasks"]))
+    assert all(t["o"] % xc.MS == 0 and 0 <= t["o"] < t["t"] for t in ws["tasks"])
+    assert any(t["o"] for t in ws["tasks"])
+    assert ws["horizon"] == max(t["o"] for t in ws["tasks"]) + 2 * hyper
+    # The same set's tasks without offsets, one hyperperiod.
+    plain = xc.make_set(4, 4, 8, 0.9, xc.GRAIN_NS)
+    assert [(t["c"], t["t"]) for t in plain["tasks"]] == [(t["c"], t["t"]) for t in ws["tasks"]]
+    assert plain["horizon"] == hyper
+    # Job indices count from the offset.
+    t = dict(ws["tasks"][0], o=3 * xc.MS, t=10 * xc.MS)
+    assert [xc.job_at(t, v * xc.MS) for v in (0, 3, 12, 13)] == [-1, 0, 0, 1]
+    assert xc.release(t, 2) == 23 * xc.MS
