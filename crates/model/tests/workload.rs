@@ -859,7 +859,10 @@ fn bad_release_and_exec_models_are_rejected() {
     ));
     assert_has(
         &msg,
-        &["tasks[0] (a).exec", "unknown execution-time model `lognormal`"],
+        &[
+            "tasks[0] (a).exec",
+            "unknown execution-time model `lognormal`",
+        ],
     );
     let msg = err(&one_task(
         "name: a, runtime: 5ms, period: 10ms, exec: { uniform: [1ms] }",
