@@ -186,7 +186,7 @@ def _alarm(signum, frame):
     raise SimsoTimeout()
 
 
-def simso_run(ws, cls, as_released=False, timeout=0):
+def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
     schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
     from simso.configuration import Configuration
@@ -199,6 +199,10 @@ def simso_run(ws, cls, as_released=False, timeout=0):
     assert cfg.cycles_per_ms == MS
     cfg.duration = ws["horizon"]
     cfg.etm = "wcet"
+    if penalties:
+        # SimSo's FixedPenalty model, penalties in cycles (= ns).
+        cfg.etm = "fixedpenalty"
+        cfg.penalty_preemption, cfg.penalty_migration = penalties
     for i, t in enumerate(ws["tasks"]):
         cfg.add_task(name=t["name"], identifier=i + 1, period=exact_ms(t["t"]),
                      activation_date=exact_ms(t["o"]), wcet=exact_ms(t["c"]), deadline=exact_ms(t["t"]),
@@ -259,14 +263,16 @@ class Unpartitioned(Exception):
     """The partitioning heuristic placed no partition."""
 
 
-def workload(ws, entry):
+def workload(ws, entry, penalties=None):
     sched = {"deadline": entry["policy"], "placement": entry["placement"]}
     if "partition" in entry:
         sched["partition"] = entry["partition"]
     sched.update(entry.get("scheduler", {}))
     return {
         "name": f"crosscheck-{ws['seed']}",
-        "platform": {"cpus": ws["cpus"], "hz": 1000, **entry.get("platform", {})},
+        "platform": {"cpus": ws["cpus"], "hz": 1000, **entry.get("platform", {}),
+                     **({"preemption": f"{penalties[0]}ns", "migration": f"{penalties[1]}ns"}
+                        if penalties else {})},
         "duration": f"{ws['horizon']}ns",
         "on_miss": "abort",
         "scheduler": sched,
@@ -276,10 +282,10 @@ def workload(ws, entry):
     }
 
 
-def schedlab_run(binary, ws, entry, tmp):
+def schedlab_run(binary, ws, entry, tmp, penalties=None):
     path = os.path.join(tmp, "w.json")
     with open(path, "w") as f:
-        json.dump(workload(ws, entry), f)
+        json.dump(workload(ws, entry, penalties), f)
     csv, trace = os.path.join(tmp, "jobs.csv"), os.path.join(tmp, "trace.txt")
     out = subprocess.run([binary, "simulate", path, "--json", "--jobs-csv", csv,
                           "--trace-out", trace, "--trace-format", "ftrace"],
@@ -397,10 +403,24 @@ def simso_next_fit_decreasing(ws):
     return out
 
 
-def classify(entry, ws, ours, theirs, rules):
+def penalty_sum(diff, penalties):
+    """`diff` is a·P + b·M with |a|, |b| <= 2 (not 0): a resumption paid the
+    preemption penalty P in one tool and the migration penalty M in the other."""
+    p, m = penalties
+    return diff != 0 and any(a * p + b * m == diff
+                             for a in range(-2, 3) for b in range(-2, 3))
+
+
+def classify(entry, ws, ours, theirs, rules, penalties=None):
     """Name the pattern of a set's first difference and look it up in the rules."""
     policy = entry["policy"]
     t = None
+    first = first_difference(ws, ours, theirs)
+    late = False
+    if first is not None:
+        _, name, k, x, y = first
+        spec = next(v for v in ws["tasks"] if v["name"] == name)
+        late = x[1] and isinstance(y[0], int) and y[0] > release(spec, k + 1)
     if entry["placement"] == "partitioned" and ours["part"] != theirs["part"]:
         pattern = "partition"
         byname = {x["name"]: x for x in ws["tasks"]}
@@ -411,6 +431,16 @@ def classify(entry, ws, ours, theirs, rules):
             pattern = "partition-full-cpu"
         elif theirs["part"] == simso_next_fit_decreasing(ws):
             pattern = "partition-next-fit"
+    elif penalties and late:
+        pattern = "late-not-aborted"
+    elif (penalties and first is not None and isinstance(first[3][0], int)
+          and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
+          and divergence(ours["slices"], theirs["slices"]) is not None
+          and divergence(ours["slices"], theirs["slices"])[0] >= release(
+              next(v for v in ws["tasks"] if v["name"] == first[1]), first[2])):
+        # Same jobs, same order, up to the job's own release; its finish differs by a
+        # sum of penalties: it resumed on another CPU in one tool than in the other.
+        pattern = "penalty-cpu-choice"
     else:
         d = divergence(ours["slices"], theirs["slices"])
         if d is None:
@@ -464,7 +494,7 @@ def first_difference(ws, ours, theirs):
     differs by more than rounding; (when, task, index, ours, theirs) or None."""
     diffs = []
     for t in ws["tasks"]:
-        a, b = ours["jobs"][t["name"]], theirs["jobs"][t["name"]]
+        a, b = ours["jobs"].get(t["name"], []), theirs["jobs"].get(t["name"], [])
         for k in range(max(len(a), len(b))):
             x = a[k] if k < len(a) else ("missing", False)
             y = b[k] if k < len(b) else ("missing", False)
@@ -488,20 +518,21 @@ def describe(ws):
 
 
 def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
-                   timeout=0):
+                   timeout=0, penalties=None):
     row = {"policy": name, "simso": entry["simso"], "sets": 0, "jobs": 0, "identical": 0,
            "rounding": 0, "differing": 0, "sets_differing": 0, "classes": {}, "examples": []}
     with tempfile.TemporaryDirectory(prefix="simso-crosscheck.") as tmp:
         for ws in sets:
             try:
-                s_jobs, s_slices, s_part, _ = schedlab_run(binary, ws, entry, tmp)
+                s_jobs, s_slices, s_part, _ = schedlab_run(binary, ws, entry, tmp, penalties)
             except Unknown as e:
                 row["skipped"] = str(e)
                 return row
             except Unpartitioned:
                 s_jobs = None
             try:
-                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout)
+                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout,
+                                                     penalties)
             except Unpartitioned:
                 o_jobs = None
             except SimsoTimeout:
@@ -538,7 +569,8 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
             if not ndiff:
                 continue
             row["sets_differing"] += 1
-            pattern, cls, why, t0 = classify(dict(entry, name=name), ws, ours, theirs, rules)
+            pattern, cls, why, t0 = classify(dict(entry, name=name), ws, ours, theirs, rules,
+                                             penalties)
             c = row["classes"].setdefault(cls, {"sets": 0, "jobs": 0, "patterns": {}})
             c["sets"] += 1
             c["jobs"] += ndiff
@@ -622,6 +654,9 @@ def main(argv=None):
                     help="keep the 1 µs overhead of SimSo's LLF timer (zeroed by default)")
     ap.add_argument("--offsets", action="store_true",
                     help="release each task first at a random whole ms in [0, T) (fewer ties)")
+    ap.add_argument("--penalties", metavar="P,M",
+                    help="fixed preemption and migration penalties in ns: SimSo's "
+                         "FixedPenalty model, schedlab's platform.preemption/migration")
     ap.add_argument("--simso-timeout", type=float, default=20,
                     help="seconds SimSo may take on one set before it is left out (default 20)")
     ap.add_argument("--json", help="write every row (with examples) to this file")
@@ -636,6 +671,14 @@ def main(argv=None):
     with open(args.known, "rb") as f:
         rules = tomllib.load(f).get("rule", [])
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s]
+    penalties = None
+    if args.penalties:
+        try:
+            penalties = tuple(int(v) for v in args.penalties.split(","))
+            assert len(penalties) == 2 and min(penalties) >= 0
+        except (ValueError, AssertionError):
+            sys.exit("simso_crosscheck.py: --penalties: give PREEMPTION,MIGRATION in ns, "
+                     f"not {args.penalties!r}")
     levels = [float(v) for v in args.levels.split(",") if v]
 
     rows, t0 = [], time.perf_counter()
@@ -645,7 +688,7 @@ def main(argv=None):
         sets = [make_set(seed, m, k, lv, grain, args.offsets)
                 for m, k in sizes for lv in levels for seed in range(args.seeds)]
         row = compare_policy(n, entry, sets, args.schedlab, rules, args.verbose,
-                             args.simso_as_released, args.simso_timeout)
+                             args.simso_as_released, args.simso_timeout, penalties)
         if "skipped" in row:
             print(f"{n}: skipped, schedlab does not know it yet ({row['skipped']})",
                   file=sys.stderr)
