@@ -12,7 +12,12 @@ counts, prints both, and writes the timing file that `schedlab bench --simso` re
   {"simso": "0.8.5", "simpy": "2.3.1", "python": "3.11.7",
    "sets": {"simso-64x8": {"edf": {"wall_s": 61.2, "build_s": 0.01, "jobs": 13750,
                                    "deadline_misses": 0, "schedlab_jobs": 13750,
-                                   "schedlab_deadline_misses": 0}, "llf": {...}}}}
+                                   "schedlab_deadline_misses": 0,
+                                   "simso_s_per_sim_s": 6.12,
+                                   "schedlab_s_per_sim_s": 0.004}, "llf": {...}}}}
+
+(schedlab's fields are null for a policy it does not have yet.) For the optimal
+schedulers beside EDF: --sets simso-64x8 --policies edf,pd2,llref,lre-tl,dp-wrap,u-edf,run,ekg
 
 usage: simso_compare.py --sets-dir DIR --schedlab BIN --out FILE [--sets a,b] [--policies edf,llf]
 """
@@ -27,8 +32,20 @@ import sys
 import time
 from contextlib import redirect_stdout
 
-# SimSo's global schedulers by schedlab policy name (simso/schedulers/EDF.py, LLF.py).
-SCHEDULERS = {"edf": "simso.schedulers.EDF", "llf": "simso.schedulers.LLF"}
+# SimSo's global schedulers by schedlab policy name (simso/schedulers/*.py): EDF and LLF,
+# and the optimal and EDF-variant schedulers of issue 27 for their cost per simulated
+# second (a policy schedlab does not have yet is timed in SimSo only).
+SCHEDULERS = {
+    name: "simso.schedulers." + cls
+    for name, cls in {
+        "edf": "EDF", "llf": "LLF", "edzl": "EDZL", "rm": "RM",
+        "pd2": "PD2", "er-pd2": "ER_PD2", "epdf": "EPDF", "bf": "BF",
+        "llref": "LLREF", "lre-tl": "LRE_TL", "dp-wrap": "DP_WRAP", "ekg": "EKG",
+        "u-edf": "U_EDF", "run": "RUN",
+        "edf-us": "EDF_US", "prid": "PriD", "edcl": "EDCL", "g-fl": "G_FL",
+        "g-fl-zl": "G_FL_ZL", "mllf": "MLLF", "nvnlf": "NVNLF", "edhs": "EDHS",
+    }.items()
+}
 
 UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
@@ -112,11 +129,16 @@ def simso_run(ws, scheduler):
 
 
 def schedlab_counts(binary, path, policy):
+    """schedlab's counts and wall time on the set, or None when it has no such policy."""
     out = subprocess.run(
         [binary, "simulate", path, "--policy", policy, "--placement", "global",
          "--on-miss", "abort", "--json"],
-        check=True, capture_output=True, text=True,
+        check=False, capture_output=True, text=True,
     )
+    if out.returncode != 0:
+        if "--policy" in out.stderr or "unknown" in out.stderr or "invalid value" in out.stderr:
+            return None
+        raise RuntimeError(f"schedlab simulate {path} --policy {policy}: {out.stderr.strip()}")
     r = json.loads(out.stdout)
     return {
         "jobs": r["jobs_released"],
@@ -157,10 +179,14 @@ def main():
                   f"{ws['duration_ns'] / 1e9:g} s) under {SCHEDULERS[policy]}...",
                   file=sys.stderr, flush=True)
             r = simso_run(ws, SCHEDULERS[policy])
-            s = schedlab_counts(args.schedlab, path, policy)
-            r["schedlab_jobs"] = s["jobs"]
-            r["schedlab_deadline_misses"] = s["deadline_misses"]
-            r["schedlab_wall_s"] = s["wall_s"]
+            s = schedlab_counts(args.schedlab, path, policy) or {}
+            r["schedlab_jobs"] = s.get("jobs")
+            r["schedlab_deadline_misses"] = s.get("deadline_misses")
+            r["schedlab_wall_s"] = s.get("wall_s")
+            # Cost per simulated second, the figure comparable across set lengths.
+            sim_s = ws["duration_ns"] / 1e9
+            r["simso_s_per_sim_s"] = r["wall_s"] / sim_s
+            r["schedlab_s_per_sim_s"] = None if not s else s["wall_s"] / sim_s
             doc["sets"][name][policy] = r
             print(f"simso: {name} {policy}: {r['wall_s']:.2f} s", file=sys.stderr, flush=True)
             lines.append((name, policy, r))
@@ -173,10 +199,15 @@ def main():
     print(f"SimSo {doc['simso']} (SimPy {doc['simpy']}, Python {doc['python']}) "
           "and schedlab on the same sets, jobs aborted at their deadline (on_miss: abort):")
     head = ("set", "policy", "simso s", "simso jobs", "simso misses",
-            "schedlab jobs", "schedlab misses")
+            "schedlab jobs", "schedlab misses", "simso s/sim s", "schedlab s/sim s")
+
+    def opt(v, fmt="{}"):
+        return "-" if v is None else fmt.format(v)
+
     rows = [head] + [
         (n, p, f"{r['wall_s']:.2f}", str(r["jobs"]), str(r["deadline_misses"]),
-         str(r["schedlab_jobs"]), str(r["schedlab_deadline_misses"]))
+         opt(r["schedlab_jobs"]), opt(r["schedlab_deadline_misses"]),
+         f"{r['simso_s_per_sim_s']:.3g}", opt(r["schedlab_s_per_sim_s"], "{:.3g}"))
         for n, p, r in lines
     ]
     width = [max(len(row[i]) for row in rows) for i in range(len(head))]

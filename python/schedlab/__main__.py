@@ -33,6 +33,7 @@ _GRID_KEYS = {
     "deadlines",
     "scheduler",
     "platform",
+    "exec",
     "analysis",
     "batch_size",
 }

@@ -210,11 +210,12 @@ def _policies(c: _Check, v: Any) -> list:
         if not isinstance(p, dict):
             c.fail(k, f"give a policy name or a mapping, not {_show(p)}")
         p = c.mapping(k, p)
-        unknown = sorted(set(p) - {"policy", "placement", "label", "scheduler"})
+        unknown = sorted(set(p) - {"policy", "placement", "label", "scheduler", "platform"})
         if unknown:
             c.fail(
                 k,
-                f"unknown key `{unknown[0]}` (known: label, placement, policy, scheduler)",
+                f"unknown key `{unknown[0]}` "
+                "(known: label, placement, platform, policy, scheduler)",
             )
         if "policy" not in p:
             c.fail(k, "give the `policy`")
@@ -222,10 +223,34 @@ def _policies(c: _Check, v: Any) -> list:
         for sub in ("placement", "label"):
             if sub in p:
                 e[sub] = c.text(f"{k}.{sub}", p[sub])
-        if "scheduler" in p:
-            e["scheduler"] = c.mapping(k + ".scheduler", p["scheduler"])
+        for block in ("scheduler", "platform"):
+            if block in p:
+                e[block] = c.mapping(f"{k}.{block}", p[block])
         out.append(e)
     return out
+
+
+def _exec(c: _Check, v: Any) -> Any:
+    """The tasks' execution-time model in fractions of each task's runtime: ``"wcet"``,
+    ``{"uniform": [a, b]}`` (0 < a <= b <= 1) or ``{"normal": [mean, stddev]}``
+    (0 < mean <= 1, stddev >= 0)."""
+    key = "exec"
+    if v == "wcet":
+        return v
+    shape = "give wcet, {uniform: [a, b]} or {normal: [mean, stddev]} (fractions of the runtime)"
+    if not isinstance(v, dict) or len(v) != 1:
+        c.fail(key, f"{shape}, not {_show(v)}")
+    (model, pair), = v.items()
+    if model not in ("uniform", "normal"):
+        c.fail(key, f"unknown model `{model}`: {shape}")
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        c.fail(f"{key}.{model}", f"give two numbers, not {_show(pair)}")
+    x, y = (c.number(f"{key}.{model}[{i}]", p) for i, p in enumerate(pair))
+    if model == "uniform" and not 0 < x <= y <= 1:
+        c.fail(key + ".uniform", f"[{x}, {y}] must satisfy 0 < a <= b <= 1")
+    if model == "normal" and not (0 < x <= 1 and y >= 0):
+        c.fail(key + ".normal", f"[{x}, {y}] must satisfy 0 < mean <= 1 and stddev >= 0")
+    return {model: [x, y]}
 
 
 def _axis(c: _Check, key: str, v: Any, one, numeric: bool) -> Any:
@@ -320,6 +345,9 @@ def normalize_grid(raw: dict[str, Any], source: str) -> dict[str, Any]:
     for block in ("scheduler", "platform"):
         v = raw.get(block)
         g[block] = None if v is None else c.mapping(block, v)
+    # Only when given: a grid without it keeps its identity (and its sweep directory).
+    if raw.get("exec") is not None:
+        g["exec"] = _exec(c, raw["exec"])
     a = raw.get("analysis", True)
     if not isinstance(a, bool):
         c.fail("analysis", f"give true or false, not {_show(a)}")
@@ -424,6 +452,7 @@ def _cell(g: dict[str, Any], axes: tuple, u: float, s: int) -> dict[str, Any]:
         "platform": g["platform"],
         "policies": g["policies"],
         "analysis": g["analysis"],
+        **({"exec": g["exec"]} if "exec" in g else {}),
     }
 
 
@@ -639,6 +668,7 @@ def sweep(
     deadlines: Any = None,
     scheduler: dict | None = None,
     platform: dict | None = None,
+    exec: Any = None,
     analysis: bool = True,
     out: str | None = None,
     batch_size: int | None = None,
@@ -655,7 +685,8 @@ def sweep(
             ``{"from": A, "to": B, "step": S}``); no value twice.
         policies: each ``POLICY`` (global placement), ``POLICY@PLACEMENT``, or a dict
             ``{"policy": "illf", "placement": "global", "label": "illf-exact",
-            "scheduler": {...}}`` (the label is the ``policy`` column).
+            "scheduler": {...}, "platform": {...}}`` (the label is the ``policy``
+            column).
         samples: task sets per utilisation.
         seed: the sweep's seed; the same seed gives the same numbers on any client.
         duration: simulated time per set, e.g. ``"1s"``, or ``"hyperperiod"`` (also
@@ -670,7 +701,12 @@ def sweep(
         deadlines: ``None``/``"implicit"``, or ``{"min_ratio": R}`` (R a value or a
             list) for constrained deadlines drawn in [C + R(T - C), T].
         scheduler, platform: blocks merged into every generated workload before the
-            model validates it (e.g. ``platform={"hz": 250}``).
+            model validates it (e.g. ``platform={"hz": 250}``, or SimSo's fixed
+            penalties ``platform={"preemption": "10us", "migration": "20us"}``); a
+            policy entry's own ``scheduler`` and ``platform`` are merged over them.
+        exec: every generated task's execution-time model in fractions of its runtime:
+            ``"wcet"`` (default), ``{"uniform": [a, b]}`` or ``{"normal": [mean,
+            stddev]}`` (SimSo's ACET), drawn from each set's seed.
         analysis: also run the schedulability tests on each set (``analysis_*``
             columns; empty without).
         out: directory for the Parquet results, owned by this grid (see
@@ -711,6 +747,7 @@ def sweep(
         "deadlines": deadlines,
         "scheduler": scheduler,
         "platform": platform,
+        "exec": exec,
         "analysis": analysis,
         "batch_size": batch_size,
     }

@@ -49,6 +49,7 @@ pub const TREATMENTS: &[(&str, Treatment)] = &[
     ("platform.hz", Treatment::Host),
     ("platform.context_switch", Treatment::Warn),
     ("platform.migration", Treatment::Warn),
+    ("platform.preemption", Treatment::Warn),
     ("platform.tick", Treatment::Warn),
     ("platform.hrtick", Treatment::Host),
     ("platform.wakeup_cost", Treatment::Warn),
@@ -230,6 +231,7 @@ pub fn check(w: &Workload, backend: Backend, host: &HostSched) -> Result<Vec<Str
     for (field, ns) in [
         ("context_switch", pf.context_switch),
         ("migration", pf.migration),
+        ("preemption", pf.preemption),
         ("tick", pf.tick),
         ("wakeup_cost", pf.wakeup_cost),
     ] {

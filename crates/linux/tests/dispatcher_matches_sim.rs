@@ -30,6 +30,7 @@ fn dispatched(mut w: Workload, policy: Policy) -> Workload {
     w.scheduler.cbs = false;
     w.platform.context_switch = 0;
     w.platform.migration = 0;
+    w.platform.preemption = 0;
     w.platform.tick = 0;
     w
 }

@@ -35,6 +35,6 @@ pub use time::{format_ns, parse_duration, parse_sim_duration, Ns, SimDuration};
 pub use weights::WeightTable;
 pub use workload::{
     BfsParams, CfsParams, EdzlOptions, EevdfParams, ExecModel, IllfOptions, LlfOptions, OnMiss,
-    Overrides, Phase, Placement, Platform, Policy, PolicyClass, Release, Scheduler, Task,
-    TaskClass, Workload,
+    Overrides, PartitionHeuristic, Phase, Placement, Platform, Policy, PolicyClass, Release,
+    Scheduler, Task, TaskClass, Workload,
 };

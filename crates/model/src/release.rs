@@ -65,6 +65,10 @@ impl ReleaseStream {
         let exec = match self.exec {
             ExecModel::Wcet => self.runtime,
             ExecModel::Uniform { min, max } => self.rng().random_range(min..=max),
+            ExecModel::Normal { mean, stddev } => {
+                let runtime = self.runtime;
+                normal_exec(self.rng(), mean, stddev, runtime)
+            }
         };
         let gap = match self.release {
             Release::Periodic => self.period,
@@ -74,6 +78,23 @@ impl ReleaseStream {
                 .saturating_add(self.rng().random_range(0..=jitter)),
         };
         JobDraw { exec, gap }
+    }
+}
+
+/// A normal draw (Box–Muller on two uniform draws of `rng`) around `mean` with standard
+/// deviation `stddev`, rounded to the nanosecond and clipped to [1 ns, `runtime`].
+fn normal_exec(rng: &mut ChaCha8Rng, mean: Ns, stddev: Ns, runtime: Ns) -> Ns {
+    // u1 in (0, 1] so its logarithm is finite.
+    let u1 = 1.0 - rng.random::<f64>();
+    let u2 = rng.random::<f64>();
+    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    let x = (mean as f64 + stddev as f64 * z).round();
+    if x < 1.0 {
+        1
+    } else if x >= runtime as f64 {
+        runtime
+    } else {
+        x as Ns
     }
 }
 

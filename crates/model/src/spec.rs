@@ -121,6 +121,9 @@ pub struct PlatformSpec {
     pub context_switch: Option<Dur>,
     /// Extra time charged when a job resumes on another CPU.
     pub migration: Option<Dur>,
+    /// Time charged to a preempted job when it resumes on the CPU it left, after another
+    /// task ran there (SimSo's fixed preemption penalty).
+    pub preemption: Option<Dur>,
     /// Time each tick steals from the running task.
     pub tick: Option<Dur>,
     /// Enforce CBS budgets with a high-resolution timer instead of at ticks.
@@ -268,7 +271,8 @@ pub struct SchedulerSpec {
     pub fair: Option<String>,
     /// `global`, `partitioned` or `linux`.
     pub placement: Option<String>,
-    /// Partitioning heuristic (only `first-fit-decreasing` for now).
+    /// Partitioning heuristic: `first-fit-decreasing` (`ffd`, default), `best-fit-decreasing`
+    /// (`bfd`), `worst-fit-decreasing` (`wfd`) or `load-balance` (`lb`).
     pub partition: Option<String>,
     /// SCHED_RR time slice (default 100ms).
     pub rr_timeslice: Option<Dur>,
@@ -513,9 +517,11 @@ pub enum ExecSpec {
     Wcet,
     /// Each job runs a uniformly drawn time in `[min, max]` (max ≤ runtime).
     Uniform([Dur; 2]),
+    /// Each job runs a normally drawn time `[mean, stddev]`, clipped to (0, runtime].
+    Normal([Dur; 2]),
 }
 
-const EXEC_KNOWN: &str = "known: `wcet`, `{ uniform: [min, max] }`";
+const EXEC_KNOWN: &str = "known: `wcet`, `{ uniform: [min, max] }`, `{ normal: [mean, stddev] }`";
 
 fn exec_from<E: de::Error>(model: &str, bounds: Option<Vec<Dur>>) -> Result<ExecSpec, E> {
     match (model, bounds) {
@@ -531,6 +537,16 @@ fn exec_from<E: de::Error>(model: &str, bounds: Option<Vec<Dur>>) -> Result<Exec
                 b.len()
             ))),
         },
+        ("normal", None) => Err(E::custom(
+            "`normal` needs its parameters: write `exec: { normal: [mean, stddev] }`",
+        )),
+        ("normal", Some(b)) => match b[..] {
+            [mean, stddev] => Ok(ExecSpec::Normal([mean, stddev])),
+            _ => Err(E::custom(format!(
+                "`normal` needs exactly two values [mean, stddev], got {}",
+                b.len()
+            ))),
+        },
         (other, _) => Err(E::custom(format!(
             "unknown execution-time model `{other}` ({EXEC_KNOWN})"
         ))),
@@ -543,7 +559,7 @@ impl<'de> Deserialize<'de> for ExecSpec {
         impl<'de> Visitor<'de> for V {
             type Value = ExecSpec;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("`wcet` or `{ uniform: [min, max] }`")
+                f.write_str("`wcet`, `{ uniform: [min, max] }` or `{ normal: [mean, stddev] }`")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<ExecSpec, E> {
                 exec_from(v.trim(), None)
@@ -555,7 +571,7 @@ impl<'de> Deserialize<'de> for ExecSpec {
                     )));
                 };
                 let spec = match key.as_str() {
-                    "uniform" => exec_from(&key, Some(m.next_value::<Vec<Dur>>()?))?,
+                    "uniform" | "normal" => exec_from(&key, Some(m.next_value::<Vec<Dur>>()?))?,
                     "wcet" => {
                         m.next_value::<de::IgnoredAny>()?;
                         exec_from(&key, Some(Vec::new()))?
@@ -575,7 +591,9 @@ impl<'de> Deserialize<'de> for ExecSpec {
                         variant.unit_variant()?;
                         Ok(ExecSpec::Wcet)
                     }
-                    "uniform" => exec_from(&model, Some(variant.newtype_variant::<Vec<Dur>>()?)),
+                    "uniform" | "normal" => {
+                        exec_from(&model, Some(variant.newtype_variant::<Vec<Dur>>()?))
+                    }
                     other => exec_from(other, None),
                 }
             }

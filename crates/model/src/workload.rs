@@ -47,6 +47,68 @@ impl Placement {
     }
 }
 
+/// How `placement: partitioned` binds the real-time tasks to CPUs (`scheduler.partition`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionHeuristic {
+    /// Decreasing utilisation, each task to the first CPU where it fits.
+    #[default]
+    FirstFitDecreasing,
+    /// Decreasing utilisation, each task to the most loaded CPU where it fits.
+    BestFitDecreasing,
+    /// Decreasing utilisation, each task to the least loaded CPU where it fits.
+    WorstFitDecreasing,
+    /// Workload order, each task to the least loaded CPU, without a test (SimSo's
+    /// `LB_P_EDF` and `P_RM`).
+    LoadBalance,
+}
+
+impl PartitionHeuristic {
+    /// Every heuristic with its long and short names.
+    pub const ALL: [(PartitionHeuristic, &'static str, &'static str); 4] = [
+        (
+            PartitionHeuristic::FirstFitDecreasing,
+            "first-fit-decreasing",
+            "ffd",
+        ),
+        (
+            PartitionHeuristic::BestFitDecreasing,
+            "best-fit-decreasing",
+            "bfd",
+        ),
+        (
+            PartitionHeuristic::WorstFitDecreasing,
+            "worst-fit-decreasing",
+            "wfd",
+        ),
+        (PartitionHeuristic::LoadBalance, "load-balance", "lb"),
+    ];
+
+    /// Parse a long or short name (case-insensitive).
+    pub fn parse(name: &str) -> Result<PartitionHeuristic, String> {
+        let n = name.trim().to_ascii_lowercase();
+        Self::ALL
+            .iter()
+            .find(|(_, long, short)| n == *long || n == *short)
+            .map(|&(h, _, _)| h)
+            .ok_or_else(|| {
+                let known: Vec<String> = Self::ALL
+                    .iter()
+                    .map(|(_, l, s)| format!("{l} ({s})"))
+                    .collect();
+                format!("unknown heuristic `{name}` (known: {})", known.join(", "))
+            })
+    }
+
+    /// The long name.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(h, _, _)| *h == self)
+            .map_or("", |(_, l, _)| l)
+    }
+}
+
 /// What happens to a job still running at its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -162,6 +224,14 @@ pub enum ExecModel {
         /// Longest job.
         max: Ns,
     },
+    /// Normal around `mean` with standard deviation `stddev`, clipped to (0, runtime]
+    /// (SimSo's ACET model, which clips at the WCET only).
+    Normal {
+        /// Average execution time.
+        mean: Ns,
+        /// Standard deviation.
+        stddev: Ns,
+    },
 }
 
 /// CPUs, tick and overheads.
@@ -175,6 +245,9 @@ pub struct Platform {
     pub context_switch: Ns,
     /// Extra time charged when a job resumes on another CPU.
     pub migration: Ns,
+    /// Time charged to a preempted job when it resumes on the CPU it left, after another
+    /// task ran there.
+    pub preemption: Ns,
     /// Time each tick steals from the running task.
     pub tick: Ns,
     /// Enforce CBS budgets exactly (HRTICK_DL) instead of at ticks.
@@ -225,6 +298,8 @@ pub struct Scheduler {
     pub fair: Policy,
     /// Placement of real-time work.
     pub placement: Placement,
+    /// How `partitioned` placement binds tasks to CPUs.
+    pub partition: PartitionHeuristic,
     /// SCHED_RR slice.
     pub rr_timeslice: Ns,
     /// CBS budget = runtime × (1 + margin).
@@ -534,6 +609,7 @@ impl Workload {
             hz: pf.hz.unwrap_or(1000),
             context_switch: pf.context_switch.map_or(0, |d| d.0),
             migration: pf.migration.map_or(0, |d| d.0),
+            preemption: pf.preemption.map_or(0, |d| d.0),
             tick: pf.tick.map_or(0, |d| d.0),
             hrtick: pf.hrtick.unwrap_or(false),
             wakeup_cost: 0,
@@ -624,13 +700,12 @@ impl Workload {
             None => None,
         };
         let placement = ov.placement.or(file_placement).unwrap_or(Placement::Linux);
-        if let Some(p) = &sc.partition {
-            if !matches!(p.as_str(), "first-fit-decreasing" | "ffd") {
-                return Err(format!(
-                    "scheduler.partition: unknown heuristic `{p}` (known: first-fit-decreasing)"
-                ));
+        let partition = match &sc.partition {
+            Some(p) => {
+                PartitionHeuristic::parse(p).map_err(|e| format!("scheduler.partition: {e}"))?
             }
-        }
+            None => PartitionHeuristic::default(),
+        };
         let rr_timeslice = sc.rr_timeslice.map_or(100 * MS, |d| d.0);
         if rr_timeslice == 0 {
             return Err("scheduler.rr_timeslice: must be longer than 0".into());
@@ -719,6 +794,7 @@ impl Workload {
             policy,
             fair,
             placement,
+            partition,
             rr_timeslice,
             dl_margin,
             cbs: sc.cbs.unwrap_or(placement == Placement::Linux),
@@ -963,6 +1039,19 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Re
                 ));
             }
             ExecModel::Uniform { min: a.0, max: b.0 }
+        }
+        Some(ExecSpec::Normal([mean, stddev])) => {
+            if mean.0 == 0 || mean.0 > runtime {
+                return Err(format!(
+                    "{at}: exec normal mean {} must satisfy 0 < mean <= runtime {}",
+                    format_ns(mean.0),
+                    format_ns(runtime)
+                ));
+            }
+            ExecModel::Normal {
+                mean: mean.0,
+                stddev: stddev.0,
+            }
         }
     };
     Ok(Task {

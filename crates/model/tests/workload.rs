@@ -855,11 +855,14 @@ fn bad_release_and_exec_models_are_rejected() {
     ));
     assert_has(&msg, &["task a", "min <= max"]);
     let msg = err(&one_task(
-        "name: a, runtime: 5ms, period: 10ms, exec: { normal: [1ms, 2ms] }",
+        "name: a, runtime: 5ms, period: 10ms, exec: { lognormal: [1ms, 2ms] }",
     ));
     assert_has(
         &msg,
-        &["tasks[0] (a).exec", "unknown execution-time model `normal`"],
+        &[
+            "tasks[0] (a).exec",
+            "unknown execution-time model `lognormal`",
+        ],
     );
     let msg = err(&one_task(
         "name: a, runtime: 5ms, period: 10ms, exec: { uniform: [1ms] }",

@@ -56,6 +56,10 @@ pub struct Cell {
     /// A `platform:` block merged likewise.
     #[serde(default)]
     pub platform: Option<Value>,
+    /// Every generated task's execution-time model, relative to its runtime: `wcet`,
+    /// `{uniform: [a, b]}` or `{normal: [mean, stddev]}` (fractions of the runtime).
+    #[serde(default)]
+    pub exec: Option<Value>,
     /// Policies, each `POLICY` (global placement), `POLICY@PLACEMENT`, or an entry with
     /// its own label and scheduler options.
     pub policies: Vec<PolicyEntry>,
@@ -89,6 +93,9 @@ pub struct PolicyOptions {
     /// A `scheduler:` block merged over the grid's for this policy only.
     #[serde(default)]
     pub scheduler: Option<Value>,
+    /// A `platform:` block merged over the grid's for this policy only (e.g. overheads).
+    #[serde(default)]
+    pub platform: Option<Value>,
 }
 
 impl PolicyEntry {
@@ -120,6 +127,13 @@ impl PolicyEntry {
         match self {
             PolicyEntry::Name(_) => None,
             PolicyEntry::Options(o) => o.scheduler.as_ref(),
+        }
+    }
+
+    fn platform(&self) -> Option<&Value> {
+        match self {
+            PolicyEntry::Name(_) => None,
+            PolicyEntry::Options(o) => o.platform.as_ref(),
         }
     }
 }
@@ -156,6 +170,7 @@ fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<Strin
     }
     for (key, block) in [
         ("platform", c.platform.as_ref()),
+        ("platform", entry.platform()),
         ("scheduler", c.scheduler.as_ref()),
         ("scheduler", entry.scheduler()),
     ] {
@@ -163,7 +178,54 @@ fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<Strin
             merge(top.entry(key).or_insert(Value::Object(Map::new())), b);
         }
     }
+    if let Some(exec) = &c.exec {
+        if let Some(Value::Array(tasks)) = top.get_mut("tasks") {
+            for t in tasks {
+                let runtime = t
+                    .get("runtime")
+                    .and_then(Value::as_str)
+                    .ok_or("generated workload: a task without a runtime")?;
+                let runtime = parse_duration(runtime)?;
+                t["exec"] = scaled_exec(exec, runtime)?;
+            }
+        }
+    }
     serde_json::to_string(&w).map_err(|e| e.to_string())
+}
+
+/// A grid's `exec` (fractions of the runtime) as one task's `exec:` (durations in ns):
+/// `{uniform: [a, b]}` → `[a·C, b·C]`, `{normal: [m, s]}` → `[m·C, s·C]`, each rounded to
+/// the nanosecond (the mean and the bounds at least 1 ns).
+fn scaled_exec(exec: &Value, runtime: u64) -> Result<Value, String> {
+    let bad = || {
+        format!(
+            "exec: give `wcet`, {{uniform: [a, b]}} or {{normal: [mean, stddev]}} as fractions of the runtime, not {exec}"
+        )
+    };
+    if exec.as_str() == Some("wcet") {
+        return Ok(Value::String("wcet".into()));
+    }
+    let Some(m) = exec.as_object().filter(|m| m.len() == 1) else {
+        return Err(bad());
+    };
+    let (model, v) = m.iter().next().ok_or_else(bad)?;
+    let pair: Vec<f64> = v
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    let [x, y] = pair[..] else {
+        return Err(bad());
+    };
+    let ns = |f: f64, floor: u64| format!("{}ns", ((f * runtime as f64).round() as u64).max(floor));
+    match model.as_str() {
+        "uniform" if 0.0 < x && x <= y && y <= 1.0 => {
+            Ok(serde_json::json!({ "uniform": [ns(x, 1), ns(y, 1)] }))
+        }
+        "normal" if 0.0 < x && x <= 1.0 && y >= 0.0 && y.is_finite() => {
+            Ok(serde_json::json!({ "normal": [ns(x, 1), ns(y, 0)] }))
+        }
+        _ => Err(bad()),
+    }
 }
 
 fn yes() -> bool {

@@ -102,6 +102,7 @@ pub struct Engine {
     tick_ns: Ns,
     cs_cost: Ns,
     mig_cost: Ns,
+    pre_cost: Ns,
     tick_cost: Ns,
     /// CBS budgets are enforced the instant they run out (HRTICK_DL, or jobs that read
     /// their own CPU clock: `platform.job_costs.reads_cpu_clock`), not at ticks.
@@ -339,6 +340,7 @@ impl Engine {
             tick_ns,
             cs_cost: w.platform.context_switch,
             mig_cost: w.platform.migration,
+            pre_cost: w.platform.preemption,
             tick_cost: w.platform.tick,
             // A job reading its own CPU clock makes the kernel account it at every read
             // (`task_sched_runtime` → `update_curr`): exhaustion is seen at once, as with

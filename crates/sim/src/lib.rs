@@ -109,8 +109,14 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
         let rt: Vec<usize> = (0..w.tasks.len())
             .filter(|&i| task_class[i] != ClassId::Fair)
             .collect();
-        let (cpus, report) = partition::place(&w.tasks, &rt, w.platform.cpus, policy)
-            .map_err(SimError::Partition)?;
+        let (cpus, report) = partition::place(
+            &w.tasks,
+            &rt,
+            w.platform.cpus,
+            policy,
+            w.scheduler.partition,
+        )
+        .map_err(SimError::Partition)?;
         for (k, &i) in rt.iter().enumerate() {
             partition[i] = Some(cpus[k]);
         }

@@ -182,6 +182,9 @@ pub struct CpuState {
     pub switches: u64,
     /// Context switches to or from idle.
     pub idle_switches: u64,
+    /// The last task that ran here (kept while idle): a job resuming here after another
+    /// task pays `platform.preemption`.
+    pub last_task: Option<TaskId>,
 }
 
 /// What a class hook may read: the clock, tasks and CPUs. Policies never change engine

@@ -192,7 +192,8 @@ impl Engine {
     }
 
     /// Second half of a context switch: `next` starts on `cpu`, paying the switch and,
-    /// when its job resumes on another CPU, the migration cost.
+    /// when its job resumes on another CPU, the migration cost, or when it resumes here
+    /// after another task ran, the preemption cost.
     pub(super) fn switch_in(&mut self, cpu: CpuId, next: Option<TaskId>) {
         if self.cpus[cpu].curr == next {
             return;
@@ -205,11 +206,19 @@ impl Engine {
         self.fair_untrack(n);
         self.tasks[n].on_cpu = Some(cpu);
         self.fair_track(n);
+        let last_here = self.cpus[cpu].last_task.replace(n);
         let ts = &mut self.tasks[n];
         let mut overhead = self.cs_cost + exit;
         if ts.job_last_cpu.is_some_and(|l| l != cpu) {
             ts.stats.migrations += 1;
             overhead += self.mig_cost;
+        } else if ts.job_last_cpu == Some(cpu)
+            && last_here != Some(n)
+            && ts.job.is_some_and(|j| j.remaining < j.exec)
+        {
+            // Resumes where it was preempted, after another task ran here (SimSo's
+            // FixedPenalty: its cache state is gone).
+            overhead += self.pre_cost;
         }
         ts.job_last_cpu = Some(cpu);
         self.cpus[cpu].overhead_left = overhead;

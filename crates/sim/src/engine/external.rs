@@ -74,6 +74,7 @@ impl Engine {
         let p = &mut w.platform;
         p.context_switch = 0;
         p.migration = 0;
+        p.preemption = 0;
         p.tick = 0;
         p.irqs.clear();
         p.timers = None;

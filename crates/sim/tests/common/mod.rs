@@ -131,6 +131,7 @@ pub fn check_invariants(w: &Workload, r: &SimResult) {
     }
     let no_overheads = w.platform.context_switch == 0
         && w.platform.migration == 0
+        && w.platform.preemption == 0
         && w.platform.tick == 0
         && !w.platform.has_kernel_work()
         && w.platform.idle_states.is_empty()

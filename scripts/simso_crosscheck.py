@@ -1,0 +1,710 @@
+#!/usr/bin/env python3
+"""Job-by-job cross-check of schedlab against SimSo 0.8.5 (docs/simso.md).
+
+For every scheduler both tools have (the table POLICIES below), the same seeded random
+implicit-deadline periodic sets (several sizes and utilisation levels, periods from a
+small divisor set so the hyperperiod stays short) run in both for one hyperperiod, jobs
+aborted at their deadline in both (SimSo's `abort_on_miss`, schedlab's `on_miss: abort`),
+no overheads. Every job's finish time (and abort) is compared. For the first differing
+job of a set the script finds the first instant the two schedules diverge and classifies
+the difference with the rules of scripts/simso_crosscheck_known.toml (a tie broken
+differently, a documented difference of model, a SimSo bug); anything else is reported
+as unclassified. `--verbose` prints the job, both finish times and both schedules around
+it.
+
+Units: SimSo counts cycles, `cycles_per_ms` = 1e6, so one cycle is one nanosecond, the
+unit of schedlab. Every time handed to SimSo (in ms, as floats) is checked to come back
+as the exact integer number of cycles SimSo computes from it.
+
+Run it with scripts/simso-crosscheck.sh (makes the virtualenv with SimSo) or directly with
+a Python that has simso==0.8.5 and simpy==2.3.1:
+
+  simso_crosscheck.py --schedlab target/debug/schedlab [--policies edf,llf] [--seeds 10]
+                      [--sizes 2x4,4x8,8x16] [--levels 0.5,0.75,0.9,1.0] [--markdown]
+                      [--verbose] [--json FILE]
+"""
+import argparse
+import io
+import json
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import redirect_stdout
+from fractions import Fraction
+
+import tomllib
+
+MS = 1_000_000  # ns per ms; also SimSo's cycles per ms (1 cycle = 1 ns)
+
+# schedlab policy name -> how to run it in schedlab and which SimSo class is its twin.
+#   simso: SimSo scheduler class; policy: schedlab's `scheduler.deadline`;
+#   placement: schedlab placement; partition: `scheduler.partition` (partitioned only);
+#   quantum: SimSo schedules on a quantum (WCETs are whole milliseconds for these);
+#   scheduler, platform: blocks merged into schedlab's workload (e.g. a policy's options,
+#   a quantum setting), so that schedlab runs the same model as SimSo.
+# A policy schedlab does not know yet is skipped with a line saying so.
+POLICIES = {
+    # on main: global EDF, RM, LLF, EDZL
+    "edf": {"simso": "EDF", "policy": "edf", "placement": "global"},
+    "rm": {"simso": "RM", "policy": "rm", "placement": "global"},
+    "llf": {"simso": "LLF", "policy": "llf", "placement": "global", "quantum": True},
+    "edzl": {"simso": "EDZL", "policy": "edzl", "placement": "global",
+             "scheduler": {"edzl": {"mode": "exact"}}},
+    # EDF variants and laxity-based (issue 27, `prio` group)
+    "edf-us": {"simso": "EDF_US", "policy": "edf-us", "placement": "global"},
+    "prid": {"simso": "PriD", "policy": "prid", "placement": "global"},
+    "edcl": {"simso": "EDCL", "policy": "edcl", "placement": "global"},
+    "g-fl": {"simso": "G_FL", "policy": "g-fl", "placement": "global"},
+    "g-fl-zl": {"simso": "G_FL_ZL", "policy": "g-fl-zl", "placement": "global"},
+    "mllf": {"simso": "MLLF", "policy": "mllf", "placement": "global"},
+    "nvnlf": {"simso": "NVNLF", "policy": "nvnlf", "placement": "global"},
+    "edhs": {"simso": "EDHS", "policy": "edhs", "placement": "global"},
+    "ekg": {"simso": "EKG", "policy": "ekg", "placement": "global"},
+    # Pfair family (quantum-based)
+    "pd2": {"simso": "PD2", "policy": "pd2", "placement": "global", "quantum": True},
+    "er-pd2": {"simso": "ER_PD2", "policy": "er-pd2", "placement": "global", "quantum": True},
+    "epdf": {"simso": "EPDF", "policy": "epdf", "placement": "global", "quantum": True},
+    "bf": {"simso": "BF", "policy": "bf", "placement": "global", "quantum": True},
+    # fluid / DP-fair
+    "llref": {"simso": "LLREF", "policy": "llref", "placement": "global"},
+    "lre-tl": {"simso": "LRE_TL", "policy": "lre-tl", "placement": "global"},
+    "dp-wrap": {"simso": "DP_WRAP", "policy": "dp-wrap", "placement": "global"},
+    # server-based
+    "u-edf": {"simso": "U_EDF", "policy": "u-edf", "placement": "global"},
+    "run": {"simso": "RUN", "policy": "run", "placement": "global"},
+    # partitioned: SimSo's P_EDF is first-fit decreasing (schedlab's default); P_EDF_WF is
+    # meant as worst-fit decreasing; LB_P_EDF and P_RM put each task, in task order, on
+    # the least loaded CPU without a test (schedlab's `load-balance`).
+    "p-edf": {"simso": "P_EDF", "policy": "edf", "placement": "partitioned",
+              "partition": "first-fit-decreasing"},
+    "p-edf-wf": {"simso": "P_EDF_WF", "policy": "edf", "placement": "partitioned",
+                 "partition": "worst-fit-decreasing"},
+    "lb-p-edf": {"simso": "LB_P_EDF", "policy": "edf", "placement": "partitioned",
+                 "partition": "load-balance"},
+    "p-rm": {"simso": "P_RM", "policy": "rm", "placement": "partitioned",
+             "partition": "load-balance"},
+}
+
+DEFAULT_POLICIES = "edf,rm,llf,edzl,p-edf,p-edf-wf,lb-p-edf,p-rm"
+# Periods (ms): divisors of 100, so a set's hyperperiod is at most 100 ms.
+PERIODS_MS = (5, 10, 20, 25, 50, 100)
+GRAIN_NS = 100_000  # WCET granularity of non-quantum schedulers (0.1 ms)
+# Finish times this close are SimSo's float rounding (times in ms as floats, converted to
+# cycles at each timer), counted apart from the real differences.
+ROUNDING_NS = 2
+
+KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simso_crosscheck_known.toml")
+
+
+# --------------------------------------------------------------------------- task sets
+def uunifast_discard(rng, n, total, umax=1.0):
+    """n utilisations summing to `total`, each in (0, umax] (UUniFast, redrawn when one
+    exceeds umax; Davis & Burns 2011)."""
+    while True:
+        us, rest = [], total
+        for i in range(1, n):
+            nxt = rest * rng.random() ** (1.0 / (n - i))
+            us.append(rest - nxt)
+            rest = nxt
+        us.append(rest)
+        if all(0 < u <= umax for u in us):
+            return us
+
+
+def make_set(seed, cpus, ntasks, level, grain_ns, offsets=False):
+    """A seeded implicit-deadline set: UUniFast utilisations for U = level·m, periods
+    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T).
+    With `offsets`, each task's first release is a whole millisecond in [0, T) (fewer
+    equal deadlines, so fewer ties), and the horizon is the largest offset plus two
+    hyperperiods (the feasibility interval of an asynchronous set); else one
+    hyperperiod."""
+    rng = random.Random(f"{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
+    us = uunifast_discard(rng, ntasks, level * cpus)
+    tasks = []
+    for i, u in enumerate(us):
+        t = rng.choice(PERIODS_MS) * MS
+        c = max(grain_ns, min(t, round(u * t / grain_ns) * grain_ns))
+        tasks.append({"name": f"t{i + 1}", "c": c, "t": t, "o": 0})
+    if offsets:
+        orng = random.Random(f"offsets/{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
+        for x in tasks:
+            x["o"] = orng.randrange(x["t"] // MS) * MS
+    hyper = 1
+    for x in tasks:
+        hyper = math.lcm(hyper, x["t"])
+    horizon = max(x["o"] for x in tasks) + 2 * hyper if offsets else hyper
+    return {"seed": seed, "cpus": cpus, "level": level, "tasks": tasks, "horizon": horizon,
+            "u": float(sum(Fraction(x["c"], x["t"]) for x in tasks))}
+
+
+def job_at(task, t):
+    """Index of the job of `task` released last at or before t (-1: none yet)."""
+    return (t - task["o"]) // task["t"] if t >= task["o"] else -1
+
+
+def release(task, k):
+    """Release instant of job k of `task`."""
+    return task["o"] + k * task["t"]
+
+
+def exact_ms(ns_value):
+    """A float number of ms that SimSo turns back into exactly `ns_value` cycles with
+    int(x * cycles_per_ms)."""
+    x = ns_value / MS
+    while int(x * MS) < ns_value:
+        x = math.nextafter(x, math.inf)
+    assert int(x * MS) == ns_value, ns_value
+    return x
+
+
+# --------------------------------------------------------------------------- SimSo
+def zero_timer_overheads():
+    """SimSo's LLF (simso/schedulers/LLF.py) starts its 1 ms timer with overhead=.001: each
+    tick takes 1 µs of the first CPU from the job running there. Overheads are off in this
+    comparison (schedlab's `platform.tick` is 0), so the timer is built with overhead 0."""
+    import importlib
+
+    mod = importlib.import_module("simso.schedulers.LLF")
+    timer = mod.Timer
+    if getattr(timer, "crosscheck_zeroed", False):
+        return
+
+    def zeroed(*a, **kw):
+        kw["overhead"] = 0
+        return timer(*a, **kw)
+
+    zeroed.crosscheck_zeroed = True
+    mod.Timer = zeroed
+
+
+def _alarm(signum, frame):
+    raise SimsoTimeout()
+
+
+def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
+    """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
+    schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
+    from simso.configuration import Configuration
+    from simso.core import Model
+    from simso.core.JobEvent import JobEvent
+
+    if not as_released:
+        zero_timer_overheads()
+    cfg = Configuration()
+    assert cfg.cycles_per_ms == MS
+    cfg.duration = ws["horizon"]
+    cfg.etm = "wcet"
+    if penalties:
+        # SimSo's FixedPenalty model, penalties in cycles (= ns).
+        cfg.etm = "fixedpenalty"
+        cfg.penalty_preemption, cfg.penalty_migration = penalties
+    for i, t in enumerate(ws["tasks"]):
+        cfg.add_task(name=t["name"], identifier=i + 1, period=exact_ms(t["t"]),
+                     activation_date=exact_ms(t["o"]), wcet=exact_ms(t["c"]), deadline=exact_ms(t["t"]),
+                     abort_on_miss=True)
+    for c in range(ws["cpus"]):
+        cfg.add_processor(name=f"CPU {c}", identifier=c + 1)
+    cfg.scheduler_info.clas = "simso.schedulers." + cls
+    cfg.check_all()
+    model = Model(cfg)
+    sink = io.StringIO()  # several SimSo schedulers print their decisions
+    # SimSo can loop forever at one instant (EDZL re-arming a zero-delay timer, see
+    # docs/simso.md): a wall-clock limit ends such a run.
+    old = signal.signal(signal.SIGALRM, _alarm) if timeout else None
+    if timeout:
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        with redirect_stdout(sink):
+            model.run_model()
+    except AssertionError as e:  # PartitionedScheduler: assert self.packer(), "Packing failed"
+        raise Unpartitioned(str(e)) from None
+    finally:
+        if timeout:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+    jobs, slices, part = {}, [], {}
+    cpu_index = {p: k for k, p in enumerate(model.processors)}
+    for task in model.task_list:
+        jobs[task.name] = [
+            (j.end_date if j.end_date is not None and not j.aborted else None, j.aborted)
+            for j in task.jobs if j.activation_date * MS < ws["horizon"]
+        ]
+        if task.cpu is not None:
+            part[task.name] = cpu_index.get(task.cpu)
+        running = {}
+        for when, ev in task.monitor:
+            if ev.event == JobEvent.EXECUTE:
+                running[ev.job] = (when, cpu_index[ev.cpu])
+            elif ev.event in (JobEvent.PREEMPTED, JobEvent.TERMINATED,
+                              JobEvent.ABORTED) and ev.job in running:
+                start, cpu = running.pop(ev.job)
+                if when > start:
+                    slices.append((start, when, task.name, cpu))
+        for start, cpu in running.values():
+            slices.append((start, ws["horizon"], task.name, cpu))
+    return jobs, sorted(slices), part
+
+
+# --------------------------------------------------------------------------- schedlab
+class Unknown(Exception):
+    """schedlab does not know this policy or partition heuristic (yet)."""
+
+
+class SimsoTimeout(Exception):
+    """SimSo did not finish the horizon within --simso-timeout seconds."""
+
+
+class Unpartitioned(Exception):
+    """The partitioning heuristic placed no partition."""
+
+
+def workload(ws, entry, penalties=None):
+    sched = {"deadline": entry["policy"], "placement": entry["placement"]}
+    if "partition" in entry:
+        sched["partition"] = entry["partition"]
+    sched.update(entry.get("scheduler", {}))
+    return {
+        "name": f"crosscheck-{ws['seed']}",
+        "platform": {"cpus": ws["cpus"], "hz": 1000, **entry.get("platform", {}),
+                     **({"preemption": f"{penalties[0]}ns", "migration": f"{penalties[1]}ns"}
+                        if penalties else {})},
+        "duration": f"{ws['horizon']}ns",
+        "on_miss": "abort",
+        "scheduler": sched,
+        "tasks": [{"name": t["name"], "runtime": f"{t['c']}ns", "period": f"{t['t']}ns",
+                   "offset": f"{t['o']}ns"}
+                  for t in ws["tasks"]],
+    }
+
+
+def schedlab_run(binary, ws, entry, tmp, penalties=None):
+    path = os.path.join(tmp, "w.json")
+    with open(path, "w") as f:
+        json.dump(workload(ws, entry, penalties), f)
+    csv, trace = os.path.join(tmp, "jobs.csv"), os.path.join(tmp, "trace.txt")
+    out = subprocess.run([binary, "simulate", path, "--json", "--jobs-csv", csv,
+                          "--trace-out", trace, "--trace-format", "ftrace"],
+                         check=False, capture_output=True, text=True)
+    if out.returncode != 0:
+        err = out.stderr.strip()
+        if "fits on no CPU" in err:
+            raise Unpartitioned(err.splitlines()[-1])
+        if "unknown" in err and (entry["policy"] in err or "partition" in err):
+            raise Unknown(err.splitlines()[-1])
+        raise RuntimeError(f"schedlab failed on {path}: {err}")
+    res = json.loads(out.stdout)
+    jobs = {t["name"]: [] for t in ws["tasks"]}
+    with open(csv) as f:
+        head = f.readline().strip().split(",")
+        for line in f:
+            row = dict(zip(head, line.strip().split(",")))
+            fin = int(row["finish_ns"]) if row["finish_ns"] else None
+            aborted = row["aborted"] == "true"
+            jobs[row["task"]].append((None if aborted else fin, aborted))
+    part = {}
+    if res.get("partition"):
+        for k, names in enumerate(res["partition"]["cpus"]):
+            for n in names:
+                part[n] = k
+    return jobs, parse_ftrace(trace, ws["horizon"]), part, res
+
+
+def parse_ftrace(path, horizon):
+    """Schedule slices [(start, end, task, cpu)] from a `--trace-format ftrace` file."""
+    cur, slices = {}, []
+    with open(path) as f:
+        for line in f:
+            if "sched_switch:" not in line:
+                continue
+            left, right = line.split("sched_switch:")
+            cpu = int(left.split("[")[1].split("]")[0])
+            ts = round(float(left.split("]")[1].strip().rstrip(":")) * 1e9)
+            nxt = right.split("==>")[1].split(":")[0].strip()
+            if cpu in cur:
+                start, task = cur.pop(cpu)
+                if ts > start:
+                    slices.append((start, ts, task, cpu))
+            if not nxt.startswith("swapper"):
+                cur[cpu] = (ts, nxt)
+    for cpu, (start, task) in cur.items():
+        slices.append((start, horizon, task, cpu))
+    return sorted(slices)
+
+
+# --------------------------------------------------------------------------- comparing
+def running_at(slices, t):
+    return {task for s, e, task, _ in slices if s <= t < e}
+
+
+def snap(slices, grid=10):
+    """Slice bounds to the nearest `grid` ns: SimSo's float-millisecond timers (EDZL's
+    zero-laxity timer, for one) fire a cycle or two off the exact instant."""
+    return [(round(s / grid) * grid, round(e / grid) * grid, n, c) for s, e, n, c in slices]
+
+
+def divergence(a, b):
+    """First instant where the sets of running tasks differ (CPU numbers ignored)."""
+    a, b = snap(a), snap(b)
+    times = sorted({s for s, *_ in a} | {e for _, e, *_ in a}
+                   | {s for s, *_ in b} | {e for _, e, *_ in b})
+    for t in times:
+        ra, rb = running_at(a, t), running_at(b, t)
+        if ra != rb:
+            return t, ra - rb, rb - ra
+    return None
+
+
+def priority_key(policy, task, t, slices):
+    """The priority a task's current job has at t under `policy` (smaller is higher), from
+    the schedule up to t (the same in both tools before the divergence)."""
+    rel = release(task, job_at(task, t))
+    deadline = rel + task["t"]
+    if policy == "rm":
+        return task["t"]
+    if policy in ("llf", "mllf", "edzl", "g-fl-zl", "nvnlf"):
+        done = sum(min(e, t) - max(s, rel) for s, e, n, _ in slices
+                   if n == task["name"] and e > rel and s < t)
+        laxity = deadline - t - (task["c"] - done)
+        if policy == "llf":
+            return laxity
+        # Zero-laxity jobs share the top priority (EDZL: ties among them are arbitrary).
+        return (0, 0) if laxity <= 0 else (1, deadline)
+    return deadline
+
+
+def dropped(name, t, task, theirs):
+    """In SimSo, the current job of `name` at t never runs again before its deadline and
+    ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
+    k = job_at(task, t)
+    deadline = release(task, k + 1)
+    jobs = theirs["jobs"][name]
+    return (0 <= k < len(jobs) and jobs[k][1]
+            and not any(n == name and s < deadline and e > t for s, e, n, _ in theirs["slices"]))
+
+
+def simso_next_fit_decreasing(ws):
+    """The partition of SimSo's `next_fit` on tasks by decreasing utilisation, in its float
+    arithmetic (simso/utils/PartitionedScheduler.py), or None when it fails."""
+    tasks = sorted(ws["tasks"], key=lambda t: -(t["c"] / MS) / (t["t"] / MS))
+    load, j, out = [0.0] * ws["cpus"], 0, {}
+    for t in tasks:
+        c, p, k = t["c"] / MS, t["t"] / MS, 0
+        while load[j] * p + c > p:
+            j, k = (j + 1) % ws["cpus"], k + 1
+            if k >= ws["cpus"]:
+                return None
+        out[t["name"]] = j
+        load[j] += c / p
+    return out
+
+
+def penalty_sum(diff, penalties):
+    """`diff` is a·P + b·M with |a|, |b| <= 2 (not 0): a resumption paid the
+    preemption penalty P in one tool and the migration penalty M in the other."""
+    p, m = penalties
+    return diff != 0 and any(a * p + b * m == diff
+                             for a in range(-2, 3) for b in range(-2, 3))
+
+
+def classify(entry, ws, ours, theirs, rules, penalties=None):
+    """Name the pattern of a set's first difference and look it up in the rules."""
+    policy = entry["policy"]
+    t = None
+    first = first_difference(ws, ours, theirs)
+    late = False
+    if first is not None:
+        _, name, k, x, y = first
+        spec = next(v for v in ws["tasks"] if v["name"] == name)
+        late = x[1] and isinstance(y[0], int) and y[0] > release(spec, k + 1)
+    if entry["placement"] == "partitioned" and ours["part"] != theirs["part"]:
+        pattern = "partition"
+        byname = {x["name"]: x for x in ws["tasks"]}
+        load = {}
+        for n, c in ours["part"].items():
+            load[c] = load.get(c, 0) + Fraction(byname[n]["c"], byname[n]["t"])
+        if any(v == 1 for v in load.values()):
+            pattern = "partition-full-cpu"
+        elif theirs["part"] == simso_next_fit_decreasing(ws):
+            pattern = "partition-next-fit"
+    elif penalties and late:
+        pattern = "late-not-aborted"
+    elif (penalties and first is not None and isinstance(first[3][0], int)
+          and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
+          and divergence(ours["slices"], theirs["slices"]) is not None
+          and divergence(ours["slices"], theirs["slices"])[0] >= release(
+              next(v for v in ws["tasks"] if v["name"] == first[1]), first[2])):
+        # Same jobs, same order, up to the job's own release; its finish differs by a
+        # sum of penalties: it resumed on another CPU in one tool than in the other.
+        pattern = "penalty-cpu-choice"
+    else:
+        d = divergence(ours["slices"], theirs["slices"])
+        if d is None:
+            pattern = "same-schedule"
+        else:
+            t, only_ours, only_theirs = d
+            byname = {x["name"]: x for x in ws["tasks"]}
+            # A tie: both tools run jobs of the same priorities at t (the same multiset
+            # of keys), only different jobs among equals. Keys come from schedlab's
+            # history, the same as SimSo's before t.
+            def keys(names):
+                return sorted(priority_key(policy, byname[n], t, ours["slices"])
+                              for n in names)
+
+            same_keys = keys(only_ours) == keys(only_theirs)
+            zero = {n for n in only_ours
+                    if priority_key("edzl", byname[n], t, ours["slices"]) == (0, 0)}
+            aborted_now = any(
+                theirs["jobs"][x["name"]][k][1]
+                for x in ws["tasks"] for k in [job_at(x, t) - 1]
+                if (t - x["o"]) % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
+            if aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
+                pattern = "abort-drops-running"
+            elif only_ours and only_theirs and same_keys:
+                pattern = "tie"
+            elif policy in ("edzl", "g-fl-zl") and zero:
+                # A zero-laxity job runs in schedlab and waits in SimSo behind a job of
+                # positive laxity.
+                pattern = "zero-laxity-missed"
+            elif (only_ours and not only_theirs and t % MS == 0
+                  and only_ours <= running_at(theirs["slices"], t + 1000)):
+                pattern = "timer-overhead"
+            elif not only_ours or not only_theirs:
+                pattern = "idle-cpu"
+            else:
+                pattern = "priority"
+    for r in rules:
+        if r["pattern"] == pattern and r.get("policy", policy) in (policy, entry["name"]):
+            return pattern, r["class"], r["why"], t
+    return pattern, "unclassified", "", t
+
+
+def close(x, y):
+    """Finish times within ROUNDING_NS of each other (both finished)."""
+    return (isinstance(x[0], int) and isinstance(y[0], int) and x[1] == y[1]
+            and abs(x[0] - y[0]) <= ROUNDING_NS)
+
+
+def first_difference(ws, ours, theirs):
+    """The first job (by the earlier of its two finish times) whose finish or abort
+    differs by more than rounding; (when, task, index, ours, theirs) or None."""
+    diffs = []
+    for t in ws["tasks"]:
+        a, b = ours["jobs"].get(t["name"], []), theirs["jobs"].get(t["name"], [])
+        for k in range(max(len(a), len(b))):
+            x = a[k] if k < len(a) else ("missing", False)
+            y = b[k] if k < len(b) else ("missing", False)
+            if x != y and not close(x, y):
+                when = min(v for v in (x[0], y[0], release(t, k + 1)) if isinstance(v, int))
+                diffs.append((when, t["name"], k, x, y))
+    return min(diffs) if diffs else None
+
+
+def show_schedule(slices, lo, hi, limit=16):
+    shown = [f"cpu{c} {s / MS:.6g}-{e / MS:.6g} {n}" for s, e, n, c in slices if e > lo and s < hi]
+    more = f"; ... {len(shown) - limit} more" if len(shown) > limit else ""
+    return "; ".join(shown[:limit]) + more
+
+
+def describe(ws):
+    return (f"seed {ws['seed']}, {ws['cpus']} CPUs, {len(ws['tasks'])} tasks, "
+            f"U = {ws['u']:.3f}: " + ", ".join(
+                f"{t['name']}=({t['c'] / MS:g},{t['t'] / MS:g}"
+                + (f",+{t['o'] / MS:g})" if t["o"] else ")") for t in ws["tasks"]))
+
+
+def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
+                   timeout=0, penalties=None):
+    row = {"policy": name, "simso": entry["simso"], "sets": 0, "jobs": 0, "identical": 0,
+           "rounding": 0, "differing": 0, "sets_differing": 0, "classes": {}, "examples": []}
+    with tempfile.TemporaryDirectory(prefix="simso-crosscheck.") as tmp:
+        for ws in sets:
+            try:
+                s_jobs, s_slices, s_part, _ = schedlab_run(binary, ws, entry, tmp, penalties)
+            except Unknown as e:
+                row["skipped"] = str(e)
+                return row
+            except Unpartitioned:
+                s_jobs = None
+            try:
+                o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout,
+                                                     penalties)
+            except Unpartitioned:
+                o_jobs = None
+            except SimsoTimeout:
+                row["simso_timeout"] = row.get("simso_timeout", 0) + 1
+                if verbose:
+                    print(f"\n[{name}] {describe(ws)}: SimSo did not finish in {timeout} s",
+                          file=sys.stderr)
+                continue
+            if s_jobs is None or o_jobs is None:
+                # A set one heuristic cannot place is not compared job by job; both
+                # failing is agreement, one failing a difference of partition.
+                both = s_jobs is None and o_jobs is None
+                row["unplaced_both" if both else "unplaced_one"] = row.get(
+                    "unplaced_both" if both else "unplaced_one", 0) + 1
+                if not both and verbose:
+                    print(f"\n[{name}] {describe(ws)}: only "
+                          f"{'schedlab' if s_jobs is None else 'SimSo'} finds no partition",
+                          file=sys.stderr)
+                continue
+            ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+            theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+            row["sets"] += 1
+            ndiff = nround = 0
+            for t in ws["tasks"]:
+                a, b = s_jobs[t["name"]], o_jobs[t["name"]]
+                row["jobs"] += max(len(a), len(b))
+                same = sum(1 for x, y in zip(a, b) if x == y)
+                near = sum(1 for x, y in zip(a, b) if x != y and close(x, y))
+                row["identical"] += same
+                nround += near
+                ndiff += max(len(a), len(b)) - same - near
+            row["rounding"] += nround
+            row["differing"] += ndiff
+            if not ndiff:
+                continue
+            row["sets_differing"] += 1
+            pattern, cls, why, t0 = classify(dict(entry, name=name), ws, ours, theirs, rules,
+                                             penalties)
+            c = row["classes"].setdefault(cls, {"sets": 0, "jobs": 0, "patterns": {}})
+            c["sets"] += 1
+            c["jobs"] += ndiff
+            c["patterns"][pattern] = why
+            task, k, x, y = first_difference(ws, ours, theirs)[1:]
+            spec = next(t for t in ws["tasks"] if t["name"] == task)
+            rel = release(spec, k)
+            lo, hi = rel, release(spec, k + 1)
+            if t0 is not None and t0 < hi:
+                lo = min(lo, t0)
+            ex = {"set": describe(ws), "job": f"{task}#{k}", "release_ms": rel / MS,
+                  "schedlab": x, "simso": y, "pattern": pattern, "class": cls}
+            if entry["placement"] == "partitioned" and ours["part"] != theirs["part"]:
+                ex["partition"] = {"schedlab": s_part, "simso": o_part}
+            row["examples"].append(ex)
+            if verbose:
+                print(f"\n[{name}] {describe(ws)}", file=sys.stderr)
+                print(f"  first differing job {task}#{k} (released {rel / MS:g} ms): "
+                      f"schedlab {fmt_job(x)}, SimSo {fmt_job(y)} -> {pattern}: {cls}"
+                      + (f" (schedules diverge at {t0 / MS:g} ms)" if t0 is not None else ""),
+                      file=sys.stderr)
+                if "partition" in ex:
+                    print(f"  partition schedlab {s_part}\n  partition SimSo    {o_part}",
+                          file=sys.stderr)
+                print(f"  schedlab: {show_schedule(s_slices, lo, hi)}", file=sys.stderr)
+                print(f"  SimSo:    {show_schedule(o_slices, lo, hi)}", file=sys.stderr)
+    return row
+
+
+def fmt_job(j):
+    fin, aborted = j
+    if fin == "missing":
+        return "no such job"
+    return "aborted at its deadline" if aborted else f"finished at {fin / MS:.6f} ms"
+
+
+# --------------------------------------------------------------------------- output
+def table(rows, markdown):
+    head = ("policy", "SimSo", "sets", "jobs", "identical", f"within {ROUNDING_NS} ns",
+            "differing", "classification of the first difference of each set")
+    lines = []
+    for r in rows:
+        if "skipped" in r:
+            lines.append((r["policy"], r["simso"], "-", "-", "-", "-", "-",
+                          "skipped: not in schedlab yet"))
+            continue
+        cls = "; ".join(f"{k}: {v['jobs']} jobs in {v['sets']} sets"
+                        f" ({', '.join(sorted(v['patterns']))})"
+                        for k, v in sorted(r["classes"].items())) or "-"
+        for key, what in (("unplaced_both", "no partition in either tool"),
+                          ("unplaced_one", "no partition in one tool only"),
+                          ("simso_timeout", "SimSo did not finish (not compared)")):
+            if r.get(key):
+                cls = f"{cls}; {what}: {r[key]} sets" if cls != "-" else f"{what}: {r[key]} sets"
+        lines.append((r["policy"], r["simso"], str(r["sets"]), str(r["jobs"]),
+                      str(r["identical"]), str(r["rounding"]), str(r["differing"]), cls))
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(x.replace("|", "\\|") for x in ln) + " |" for ln in lines]
+        return "\n".join(out)
+    width = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) if i in (0, 1, 7) else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, width))).rstrip()
+                     for row in [head, *lines])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--schedlab", required=True, help="the schedlab binary")
+    ap.add_argument("--policies", default=DEFAULT_POLICIES,
+                    help=f"comma-separated, or `all` (default {DEFAULT_POLICIES})")
+    ap.add_argument("--sizes", default="2x4,4x8,8x16", help="CPUsxTASKS,...")
+    ap.add_argument("--levels", default="0.5,0.75,0.9,1.0",
+                    help="total utilisation as fractions of the CPU count")
+    ap.add_argument("--seeds", type=int, default=10, help="sets per size and level")
+    ap.add_argument("--known", default=KNOWN, help="classification rules (TOML)")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--verbose", action="store_true",
+                    help="print each set's first differing job and both schedules")
+    ap.add_argument("--simso-as-released", action="store_true",
+                    help="keep the 1 µs overhead of SimSo's LLF timer (zeroed by default)")
+    ap.add_argument("--offsets", action="store_true",
+                    help="release each task first at a random whole ms in [0, T) (fewer ties)")
+    ap.add_argument("--penalties", metavar="P,M",
+                    help="fixed preemption and migration penalties in ns: SimSo's "
+                         "FixedPenalty model, schedlab's platform.preemption/migration")
+    ap.add_argument("--simso-timeout", type=float, default=20,
+                    help="seconds SimSo may take on one set before it is left out (default 20)")
+    ap.add_argument("--json", help="write every row (with examples) to this file")
+    args = ap.parse_args(argv)
+
+    names = list(POLICIES) if args.policies == "all" else [
+        p for p in args.policies.split(",") if p]
+    for n in names:
+        if n not in POLICIES:
+            sys.exit(f"simso_crosscheck.py: --policies: unknown `{n}` "
+                     f"(known: {', '.join(POLICIES)})")
+    with open(args.known, "rb") as f:
+        rules = tomllib.load(f).get("rule", [])
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",") if s]
+    penalties = None
+    if args.penalties:
+        try:
+            penalties = tuple(int(v) for v in args.penalties.split(","))
+            assert len(penalties) == 2 and min(penalties) >= 0
+        except (ValueError, AssertionError):
+            sys.exit("simso_crosscheck.py: --penalties: give PREEMPTION,MIGRATION in ns, "
+                     f"not {args.penalties!r}")
+    levels = [float(v) for v in args.levels.split(",") if v]
+
+    rows, t0 = [], time.perf_counter()
+    for n in names:
+        entry = POLICIES[n]
+        grain = MS if entry.get("quantum") else GRAIN_NS
+        sets = [make_set(seed, m, k, lv, grain, args.offsets)
+                for m, k in sizes for lv in levels for seed in range(args.seeds)]
+        row = compare_policy(n, entry, sets, args.schedlab, rules, args.verbose,
+                             args.simso_as_released, args.simso_timeout, penalties)
+        if "skipped" in row:
+            print(f"{n}: skipped, schedlab does not know it yet ({row['skipped']})",
+                  file=sys.stderr)
+        else:
+            print(f"{n}: {row['sets']} sets, {row['jobs']} jobs, {row['identical']} "
+                  f"identical ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        rows.append(row)
+    print(table(rows, args.markdown))
+    if args.json:
+        tmp = args.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(rows, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, args.json)
+    return 0 if all(not r.get("classes", {}).get("unclassified") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""scripts/simso_crosscheck.py on tiny cases: every job of a tie-free set agrees with
+SimSo 0.8.5 under global EDF, SimSo's P_EDF_WF is recognised as next-fit decreasing, and
+a policy schedlab lacks is skipped. Needs simso==0.8.5 importable (scripts/simso-
+crosscheck.sh makes such a virtualenv; or PYTHONPATH to one), else skipped."""
+
+import importlib.util
+import json
+import math
+import sys
+
+import pytest
+
+pytest.importorskip(
+    "simso", reason="SimSo 0.8.5 is not importable (pip install simso==0.8.5 simpy==2.3.1)")
+
+
+@pytest.fixture(scope="module")
+def xc(root):
+    spec = importlib.util.spec_from_file_location(
+        "simso_crosscheck", root / "scripts" / "simso_crosscheck.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["simso_crosscheck"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def task_set(mod, cpus, tasks):
+    """A set of (name, C ms, T ms) in the script's form, one hyperperiod long."""
+    ts = [{"name": n, "c": round(c * mod.MS), "t": t * mod.MS, "o": 0} for n, c, t in tasks]
+    hyper = 1
+    for t in ts:
+        hyper = hyper * t["t"] // math.gcd(hyper, t["t"])
+    return {"seed": 0, "cpus": cpus, "level": 0, "tasks": ts, "horizon": hyper, "u": 0.0}
+
+
+def test_a_tie_free_edf_set_agrees_job_by_job(xc, schedlab):
+    # Global EDF, 2 CPUs, no two jobs with the same deadline ever compete:
+    # t1 (2, 5), t3 (4.5, 5) and t2 (3, 10): 4 + 4 + 2 = 10 jobs in 20 ms, all on time.
+    ws = task_set(xc, 2, [("t1", 2, 5), ("t2", 3, 10), ("t3", 4.5, 5)])
+    ws["horizon"] = 20 * xc.MS
+    row = xc.compare_policy("edf", xc.POLICIES["edf"], [ws], str(schedlab), [], False)
+    assert row["sets"] == 1 and row["jobs"] == 10
+    assert row["identical"] == 10 and row["differing"] == 0 and row["classes"] == {}
+
+
+def test_simso_worst_fit_is_next_fit(xc, schedlab):
+    # Decreasing order a8, a6, a3, a1 on 3 CPUs. Worst fit (schedlab wfd): a3 and a1 on the
+    # empty CPU 2. Next fit (SimSo's decreasing_worst_fit): a8→0, a6→1, a3→1, a1→1.
+    ws = task_set(xc, 3, [("a1", 1, 10), ("a3", 3, 10), ("a6", 6, 10), ("a8", 8, 10)])
+    assert xc.simso_next_fit_decreasing(ws) == {"a8": 0, "a6": 1, "a3": 1, "a1": 1}
+    _, _, part = xc.simso_run(ws, "P_EDF_WF")
+    assert part == {"a1": 1, "a3": 1, "a6": 1, "a8": 0}
+    rules = [{"pattern": "partition-next-fit", "class": "simso-bug", "why": "next fit"}]
+    ours = {"part": {"a8": 0, "a6": 1, "a3": 2, "a1": 2}, "slices": [], "jobs": {}}
+    theirs = {"part": part, "slices": [], "jobs": {}}
+    entry = dict(xc.POLICIES["p-edf-wf"], name="p-edf-wf")
+    assert xc.classify(entry, ws, ours, theirs, rules)[:2] == ("partition-next-fit", "simso-bug")
+
+
+def test_the_script_runs_end_to_end_and_skips_unknown_policies(xc, schedlab, tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    code = xc.main(["--schedlab", str(schedlab), "--policies", "edf,p-edf,pd2",
+                    "--sizes", "2x4", "--levels", "0.5", "--seeds", "1",
+                    "--markdown", "--json", str(out)])
+    rows = {r["policy"]: r for r in json.loads(out.read_text())}
+    ws = xc.make_set(0, 2, 4, 0.5, xc.GRAIN_NS)
+    jobs = sum(ws["horizon"] // t["t"] for t in ws["tasks"])
+    for name in ("edf", "p-edf"):
+        r = rows[name]
+        assert r["sets"] == 1 and r["jobs"] == jobs
+        assert r["identical"] + r["rounding"] + r["differing"] == jobs
+    assert "skipped" in rows["pd2"] or rows["pd2"]["sets"] == 1
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].startswith("| policy | SimSo | sets |")
+    # Exit status 1 means an unclassified difference; the EDF and P-EDF rows have none.
+    unclassified = [r for r in rows.values() if r.get("classes", {}).get("unclassified")]
+    assert code == (1 if unclassified else 0)
+
+
+def test_offsets_are_whole_ms_below_the_period_and_lengthen_the_horizon(xc):
+    ws = xc.make_set(4, 4, 8, 0.9, xc.GRAIN_NS, offsets=True)
+    hyper = math.lcm(*(t["t"] for t in ws["tasks"]))
+    assert all(t["o"] % xc.MS == 0 and 0 <= t["o"] < t["t"] for t in ws["tasks"])
+    assert any(t["o"] for t in ws["tasks"])
+    assert ws["horizon"] == max(t["o"] for t in ws["tasks"]) + 2 * hyper
+    # The same set's tasks without offsets, one hyperperiod.
+    plain = xc.make_set(4, 4, 8, 0.9, xc.GRAIN_NS)
+    assert [(t["c"], t["t"]) for t in plain["tasks"]] == [(t["c"], t["t"]) for t in ws["tasks"]]
+    assert plain["horizon"] == hyper
+    # Job indices count from the offset.
+    t = dict(ws["tasks"][0], o=3 * xc.MS, t=10 * xc.MS)
+    assert [xc.job_at(t, v * xc.MS) for v in (0, 3, 12, 13)] == [-1, 0, 0, 1]
+    assert xc.release(t, 2) == 23 * xc.MS
