@@ -125,6 +125,13 @@ pub trait SchedClass {
         None
     }
 
+    /// Steps the class's queue structures took so far (heap levels moved, entries or tree
+    /// nodes looked at): [`crate::WorkStats::queue_steps`], for the work guard test. 0 for
+    /// classes that do not count.
+    fn queue_steps(&self) -> u64 {
+        0
+    }
+
     /// Whether this class implements [`SchedClass::next_decision`] (a class that does must
     /// say so: the engine asks `next_decision` only of classes that answer `true`, so that
     /// thousands of CPUs running timer-less classes cost nothing at each instant).

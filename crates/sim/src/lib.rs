@@ -7,6 +7,7 @@
 
 pub mod class;
 pub mod engine;
+pub mod heap;
 pub mod laxtree;
 pub mod partition;
 pub mod policy;

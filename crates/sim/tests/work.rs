@@ -41,6 +41,7 @@ fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Wor
 struct PerEvent {
     calls: f64,
     visits_per_cpu: f64,
+    queue_steps: f64,
 }
 
 fn per_event(r: &SimResult) -> PerEvent {
@@ -48,6 +49,7 @@ fn per_event(r: &SimResult) -> PerEvent {
     PerEvent {
         calls: r.work.class_calls as f64 / e,
         visits_per_cpu: r.work.cpu_visits as f64 / e / r.cpus as f64,
+        queue_steps: r.work.queue_steps as f64 / e,
     }
 }
 
@@ -61,8 +63,16 @@ fn run(w: &Workload) -> SimResult {
 fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f64) {
     let (a, b) = (per_event(small), per_event(large));
     eprintln!(
-        "{label}: calls/event {:.2} -> {:.2}, cpu visits/event/cpu {:.2} -> {:.2}, events {} -> {}",
-        a.calls, b.calls, a.visits_per_cpu, b.visits_per_cpu, small.events, large.events
+        "{label}: calls/event {:.2} -> {:.2}, cpu visits/event/cpu {:.2} -> {:.2}, \
+         queue steps/event {:.2} -> {:.2}, events {} -> {}",
+        a.calls,
+        b.calls,
+        a.visits_per_cpu,
+        b.visits_per_cpu,
+        a.queue_steps,
+        b.queue_steps,
+        small.events,
+        large.events
     );
     assert!(
         b.calls <= a.calls * 3.0 + 1.0,
@@ -72,7 +82,21 @@ fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f
         b.visits_per_cpu <= a.visits_per_cpu * 1.5 + 0.5,
         "{label}: CPU visits per event grow with tasks"
     );
+    // A heap operation moves O(log n) levels, 11 at most for 2048 tasks and far fewer
+    // on average; a scan of a queue would look at hundreds of entries per call.
+    let steps_per_call = |x: &PerEvent| x.queue_steps / x.calls.max(1e-9);
+    assert!(
+        steps_per_call(&b) <= steps_per_call(&a) * 2.0 + 1.0,
+        "{label}: queue steps per hook call grow with tasks ({:.2} -> {:.2})",
+        steps_per_call(&a),
+        steps_per_call(&b)
+    );
     for (n, x) in [("small", &a), ("large", &b)] {
+        assert!(
+            steps_per_call(x) <= 8.0,
+            "{label} {n}: {:.1} queue steps per hook call (a queue scan?)",
+            steps_per_call(x)
+        );
         assert!(
             x.calls <= max_calls,
             "{label} {n}: {:.1} hook calls per event",
@@ -90,6 +114,7 @@ fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f
 fn global_edf_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(256, 0, 32, "global", 2000));
     let large = run(&workload(2048, 0, 32, "global", 500));
+    assert!(small.work.queue_steps > 0, "EDF's heap counts its steps");
     check_scaling("global edf", &small, &large, 30.0);
 }
 

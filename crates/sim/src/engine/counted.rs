@@ -70,6 +70,11 @@ impl Counted {
         self.calls.get()
     }
 
+    /// The class's queue steps so far ([`SchedClass::queue_steps`]).
+    pub(super) fn queue_steps(&self) -> u64 {
+        self.inner.queue_steps()
+    }
+
     fn count(&self) {
         self.calls.set(self.calls.get() + 1);
     }
