@@ -192,6 +192,15 @@ impl Counted {
         self.inner.preempt_key(ctx, t)
     }
 
+    pub(super) fn global_preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        self.count();
+        self.inner.global_preempt_key(ctx, t)
+    }
+
+    pub(super) fn global_ties_to_last_cpu(&self, key: u64) -> bool {
+        self.inner.global_ties_to_last_cpu(key)
+    }
+
     pub(super) fn uses_decision_timer(&self) -> bool {
         self.inner.uses_decision_timer()
     }

@@ -277,6 +277,39 @@ impl SchedClass for Llf {
         }
     }
 
+    /// Tick mode: `wakeup_preempt` as a key at this instant, so global placement finds the
+    /// CPU to preempt in one pass instead of sorting the running CPUs at every tick. The
+    /// laxity, biased to stay positive, times 4, plus a tie code:
+    ///
+    /// - waiting, last scheduled before now: 0 (beats a running task of equal laxity);
+    /// - running: 2, or 3 if it was also scheduled (switched out) at this instant;
+    /// - waiting, put back at this instant (or FIFO ties): 3 (beats no equal laxity).
+    ///
+    /// Between running tasks of equal laxity the sort (LRS ties) puts first the lowest CPU
+    /// whose task last ran at this instant, else the highest CPU (a running task scheduled
+    /// earlier "preempts" the one before it): code 3 over 2, and
+    /// [`SchedClass::global_ties_to_last_cpu`] for code 2. Debug builds check every use
+    /// against the sort (engine/global.rs).
+    fn global_preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        if self.exact.is_some() {
+            return None;
+        }
+        let lax = ctx.laxity_uncounted(t) as i128;
+        let biased = (lax + (1i128 << 61)).clamp(0, (1i128 << 62) - 1) as u64;
+        let last = self.q.pos[t].map_or(ctx.task(t).last_ran, |p| p.1);
+        let tie = match self.q.pos[t] {
+            Some(_) if self.lrs && last < ctx.now => 0,
+            Some(_) => 3,
+            None if self.lrs && last >= ctx.now => 3,
+            None => 2,
+        };
+        Some(biased * 4 + tie)
+    }
+
+    fn global_ties_to_last_cpu(&self, key: u64) -> bool {
+        self.lrs && key % 4 == 2
+    }
+
     fn uses_decision_timer(&self) -> bool {
         self.exact.is_some()
     }
