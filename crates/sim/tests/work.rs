@@ -15,8 +15,18 @@ mod common;
 /// `n` periodic tasks, UUniFast utilisations summing to 0.7 x `cpus` (the golden sets'
 /// generator), plus `fair` fair tasks (hogs and run/sleep tasks).
 fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Workload {
-    let mut y = common::periodic_set(n, cpus, 0.7 * cpus as f64, ms, n as u64);
+    let y = common::periodic_set(n, cpus, 0.7 * cpus as f64, ms, n as u64) + &fair_tasks(fair);
+    let ov = Overrides {
+        placement: Some(Placement::parse(placement).unwrap()),
+        ..Overrides::default()
+    };
+    Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap()
+}
+
+/// `fair` fair tasks, YAML list items: hogs and run/sleep tasks.
+fn fair_tasks(fair: usize) -> String {
     let mut rng = ChaCha8Rng::seed_from_u64(fair as u64);
+    let mut y = String::new();
     for i in 0..fair {
         y += &if i % 2 == 0 {
             format!(
@@ -31,11 +41,7 @@ fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Wor
             )
         };
     }
-    let ov = Overrides {
-        placement: Some(Placement::parse(placement).unwrap()),
-        ..Overrides::default()
-    };
-    Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap()
+    y
 }
 
 struct PerEvent {
@@ -130,6 +136,22 @@ fn fair_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(16, 128, 32, "linux", 1000));
     let large = run(&workload(16, 1024, 32, "linux", 200));
     check_scaling("linux fair", &small, &large, 20.0);
+}
+
+/// BFS's one global queue: picking the earliest deadline looks at a few queued entries,
+/// not the whole level (a scan of 1024 waiting tasks per pick before the ordered sets).
+#[test]
+fn bfs_work_per_event_does_not_grow_with_tasks() {
+    let bfs = |fair: usize, ms: u64| {
+        let y = format!(
+            "platform: {{ cpus: 8, hz: 1000 }}\nduration: {ms}ms\nscheduler: {{ fair: bfs }}\ntasks:\n{}",
+            fair_tasks(fair)
+        );
+        run(&Workload::parse_str(&y, Path::new("work.yaml"), &Overrides::default()).unwrap())
+    };
+    let (small, large) = (bfs(128, 1000), bfs(1024, 200));
+    assert!(small.work.queue_steps > 0, "BFS's queue counts its steps");
+    check_scaling("bfs", &small, &large, 60.0);
 }
 
 /// A workload without fair tasks never balances fair load (a CPU about to idle once ran

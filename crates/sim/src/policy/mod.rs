@@ -1,6 +1,7 @@
 //! Policies: one file each, implementing [`crate::class::SchedClass`].
 
 pub mod bfs;
+mod bfs_queue;
 pub mod cfs;
 pub mod edf;
 pub mod edzl;
