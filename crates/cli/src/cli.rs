@@ -196,6 +196,12 @@ pub struct SimulateArgs {
     /// the same. A violation is a bug in schedlab: it stops the run with exit status 3.
     #[arg(long)]
     pub check: bool,
+
+    /// Refuse a run estimated at more than N events (periodic jobs, run/sleep phases,
+    /// probes, interrupts, ticks), which would take minutes to hours; the error gives the
+    /// estimate. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 1e9)]
+    pub max_events: f64,
 }
 
 /// `schedlab compare`

@@ -47,9 +47,8 @@ impl Progress {
         }
     }
 
-    /// Whether anything is shown.
-    #[cfg(test)]
-    pub fn enabled(&self) -> bool {
+    /// Whether anything is shown (stderr is a terminal, no `--quiet`).
+    pub fn on(&self) -> bool {
         self.on
     }
 
@@ -199,7 +198,7 @@ mod tests {
     #[test]
     fn quiet_turns_progress_off() {
         set_quiet(true);
-        assert!(!Progress::new().enabled());
+        assert!(!Progress::new().on());
         // A countdown while off starts no thread.
         assert!(Progress::new()
             .countdown("x", Duration::from_secs(10))

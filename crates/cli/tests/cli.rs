@@ -46,6 +46,35 @@ fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// 50 tasks with 1 ns run and sleep phases make 10^10 events in 200 ms (hours): refused
+/// before it starts, with the estimate and the flag. At 10 µs it is 50 × 2 × 5,000 =
+/// 5·10^5 events: run under a budget of exactly that, refused just below it.
+#[test]
+fn a_run_estimated_beyond_the_event_budget_is_refused_with_the_estimate() {
+    let d = Scratch::new("budget");
+    let mut y = "platform: { cpus: 2, hz: 0 }\nduration: 200ms\ntasks:\n".to_string();
+    for i in 0..50 {
+        y += &format!("  - {{ name: t{i}, run: 1ns, sleep: 1ns }}\n");
+    }
+    let f = d.file("ns.yaml", &y);
+    assert_input_error(
+        &schedlab(&["simulate", p(&f)]),
+        &[
+            "ns.yaml: the run would take about 1.0e10 events (run/sleep phases 1.0e10), \
+             over the limit of 1e9 events",
+            "--max-events 2e10",
+        ],
+    );
+    let short = ["simulate", p(&f), "--duration", "10us", "--max-events"];
+    let ok = schedlab(&[&short[..], &["5e5"]].concat());
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert!(stdout(&ok).contains("t49"), "{}", stdout(&ok));
+    assert_input_error(
+        &schedlab(&[&short[..], &["4.9e5"]].concat()),
+        &["about 5.0e5 events", "over the limit of 5e5 events"],
+    );
+}
+
 #[test]
 fn missing_file_names_the_file() {
     let d = Scratch::new("missing");

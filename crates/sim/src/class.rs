@@ -125,6 +125,29 @@ pub trait SchedClass {
         None
     }
 
+    /// Global placement's order at this instant: a waiting task takes the CPU of the
+    /// running task with the largest key if its own key is smaller — what sorting the
+    /// running CPUs worst-first with `wakeup_preempt` and taking the first one beaten
+    /// finds, in one pass. Unlike [`SchedClass::preempt_key`] it may hold for the current
+    /// instant only (a laxity, a tie-break on history), so nothing keeps it between
+    /// instants. Defaults to `preempt_key`.
+    fn global_preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        self.preempt_key(ctx, t)
+    }
+
+    /// Among running tasks with the same largest [`SchedClass::global_preempt_key`],
+    /// whether the one on the highest CPU is preempted first (default: the lowest).
+    fn global_ties_to_last_cpu(&self, _key: u64) -> bool {
+        false
+    }
+
+    /// Steps the class's queue structures took so far (heap levels moved, entries or tree
+    /// nodes looked at): [`crate::WorkStats::queue_steps`], for the work guard test. 0 for
+    /// classes that do not count.
+    fn queue_steps(&self) -> u64 {
+        0
+    }
+
     /// Whether this class implements [`SchedClass::next_decision`] (a class that does must
     /// say so: the engine asks `next_decision` only of classes that answer `true`, so that
     /// thousands of CPUs running timer-less classes cost nothing at each instant).

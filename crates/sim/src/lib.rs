@@ -7,6 +7,8 @@
 
 pub mod class;
 pub mod engine;
+pub mod estimate;
+pub mod heap;
 pub mod laxtree;
 pub mod partition;
 pub mod policy;
@@ -16,6 +18,7 @@ pub mod result;
 pub mod state;
 
 pub use engine::external::{External, ExternalJob};
+pub use estimate::{estimate_events, EventEstimate};
 pub use result::{CpuResult, PartitionReport, Segment, SimResult, TaskResult, WorkStats};
 use schedlab_model::{KernelClass, Placement, Policy, PolicyClass, Workload};
 use state::ClassId;

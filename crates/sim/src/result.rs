@@ -252,6 +252,9 @@ pub struct WorkStats {
     pub queue_peak: u64,
     /// Fair load balances that looked for a busiest CPU (none when no fair task waits).
     pub balance_scans: u64,
+    /// Steps in the classes' queue structures: heap levels moved, queued entries or tree
+    /// nodes looked at (O(log n) per operation; a scan of a queue shows up as O(n)).
+    pub queue_steps: u64,
 }
 
 impl SimResult {

@@ -15,8 +15,18 @@ mod common;
 /// `n` periodic tasks, UUniFast utilisations summing to 0.7 x `cpus` (the golden sets'
 /// generator), plus `fair` fair tasks (hogs and run/sleep tasks).
 fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Workload {
-    let mut y = common::periodic_set(n, cpus, 0.7 * cpus as f64, ms, n as u64);
+    let y = common::periodic_set(n, cpus, 0.7 * cpus as f64, ms, n as u64) + &fair_tasks(fair);
+    let ov = Overrides {
+        placement: Some(Placement::parse(placement).unwrap()),
+        ..Overrides::default()
+    };
+    Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap()
+}
+
+/// `fair` fair tasks, YAML list items: hogs and run/sleep tasks.
+fn fair_tasks(fair: usize) -> String {
     let mut rng = ChaCha8Rng::seed_from_u64(fair as u64);
+    let mut y = String::new();
     for i in 0..fair {
         y += &if i % 2 == 0 {
             format!(
@@ -31,16 +41,13 @@ fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Wor
             )
         };
     }
-    let ov = Overrides {
-        placement: Some(Placement::parse(placement).unwrap()),
-        ..Overrides::default()
-    };
-    Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap()
+    y
 }
 
 struct PerEvent {
     calls: f64,
     visits_per_cpu: f64,
+    queue_steps: f64,
 }
 
 fn per_event(r: &SimResult) -> PerEvent {
@@ -48,6 +55,7 @@ fn per_event(r: &SimResult) -> PerEvent {
     PerEvent {
         calls: r.work.class_calls as f64 / e,
         visits_per_cpu: r.work.cpu_visits as f64 / e / r.cpus as f64,
+        queue_steps: r.work.queue_steps as f64 / e,
     }
 }
 
@@ -61,8 +69,16 @@ fn run(w: &Workload) -> SimResult {
 fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f64) {
     let (a, b) = (per_event(small), per_event(large));
     eprintln!(
-        "{label}: calls/event {:.2} -> {:.2}, cpu visits/event/cpu {:.2} -> {:.2}, events {} -> {}",
-        a.calls, b.calls, a.visits_per_cpu, b.visits_per_cpu, small.events, large.events
+        "{label}: calls/event {:.2} -> {:.2}, cpu visits/event/cpu {:.2} -> {:.2}, \
+         queue steps/event {:.2} -> {:.2}, events {} -> {}",
+        a.calls,
+        b.calls,
+        a.visits_per_cpu,
+        b.visits_per_cpu,
+        a.queue_steps,
+        b.queue_steps,
+        small.events,
+        large.events
     );
     assert!(
         b.calls <= a.calls * 3.0 + 1.0,
@@ -72,7 +88,21 @@ fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f
         b.visits_per_cpu <= a.visits_per_cpu * 1.5 + 0.5,
         "{label}: CPU visits per event grow with tasks"
     );
+    // A heap operation moves O(log n) levels, 11 at most for 2048 tasks and far fewer
+    // on average; a scan of a queue would look at hundreds of entries per call.
+    let steps_per_call = |x: &PerEvent| x.queue_steps / x.calls.max(1e-9);
+    assert!(
+        steps_per_call(&b) <= steps_per_call(&a) * 2.0 + 1.0,
+        "{label}: queue steps per hook call grow with tasks ({:.2} -> {:.2})",
+        steps_per_call(&a),
+        steps_per_call(&b)
+    );
     for (n, x) in [("small", &a), ("large", &b)] {
+        assert!(
+            steps_per_call(x) <= 8.0,
+            "{label} {n}: {:.1} queue steps per hook call (a queue scan?)",
+            steps_per_call(x)
+        );
         assert!(
             x.calls <= max_calls,
             "{label} {n}: {:.1} hook calls per event",
@@ -90,6 +120,7 @@ fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f
 fn global_edf_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(256, 0, 32, "global", 2000));
     let large = run(&workload(2048, 0, 32, "global", 500));
+    assert!(small.work.queue_steps > 0, "EDF's heap counts its steps");
     check_scaling("global edf", &small, &large, 30.0);
 }
 
@@ -105,6 +136,22 @@ fn fair_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(16, 128, 32, "linux", 1000));
     let large = run(&workload(16, 1024, 32, "linux", 200));
     check_scaling("linux fair", &small, &large, 20.0);
+}
+
+/// BFS's one global queue: picking the earliest deadline looks at a few queued entries,
+/// not the whole level (a scan of 1024 waiting tasks per pick before the ordered sets).
+#[test]
+fn bfs_work_per_event_does_not_grow_with_tasks() {
+    let bfs = |fair: usize, ms: u64| {
+        let y = format!(
+            "platform: {{ cpus: 8, hz: 1000 }}\nduration: {ms}ms\nscheduler: {{ fair: bfs }}\ntasks:\n{}",
+            fair_tasks(fair)
+        );
+        run(&Workload::parse_str(&y, Path::new("work.yaml"), &Overrides::default()).unwrap())
+    };
+    let (small, large) = (bfs(128, 1000), bfs(1024, 200));
+    assert!(small.work.queue_steps > 0, "BFS's queue counts its steps");
+    check_scaling("bfs", &small, &large, 60.0);
 }
 
 /// A workload without fair tasks never balances fair load (a CPU about to idle once ran

@@ -70,6 +70,11 @@ impl Counted {
         self.calls.get()
     }
 
+    /// The class's queue steps so far ([`SchedClass::queue_steps`]).
+    pub(super) fn queue_steps(&self) -> u64 {
+        self.inner.queue_steps()
+    }
+
     fn count(&self) {
         self.calls.set(self.calls.get() + 1);
     }
@@ -185,6 +190,15 @@ impl Counted {
     pub(super) fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         self.count();
         self.inner.preempt_key(ctx, t)
+    }
+
+    pub(super) fn global_preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        self.count();
+        self.inner.global_preempt_key(ctx, t)
+    }
+
+    pub(super) fn global_ties_to_last_cpu(&self, key: u64) -> bool {
+        self.inner.global_ties_to_last_cpu(key)
     }
 
     pub(super) fn uses_decision_timer(&self) -> bool {

@@ -126,65 +126,82 @@ impl Engine {
                 }
                 continue;
             }
-            if let Some(cpu) = self.lowest_beaten_by_key(class, assign) {
-                match cpu {
-                    Some(cpu) => {
-                        let curr = assign[cpu].unwrap();
-                        self.put_prev(curr);
-                        assign[cpu] =
-                            self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
-                        return true;
+            let by_key = self.lowest_beaten_by_key(class, assign);
+            // Debug builds check the shortcut against the sort it replaces, so every test
+            // run checks that the key order picks the same CPU.
+            let found = match by_key {
+                Some(found) if !cfg!(debug_assertions) => found,
+                _ => {
+                    let sorted = self.lowest_beaten_by_sort(class, assign, running);
+                    if let Some(found) = by_key {
+                        debug_assert_eq!(
+                            found,
+                            sorted,
+                            "{}: the key order and the sort disagree",
+                            self.classes[class as usize].name()
+                        );
                     }
-                    None => continue,
+                    sorted
                 }
-            }
-            running.clear();
-            running.extend(
-                (0..assign.len())
-                    .filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class)),
-            );
-            let cls = &self.classes[class as usize];
-            let ctx = ctx!(self);
-            // Worst first: a before b if b's task would preempt a's. A class whose running
-            // tasks never preempt one another leaves them in CPU order (checked in debug
-            // builds, so every test run checks the claim).
-            let sort = cls.running_tasks_preempt() || cfg!(debug_assertions);
-            for i in (1..running.len()).filter(|_| sort) {
-                let mut j = i;
-                while j > 0
-                    && cls.wakeup_preempt(
-                        &ctx,
-                        assign[running[j]].unwrap(),
-                        assign[running[j - 1]].unwrap(),
-                    )
-                {
-                    debug_assert!(
-                        cls.running_tasks_preempt(),
-                        "{}: a running task preempts another",
-                        cls.name()
-                    );
-                    running.swap(j, j - 1);
-                    j -= 1;
-                }
-            }
-            for &cpu in running.iter() {
+            };
+            if let Some(cpu) = found {
                 let curr = assign[cpu].unwrap();
-                if let Some(cand) = cls.peek_next_task(&ctx, 0, cpu) {
-                    if cls.wakeup_preempt(&ctx, curr, cand) {
-                        self.put_prev(curr);
-                        assign[cpu] =
-                            self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
-                        return true;
-                    }
-                }
+                self.put_prev(curr);
+                assign[cpu] = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                return true;
             }
         }
         false
     }
 
+    /// The CPU whose running task of `class` the waiting task it sees first would
+    /// preempt: the running CPUs sorted worst-first with `wakeup_preempt`, then the first
+    /// one beaten. `running` is scratch space.
+    fn lowest_beaten_by_sort(
+        &self,
+        class: ClassId,
+        assign: &[Option<TaskId>],
+        running: &mut Vec<CpuId>,
+    ) -> Option<CpuId> {
+        running.clear();
+        running.extend(
+            (0..assign.len()).filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class)),
+        );
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        // Worst first: a before b if b's task would preempt a's. A class whose running
+        // tasks never preempt one another leaves them in CPU order (checked in debug
+        // builds, so every test run checks the claim).
+        let sort = cls.running_tasks_preempt() || cfg!(debug_assertions);
+        for i in (1..running.len()).filter(|_| sort) {
+            let mut j = i;
+            while j > 0
+                && cls.wakeup_preempt(
+                    &ctx,
+                    assign[running[j]].unwrap(),
+                    assign[running[j - 1]].unwrap(),
+                )
+            {
+                debug_assert!(
+                    cls.running_tasks_preempt(),
+                    "{}: a running task preempts another",
+                    cls.name()
+                );
+                running.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+        running.iter().copied().find(|&cpu| {
+            let curr = assign[cpu].unwrap();
+            cls.peek_next_task(&ctx, 0, cpu)
+                .is_some_and(|cand| cls.wakeup_preempt(&ctx, curr, cand))
+        })
+    }
+
     /// Global placement's preemption for a class with a key order and no affinity
     /// restrictions: the waiting task all CPUs see first takes the CPU of the running task
-    /// with the largest key (the lowest-numbered of equals) if it beats it — what sorting
+    /// with the largest key (the lowest-numbered of equals, or the highest where the class
+    /// says so) if it beats it — what sorting
     /// the running CPUs worst-first and scanning them finds, in one pass. `None` when the
     /// shortcut does not apply (the caller sorts); `Some(None)` when nothing preempts.
     fn lowest_beaten_by_key(
@@ -203,8 +220,9 @@ impl Engine {
             let Some(t) = slot.filter(|&t| self.tasks[t].class == class) else {
                 continue;
             };
-            let key = cls.preempt_key(&ctx, t)?;
-            if worst.is_none_or(|(k, _)| key > k) {
+            let key = cls.global_preempt_key(&ctx, t)?;
+            if worst.is_none_or(|(k, _)| key > k || (key == k && cls.global_ties_to_last_cpu(key)))
+            {
                 worst = Some((key, cpu));
             }
         }
@@ -212,6 +230,6 @@ impl Engine {
             return Some(None);
         };
         let cand = cls.peek_next_task(&ctx, 0, cpu)?;
-        Some((cls.preempt_key(&ctx, cand)? < key).then_some(cpu))
+        Some((cls.global_preempt_key(&ctx, cand)? < key).then_some(cpu))
     }
 }

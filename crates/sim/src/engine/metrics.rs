@@ -137,6 +137,7 @@ impl Engine {
             work: WorkStats {
                 class_calls: self.classes.iter().map(|c| c.calls()).sum(),
                 cpu_visits: self.cpu_visits.get(),
+                queue_steps: self.classes.iter().map(|c| c.queue_steps()).sum(),
                 ..self.work
             },
         }

@@ -6,7 +6,8 @@
 //! `SCHED_ISO` ([`TaskClass::Iso`]), `SCHED_NORMAL`/`SCHED_BATCH`, `SCHED_IDLEPRIO`
 //! ([`TaskClass::Idle`]). A CPU takes the first non-empty level (bitmap) and scans it, O(n),
 //! for the **earliest virtual deadline** among the tasks allowed on it
-//! (`earliest_deadline_task`); ties go to the task queued first.
+//! (`earliest_deadline_task`); ties go to the task queued first. (The model finds the same
+//! task in O(log n), each level kept as ordered sets: policy/bfs_queue.rs.)
 //!
 //! - **Virtual deadline** = `niffies + prio_deadline_diff(nice)`, where
 //!   `prio_deadline_diff = prio_ratios[nice + 20] × rr_interval × (MS_TO_NS(1) / 128)`,
@@ -61,6 +62,7 @@
 //!   the same way (strict priority, FIFO within a level); only their placement differs
 //!   (the rt class's push/pull instead of BFS's one queue).
 
+use super::bfs_queue::BfsQueue;
 use crate::class::{EnqueueReason, SchedClass};
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{BfsParams, Ns, TaskClass};
@@ -120,8 +122,6 @@ pub enum Level {
     /// `IDLE_PRIO`.
     Idle = 2,
 }
-
-const LEVELS: [Level; 3] = [Level::Iso, Level::Normal, Level::Idle];
 
 /// The SCHED_ISO budget (`iso_ticks`, `iso_refractory`).
 #[derive(Debug, Clone)]
@@ -196,9 +196,9 @@ pub struct Bfs {
     rr_ms: u64,
     locality: bool,
     ncpus: usize,
-    /// One FIFO list per level (`grq.queue`), and the bitmap of non-empty ones.
-    queues: [Vec<TaskId>; 3],
-    bitmap: u8,
+    /// `grq.queue`: one list per level, kept as ordered sets (what
+    /// `earliest_deadline_task` scans for, found in O(log n)).
+    grq: BfsQueue,
     /// Virtual deadline (absolute niffies, ns).
     deadline: Vec<Ns>,
     /// Remaining time slice (ns; negative after an overrun).
@@ -231,8 +231,7 @@ impl Bfs {
             rr_ms: (p.rr_interval / 1_000_000).max(1),
             locality: p.locality,
             ncpus: cpus.max(1),
-            queues: [Vec::new(), Vec::new(), Vec::new()],
-            bitmap: 0,
+            grq: BfsQueue::default(),
             deadline: Vec::new(),
             slice: Vec::new(),
             charged_at: Vec::new(),
@@ -275,6 +274,10 @@ impl Bfs {
 
     /// `time_slice_expired`: a full slice and a new deadline from now.
     fn time_slice_expired(&mut self, ctx: &Ctx, t: TaskId) {
+        debug_assert!(
+            !self.queued[t],
+            "the queue files a waiting task by its deadline"
+        );
         self.slice[t] = timeslice_ns(self.rr_ms) as i64;
         self.deadline[t] = ctx.now + prio_deadline_diff(ctx.task(t).nice, self.rr_ms);
     }
@@ -318,8 +321,7 @@ impl Bfs {
         }
         let l = self.level_for(ctx, t);
         self.level[t] = l;
-        self.queues[l as usize].push(t);
-        self.bitmap |= 1 << l as u8;
+        self.grq.push(t, l as usize, self.deadline[t], self.home(t));
         self.queued[t] = true;
     }
 
@@ -327,14 +329,22 @@ impl Bfs {
         if !self.queued[t] {
             return;
         }
-        let l = self.level[t] as usize;
-        if let Some(pos) = self.queues[l].iter().position(|&x| x == t) {
-            self.queues[l].remove(pos);
-        }
-        if self.queues[l].is_empty() {
-            self.bitmap &= !(1 << l);
-        }
+        self.grq.remove(t);
         self.queued[t] = false;
+    }
+
+    /// The CPU where `t` is compared by its plain deadline, if only there (sticky, with
+    /// locality on).
+    fn home(&self, t: TaskId) -> Option<CpuId> {
+        self.sticky[t].filter(|_| self.locality)
+    }
+
+    /// Set `t`'s sticky flag, refiling it in the queue if it waits there.
+    fn set_sticky(&mut self, t: TaskId, to: Option<CpuId>) {
+        self.sticky[t] = to;
+        if self.queued[t] {
+            self.grq.set_home(t, self.home(t));
+        }
     }
 
     /// The deadline a waiting `t` is compared with on `cpu`: shifted by the cache distance
@@ -354,14 +364,14 @@ impl Bfs {
     fn swap_sticky(&mut self, cpu: CpuId, t: TaskId) {
         if let Some(old) = self.sticky_task[cpu] {
             if old == t {
-                self.sticky[t] = Some(cpu);
+                self.set_sticky(t, Some(cpu));
                 return;
             }
             if self.sticky[old] == Some(cpu) {
-                self.sticky[old] = None;
+                self.set_sticky(old, None);
             }
         }
-        self.sticky[t] = Some(cpu);
+        self.set_sticky(t, Some(cpu));
         self.sticky_task[cpu] = Some(t);
     }
 
@@ -392,8 +402,7 @@ impl SchedClass for Bfs {
     }
 
     fn init(&mut self, _nr_rqs: usize, nr_tasks: usize) {
-        self.queues = [Vec::new(), Vec::new(), Vec::new()];
-        self.bitmap = 0;
+        self.grq = BfsQueue::new(nr_tasks, LOCALITY_SHARED_CACHE);
         self.deadline = vec![0; nr_tasks];
         self.slice = vec![0; nr_tasks];
         self.charged_at = vec![0; nr_tasks];
@@ -413,7 +422,7 @@ impl SchedClass for Bfs {
         }
         if why == EnqueueReason::Wakeup {
             // try_preempt: a woken task is never sticky. Deadline and slice are kept.
-            self.sticky[t] = None;
+            self.set_sticky(t, None);
         }
         self.insert(ctx, t);
     }
@@ -425,25 +434,7 @@ impl SchedClass for Bfs {
     fn peek_next_task(&self, ctx: &Ctx, _rq: RqId, cpu: CpuId) -> Option<TaskId> {
         // earliest_deadline_task: the first level (bitmap) with a task allowed here, then
         // the earliest (locality-adjusted) deadline in it, the first queued on ties.
-        for l in LEVELS {
-            if self.bitmap & (1 << l as u8) == 0 {
-                continue;
-            }
-            let mut best: Option<(Ns, TaskId)> = None;
-            for &t in &self.queues[l as usize] {
-                if !ctx.allowed(t, cpu) {
-                    continue;
-                }
-                let k = self.key_on(t, cpu);
-                if best.is_none_or(|(b, _)| k < b) {
-                    best = Some((k, t));
-                }
-            }
-            if let Some((_, t)) = best {
-                return Some(t);
-            }
-        }
-        None
+        self.grq.first_for(cpu, |t| ctx.allowed(t, cpu))
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
@@ -451,7 +442,8 @@ impl SchedClass for Bfs {
         self.iso.advance(ctx.now);
         self.remove(t);
         // take_task: unstick (remembered in case the pick is undone before it runs).
-        self.sticky_before_pick[t] = self.sticky[t].take();
+        self.sticky_before_pick[t] = self.sticky[t];
+        self.set_sticky(t, None);
         self.assign(ctx, t, cpu);
         Some(t)
     }
@@ -464,14 +456,14 @@ impl SchedClass for Bfs {
             Some(cpu) => {
                 // It ran on `cpu` and is descheduled while runnable (schedule()).
                 self.check_deadline(ctx, t);
-                let others_waiting = self.queues.iter().any(|q| !q.is_empty());
+                let others_waiting = !self.grq.is_empty();
                 if others_waiting && cpu < self.ncpus {
                     self.swap_sticky(cpu, t);
                 }
             }
             None => {
                 // Picked and put back in the same instant without running: as it was.
-                self.sticky[t] = self.sticky_before_pick[t];
+                self.set_sticky(t, self.sticky_before_pick[t]);
             }
         }
         self.insert(ctx, t);
@@ -485,7 +477,7 @@ impl SchedClass for Bfs {
         // schedule(): check_deadline(prev) also for a task going to sleep; deactivate_task
         // unsticks it.
         self.check_deadline(ctx, t);
-        self.sticky[t] = None;
+        self.set_sticky(t, None);
     }
 
     fn job_changed(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
@@ -545,6 +537,10 @@ impl SchedClass for Bfs {
 
     fn vruntime(&self, _ctx: &Ctx, _t: TaskId) -> Option<i64> {
         None
+    }
+
+    fn queue_steps(&self) -> u64 {
+        self.grq.steps()
     }
 }
 

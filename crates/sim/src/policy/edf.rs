@@ -4,13 +4,13 @@
 //! enforced). Equal deadlines never preempt (`dl_entity_preempt` is strict) and queue FIFO.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::queue::Keyed;
+use crate::heap::KeyHeap;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 
 /// Earliest deadline first.
 #[derive(Default)]
 pub struct Edf {
-    q: Keyed,
+    q: KeyHeap,
 }
 
 impl SchedClass for Edf {
@@ -19,7 +19,7 @@ impl SchedClass for Edf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.q = Keyed::new(nr_rqs, nr_tasks);
+        self.q = KeyHeap::new(nr_rqs, nr_tasks);
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
@@ -56,6 +56,10 @@ impl SchedClass for Edf {
 
     fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         Some(ctx.sched_deadline(t))
+    }
+
+    fn queue_steps(&self) -> u64 {
+        self.q.steps()
     }
 }
 

@@ -54,6 +54,7 @@
 //! crossing rule compares a waiting job with the job running on a given CPU.
 
 use crate::class::{EnqueueReason, SchedClass};
+use crate::heap::KeyHeap;
 use crate::queue::Keyed;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::Ns;
@@ -68,10 +69,90 @@ pub enum TieRule {
     Edf,
 }
 
+/// The run queues: tick mode needs only the first task of a queue (an indexed heap);
+/// exact mode walks its queue in laxity order (the B-trees). Same order either way.
+enum LlfQueue {
+    Heap(KeyHeap),
+    Tree(Keyed),
+}
+
+impl Default for LlfQueue {
+    fn default() -> LlfQueue {
+        LlfQueue::Heap(KeyHeap::default())
+    }
+}
+
+impl LlfQueue {
+    fn push(&mut self, rq: RqId, t: TaskId, key: u64) {
+        match self {
+            LlfQueue::Heap(h) => h.push(rq, t, key),
+            LlfQueue::Tree(q) => q.push(rq, t, key),
+        }
+    }
+
+    fn push_seq(&mut self, rq: RqId, t: TaskId, key: u64, seq: u64) {
+        match self {
+            LlfQueue::Heap(h) => h.push_seq(rq, t, key, seq),
+            LlfQueue::Tree(q) => q.push_seq(rq, t, key, seq),
+        }
+    }
+
+    fn remove(&mut self, rq: RqId, t: TaskId) {
+        match self {
+            LlfQueue::Heap(h) => h.remove(rq, t),
+            LlfQueue::Tree(q) => q.remove(rq, t),
+        }
+    }
+
+    fn peek(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        match self {
+            LlfQueue::Heap(h) => h.peek(ctx, rq, cpu),
+            LlfQueue::Tree(q) => q.peek(ctx, rq, cpu),
+        }
+    }
+
+    fn pop(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        match self {
+            LlfQueue::Heap(h) => h.pop(ctx, rq, cpu),
+            LlfQueue::Tree(q) => q.pop(ctx, rq, cpu),
+        }
+    }
+
+    /// `(key, seq)` of `t` while queued.
+    fn pos(&self, t: TaskId) -> Option<(u64, u64)> {
+        match self {
+            LlfQueue::Heap(h) => h.pos[t],
+            LlfQueue::Tree(q) => q.pos[t],
+        }
+    }
+
+    fn len(&self, rq: RqId) -> usize {
+        match self {
+            LlfQueue::Heap(h) => h.len(rq),
+            LlfQueue::Tree(q) => q.rqs[rq].len(),
+        }
+    }
+
+    /// The B-trees (exact mode).
+    fn tree(&self) -> Option<&Keyed> {
+        match self {
+            LlfQueue::Heap(_) => None,
+            LlfQueue::Tree(q) => Some(q),
+        }
+    }
+
+    fn steps(&self) -> u64 {
+        match self {
+            LlfQueue::Heap(h) => h.steps(),
+            LlfQueue::Tree(_) => 0,
+        }
+    }
+}
+
 /// Least laxity first.
 #[derive(Default)]
 pub struct Llf {
-    q: Keyed,
+    q: LlfQueue,
     /// Tie-break by least recently scheduled (else FIFO); tick mode.
     lrs: bool,
     /// Exact mode and its tie rule (None = tick mode).
@@ -133,7 +214,7 @@ impl Llf {
             None => 1,
             Some(_) => u64::from(self.running_on(ctx, rq, rq).is_some()),
         };
-        ctx.count_laxity(self.q.rqs[rq].len() as u64 + running);
+        ctx.count_laxity(self.q.len(rq) as u64 + running);
     }
 
     /// Exact mode: is the comparison of `cand` with `curr` a pick-time one (pure LLF
@@ -167,7 +248,7 @@ impl Llf {
     ) -> Option<TaskId> {
         // Waiting laxity z − now ≤ curr's laxity  ⇔  z ≤ curr's laxity + now.
         let bound = (ctx.laxity_uncounted(curr) + ctx.now as i64).max(0) as u64;
-        self.q.rqs[rq]
+        self.q.tree()?.rqs[rq]
             .iter()
             .take_while(|e| e.0 <= bound)
             .map(|e| e.2)
@@ -178,7 +259,7 @@ impl Llf {
     fn running_on(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         ctx.cpus[cpu].curr.filter(|&c| {
             let ts = ctx.task(c);
-            ts.runnable && ts.rq == rq && ts.on_cpu == Some(cpu) && self.q.pos[c].is_none()
+            ts.runnable && ts.rq == rq && ts.on_cpu == Some(cpu) && self.q.pos(c).is_none()
         })
     }
 }
@@ -189,7 +270,10 @@ impl SchedClass for Llf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.q = Keyed::new(nr_rqs, nr_tasks);
+        self.q = match self.exact {
+            Some(_) => LlfQueue::Tree(Keyed::new(nr_rqs, nr_tasks)),
+            None => LlfQueue::Heap(KeyHeap::new(nr_rqs, nr_tasks)),
+        };
         self.arrived_at = vec![Ns::MAX; nr_tasks];
         self.started_at = vec![Ns::MAX; nr_tasks];
         self.put = vec![None; nr_rqs];
@@ -222,7 +306,7 @@ impl SchedClass for Llf {
         // A task put back at this instant is still "current": it keeps the CPU unless
         // the rule gives it to another task.
         let prev = self.put[rq]
-            .filter(|&(p, at)| at == ctx.now && self.q.pos[p].is_some() && ctx.allowed(p, cpu))
+            .filter(|&(p, at)| at == ctx.now && self.q.pos(p).is_some() && ctx.allowed(p, cpu))
             .map(|(p, _)| p);
         let next = match prev {
             Some(p) => self.preemptor(rule, ctx, rq, cpu, p).unwrap_or(p),
@@ -270,11 +354,44 @@ impl SchedClass for Llf {
         if self.lrs {
             // The running job counts as scheduled now; a waiting job scheduled longer ago
             // wins a tie (a job put back at this very instant does not).
-            let cand_last = self.q.pos[cand].map_or(ctx.task(cand).last_ran, |p| p.1);
+            let cand_last = self.q.pos(cand).map_or(ctx.task(cand).last_ran, |p| p.1);
             lc < lr || (lc == lr && cand_last < ctx.now)
         } else {
             lc < lr
         }
+    }
+
+    /// Tick mode: `wakeup_preempt` as a key at this instant, so global placement finds the
+    /// CPU to preempt in one pass instead of sorting the running CPUs at every tick. The
+    /// laxity, biased to stay positive, times 4, plus a tie code:
+    ///
+    /// - waiting, last scheduled before now: 0 (beats a running task of equal laxity);
+    /// - running: 2, or 3 if it was also scheduled (switched out) at this instant;
+    /// - waiting, put back at this instant (or FIFO ties): 3 (beats no equal laxity).
+    ///
+    /// Between running tasks of equal laxity the sort (LRS ties) puts first the lowest CPU
+    /// whose task last ran at this instant, else the highest CPU (a running task scheduled
+    /// earlier "preempts" the one before it): code 3 over 2, and
+    /// [`SchedClass::global_ties_to_last_cpu`] for code 2. Debug builds check every use
+    /// against the sort (engine/global.rs).
+    fn global_preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        if self.exact.is_some() {
+            return None;
+        }
+        let lax = ctx.laxity_uncounted(t) as i128;
+        let biased = (lax + (1i128 << 61)).clamp(0, (1i128 << 62) - 1) as u64;
+        let last = self.q.pos(t).map_or(ctx.task(t).last_ran, |p| p.1);
+        let tie = match self.q.pos(t) {
+            Some(_) if self.lrs && last < ctx.now => 0,
+            Some(_) => 3,
+            None if self.lrs && last >= ctx.now => 3,
+            None => 2,
+        };
+        Some(biased * 4 + tie)
+    }
+
+    fn global_ties_to_last_cpu(&self, key: u64) -> bool {
+        self.lrs && key % 4 == 2
     }
 
     fn uses_decision_timer(&self) -> bool {
@@ -292,7 +409,7 @@ impl SchedClass for Llf {
         let overhead = ctx.cpus[cpu].overhead_left as i64;
         // Waiting laxity z − t < lr − overhead  ⇔  t > z − lr + overhead. The queue is in
         // z order, so the first eligible entry gives the earliest instant.
-        let e = self.q.rqs[rq].iter().find(|e| {
+        let e = self.q.tree()?.rqs[rq].iter().find(|e| {
             e.2 != curr
                 && e.0 != u64::MAX
                 && ctx.allowed(e.2, cpu)
@@ -300,6 +417,10 @@ impl SchedClass for Llf {
         })?;
         let at = e.0 as i64 - lr + overhead + 1;
         Some((at.max(ctx.now as i64 + 1)) as Ns)
+    }
+
+    fn queue_steps(&self) -> u64 {
+        self.q.steps()
     }
 
     fn decision_due(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {

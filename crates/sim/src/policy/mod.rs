@@ -15,3 +15,6 @@ macro_rules! classes {
 classes! {
     bfs, cfs, edf, edzl, eevdf, illf, llf, rt,
 }
+
+// Modules that serve a class file and are not classes themselves.
+mod bfs_queue;

@@ -7,13 +7,13 @@
 //! tail if another task of its priority waits.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::queue::Keyed;
+use crate::heap::KeyHeap;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 
 /// Fixed-priority FIFO / round-robin class.
 #[derive(Default)]
 pub struct Rt {
-    q: Keyed,
+    q: KeyHeap,
     /// Sequence numbers below every tail number: a preempted task re-enters at the head.
     head_seq: u64,
     to_tail: Vec<bool>,
@@ -37,7 +37,7 @@ impl SchedClass for Rt {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.q = Keyed::new(nr_rqs, nr_tasks);
+        self.q = KeyHeap::new(nr_rqs, nr_tasks);
         self.head_seq = 1 << 62;
         self.to_tail = vec![false; nr_tasks];
         self.slice_left = vec![self.slice_ticks; nr_tasks];
@@ -88,7 +88,7 @@ impl SchedClass for Rt {
         }
         self.slice_left[t] = self.slice_ticks;
         let key = ctx.task(t).rt_key;
-        let peer_waits = self.q.rqs[rq].iter().any(|e| e.0 == key);
+        let peer_waits = self.q.has_key(rq, key);
         if peer_waits {
             self.to_tail[t] = true;
         }
@@ -101,6 +101,10 @@ impl SchedClass for Rt {
 
     fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         Some(ctx.task(t).rt_key)
+    }
+
+    fn queue_steps(&self) -> u64 {
+        self.q.steps()
     }
 }
 

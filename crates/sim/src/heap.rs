@@ -1,0 +1,289 @@
+//! An indexed binary min-heap per run queue, ordered by `(key, seq, task)`: the same
+//! order as [`crate::queue::Keyed`]'s B-trees, for classes that only need the first task
+//! (EDF, rt). Insertion and removal are O(log n) with no allocation once the queues have
+//! grown, against a B-tree's node searches and rebalancing; the price is that the entries
+//! are not in order, so a class that walks its queue in order keeps [`Keyed`].
+//!
+//! [`Keyed`]: crate::queue::Keyed
+
+use crate::state::{CpuId, Ctx, TaskId};
+use std::cell::Cell;
+
+/// One queued task: its key, its tie-break sequence, and the task (the last tie-break).
+pub type Entry = (u64, u64, TaskId);
+
+/// Run queues as indexed heaps, with [`crate::queue::Keyed`]'s interface: `push`,
+/// `push_seq`, `remove`, `peek`, `pop` and the per-task `pos`.
+#[derive(Debug, Default, Clone)]
+pub struct KeyHeap {
+    heaps: Vec<Vec<Entry>>,
+    /// Per task: `(key, seq)` while queued.
+    pub pos: Vec<Option<(u64, u64)>>,
+    /// Per task: its index in its run queue's heap while queued.
+    slot: Vec<u32>,
+    seq: u64,
+    /// Heap levels moved and entries looked at (the work guard's count: it grows with
+    /// log n, never with n, unless affinities hide the first task).
+    steps: Cell<u64>,
+}
+
+impl KeyHeap {
+    /// Size for `nr_rqs` queues and `nr_tasks` tasks.
+    pub fn new(nr_rqs: usize, nr_tasks: usize) -> KeyHeap {
+        KeyHeap {
+            heaps: vec![Vec::new(); nr_rqs],
+            pos: vec![None; nr_tasks],
+            slot: vec![0; nr_tasks],
+            seq: 1 << 62,
+            steps: Cell::new(0),
+        }
+    }
+
+    /// Next tail sequence number (FIFO among equal keys).
+    pub fn tail_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Insert `t` into `rq` with `key` at the tail of its key.
+    pub fn push(&mut self, rq: usize, t: TaskId, key: u64) {
+        let seq = self.tail_seq();
+        self.push_seq(rq, t, key, seq);
+    }
+
+    /// Insert with an explicit sequence number.
+    pub fn push_seq(&mut self, rq: usize, t: TaskId, key: u64, seq: u64) {
+        debug_assert!(self.pos[t].is_none(), "task {t} queued twice");
+        self.pos[t] = Some((key, seq));
+        let h = &mut self.heaps[rq];
+        h.push((key, seq, t));
+        let i = h.len() - 1;
+        self.sift_up(rq, i);
+    }
+
+    /// Remove `t` from `rq` if queued.
+    pub fn remove(&mut self, rq: usize, t: TaskId) {
+        if self.pos[t].take().is_some() {
+            let i = self.slot[t] as usize;
+            debug_assert_eq!(
+                self.heaps[rq].get(i).map(|e| e.2),
+                Some(t),
+                "task {t} not on rq {rq}"
+            );
+            self.take_at(rq, i);
+        }
+    }
+
+    /// First task of `rq` (in `(key, seq, task)` order) allowed on `cpu`.
+    pub fn peek(&self, ctx: &Ctx, rq: usize, cpu: CpuId) -> Option<TaskId> {
+        self.first_where(rq, |t| ctx.allowed(t, cpu))
+            .map(|i| self.heaps[rq][i].2)
+    }
+
+    /// Take the first task of `rq` allowed on `cpu` out of the queue.
+    pub fn pop(&mut self, ctx: &Ctx, rq: usize, cpu: CpuId) -> Option<TaskId> {
+        let i = self.first_where(rq, |t| ctx.allowed(t, cpu))?;
+        let t = self.heaps[rq][i].2;
+        self.pos[t] = None;
+        self.take_at(rq, i);
+        Some(t)
+    }
+
+    /// Number of tasks queued on `rq`.
+    pub fn len(&self, rq: usize) -> usize {
+        self.heaps[rq].len()
+    }
+
+    /// Whether `rq` is empty.
+    pub fn is_empty(&self, rq: usize) -> bool {
+        self.heaps[rq].is_empty()
+    }
+
+    /// The entries of `rq` in heap order (not sorted; the first one is the smallest).
+    pub fn entries(&self, rq: usize) -> &[Entry] {
+        &self.heaps[rq]
+    }
+
+    /// Whether a task with exactly `key` waits on `rq`. Subtrees whose root key is above
+    /// `key` hold no such task and are skipped.
+    pub fn has_key(&self, rq: usize, key: u64) -> bool {
+        let h = &self.heaps[rq];
+        let mut stack = Vec::new();
+        if !h.is_empty() {
+            stack.push(0);
+        }
+        while let Some(i) = stack.pop() {
+            self.step(1);
+            match h[i].0.cmp(&key) {
+                std::cmp::Ordering::Equal => return true,
+                std::cmp::Ordering::Greater => {}
+                std::cmp::Ordering::Less => {
+                    stack.extend((2 * i + 1..2 * i + 3).filter(|&c| c < h.len()))
+                }
+            }
+        }
+        false
+    }
+
+    /// Heap levels moved and entries looked at so far.
+    pub fn steps(&self) -> u64 {
+        self.steps.get()
+    }
+
+    fn step(&self, n: u64) {
+        self.steps.set(self.steps.get() + n);
+    }
+
+    /// Index of the smallest entry of `rq` whose task is `allowed` (on a CPU). The root
+    /// when it is (always, on a per-CPU queue); otherwise a search that skips every
+    /// subtree whose root is not smaller than the best allowed entry found so far.
+    fn first_where(&self, rq: usize, allowed: impl Fn(TaskId) -> bool) -> Option<usize> {
+        let h = &self.heaps[rq];
+        let top = h.first()?;
+        self.step(1);
+        if allowed(top.2) {
+            return Some(0);
+        }
+        let mut best: Option<usize> = None;
+        let mut stack: Vec<usize> = (1..3).filter(|&c| c < h.len()).collect();
+        while let Some(i) = stack.pop() {
+            self.step(1);
+            if best.is_some_and(|b| h[b] < h[i]) {
+                continue;
+            }
+            if allowed(h[i].2) {
+                best = Some(i);
+            } else {
+                stack.extend((2 * i + 1..2 * i + 3).filter(|&c| c < h.len()));
+            }
+        }
+        best
+    }
+
+    /// Remove the entry at index `i` of `rq`'s heap (its `pos` already cleared).
+    fn take_at(&mut self, rq: usize, i: usize) {
+        let h = &mut self.heaps[rq];
+        let last = h.len() - 1;
+        h.swap(i, last);
+        h.pop();
+        if i < last {
+            let moved = h[i].2;
+            self.slot[moved] = i as u32;
+            let i = self.sift_up(rq, i);
+            self.sift_down(rq, i);
+        }
+    }
+
+    /// Move the entry at `i` up to its place; returns where it ended.
+    fn sift_up(&mut self, rq: usize, mut i: usize) -> usize {
+        let h = &mut self.heaps[rq];
+        let e = h[i];
+        let mut n = 0;
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if h[p] <= e {
+                break;
+            }
+            h[i] = h[p];
+            self.slot[h[i].2] = i as u32;
+            i = p;
+            n += 1;
+        }
+        h[i] = e;
+        self.slot[e.2] = i as u32;
+        self.step(n + 1);
+        i
+    }
+
+    /// Move the entry at `i` down to its place.
+    fn sift_down(&mut self, rq: usize, mut i: usize) {
+        let h = &mut self.heaps[rq];
+        let e = h[i];
+        let len = h.len();
+        let mut n = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= len {
+                break;
+            }
+            let c = if l + 1 < len && h[l + 1] < h[l] {
+                l + 1
+            } else {
+                l
+            };
+            if e <= h[c] {
+                break;
+            }
+            h[i] = h[c];
+            self.slot[h[i].2] = i as u32;
+            i = c;
+            n += 1;
+        }
+        h[i] = e;
+        self.slot[e.2] = i as u32;
+        self.step(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::Keyed;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Random pushes, removals and pops with few distinct keys (many ties): the heap
+    /// always yields the first entry the B-tree queue holds, in the same order.
+    #[test]
+    fn heap_yields_the_same_order_as_the_btree_queue() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (rqs, tasks) = (3, 64);
+        let mut h = KeyHeap::new(rqs, tasks);
+        let mut k = Keyed::new(rqs, tasks);
+        let mut on = vec![None; tasks];
+        for _ in 0..20_000 {
+            let t = rng.random_range(0..tasks);
+            match on[t] {
+                None => {
+                    let (rq, key) = (rng.random_range(0..rqs), rng.random_range(0..8u64));
+                    if rng.random_bool(0.2) {
+                        let seq = rng.random_range(0..4u64);
+                        h.push_seq(rq, t, key, seq);
+                        k.push_seq(rq, t, key, seq);
+                    } else {
+                        h.push(rq, t, key);
+                        k.push(rq, t, key);
+                    }
+                    on[t] = Some(rq);
+                }
+                Some(rq) if rng.random_bool(0.5) => {
+                    h.remove(rq, t);
+                    k.remove(rq, t);
+                    on[t] = None;
+                }
+                Some(rq) => {
+                    let first = k.rqs[rq].iter().next().map(|e| e.2);
+                    assert_eq!(h.entries(rq).first().map(|e| e.2), first);
+                    // Affinity: the first entry whose task passes a filter.
+                    let m = rng.random_range(2..5);
+                    let want = k.rqs[rq].iter().map(|e| e.2).find(|t| t % m == 0);
+                    let got = h
+                        .first_where(rq, |t| t % m == 0)
+                        .map(|i| h.entries(rq)[i].2);
+                    assert_eq!(got, want);
+                    if let Some(f) = first {
+                        h.remove(rq, f);
+                        k.remove(rq, f);
+                        on[f] = None;
+                    }
+                }
+            }
+            for rq in 0..rqs {
+                assert_eq!(h.len(rq), k.rqs[rq].len());
+                let key = rng.random_range(0..8u64);
+                assert_eq!(h.has_key(rq, key), k.rqs[rq].iter().any(|e| e.0 == key));
+            }
+            assert_eq!(h.pos, k.pos);
+        }
+    }
+}
