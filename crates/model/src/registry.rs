@@ -25,6 +25,16 @@ pub enum Policy {
     Illf,
     /// EDF until zero laxity.
     Edzl,
+    // Quantum-based (Pfair and boundary-fair) schedulers.
+    /// PD² (Pfair, Anderson & Srinivasan).
+    Pd2,
+    /// PD² with early release (ERfair).
+    #[serde(rename = "er-pd2")]
+    ErPd2,
+    /// Earliest pseudo-deadline first (Pfair).
+    Epdf,
+    /// Boundary fair (Zhu, Mossé & Melhem).
+    Bf,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -126,7 +136,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 11;
+pub const POLICY_COUNT: usize = 15;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -172,6 +182,39 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         class: PolicyClass::Deadline,
         summary: "EDF until a waiting job's laxity reaches zero",
         options: Some("edzl"),
+        real: RealBackends::NONE,
+    },
+    // Quantum-based (Pfair and boundary-fair) schedulers: decide at platform.quantum.
+    PolicyInfo {
+        policy: Policy::Pd2,
+        name: "pd2",
+        class: PolicyClass::Deadline,
+        summary: "PD2 Pfair: per quantum, earliest pseudo-deadline, b-bit, group deadline",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::ErPd2,
+        name: "er-pd2",
+        class: PolicyClass::Deadline,
+        summary: "PD2 with early release (ERfair): no quantum idles while a job has work",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Epdf,
+        name: "epdf",
+        class: PolicyClass::Deadline,
+        summary: "earliest pseudo-deadline first (Pfair, per quantum)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Bf,
+        name: "bf",
+        class: PolicyClass::Deadline,
+        summary: "boundary fair: quanta allotted at period boundaries (Zhu, Mosse & Melhem)",
+        options: None,
         real: RealBackends::NONE,
     },
     PolicyInfo {
@@ -350,7 +393,11 @@ mod tests {
             Policy::Edf => Some(Policy::Llf),
             Policy::Llf => Some(Policy::Illf),
             Policy::Illf => Some(Policy::Edzl),
-            Policy::Edzl => Some(Policy::Fifo),
+            Policy::Edzl => Some(Policy::Pd2),
+            Policy::Pd2 => Some(Policy::ErPd2),
+            Policy::ErPd2 => Some(Policy::Epdf),
+            Policy::Epdf => Some(Policy::Bf),
+            Policy::Bf => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -416,7 +463,10 @@ mod tests {
         // The order the simulator's golden file was recorded in.
         assert_eq!(
             PERIODIC.map(Policy::name),
-            ["edf", "llf", "illf", "edzl", "rm", "dm", "fifo", "rr"]
+            [
+                "edf", "llf", "illf", "edzl", "pd2", "er-pd2", "epdf", "bf", "rm", "dm", "fifo",
+                "rr"
+            ]
         );
     }
 

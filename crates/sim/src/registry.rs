@@ -43,6 +43,23 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         policy: Policy::Edzl,
         build: |w| Ok(Box::new(policy::edzl::Edzl::new(w.scheduler.edzl.exact))),
     },
+    // Quantum-based (Pfair and boundary-fair) schedulers.
+    SimPolicy {
+        policy: Policy::Pd2,
+        build: |w| Ok(Box::new(policy::pd2::pd2(w)?)),
+    },
+    SimPolicy {
+        policy: Policy::ErPd2,
+        build: |w| Ok(Box::new(policy::er_pd2::er_pd2(w)?)),
+    },
+    SimPolicy {
+        policy: Policy::Epdf,
+        build: |w| Ok(Box::new(policy::epdf::epdf(w)?)),
+    },
+    SimPolicy {
+        policy: Policy::Bf,
+        build: |w| Ok(Box::new(policy::bf::bf(w)?)),
+    },
     SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
@@ -147,7 +164,10 @@ mod tests {
     #[test]
     fn every_policy_builds_the_class_named_after_it() {
         for e in &POLICIES {
-            let class = (sim_policy(e.policy).unwrap().build)(&workload(e.policy)).unwrap();
+            let mut w = workload(e.policy);
+            // Global placement: the quantum-based schedulers refuse any other.
+            w.scheduler.placement = Placement::Global;
+            let class = (sim_policy(e.policy).unwrap().build)(&w).unwrap();
             // fifo, rr, rm and dm are the kernel's one rt class; they differ in the
             // priorities and round-robin flag of their tasks (schedlab_model::classes).
             let want = match e.class {
