@@ -139,10 +139,9 @@ fn early_release_runs_a_subtask_before_its_pseudo_release() {
 
 #[test]
 fn a_job_that_ends_early_leaves_its_quantum_idle() {
-    // runtime 1.5 ms of work in a 2-quantum WCET... is refused: parameters are whole
-    // quanta. With random execution times below the WCET, a job ending mid-quantum
-    // leaves the CPU idle to the boundary: t (2 ms WCET, 1..2 ms actual) and u (1 ms)
-    // on one CPU, quantum 1 ms: u never starts before a boundary.
+    // With random execution times below the WCET, a job ending mid-quantum leaves the
+    // CPU idle to the boundary: t (2 ms WCET, 1..2 ms actual) and u (1 ms) on one CPU,
+    // quantum 1 ms: nothing starts inside a quantum.
     let yaml = "
 platform: { cpus: 1, hz: 1000 }
 duration: 40ms
@@ -188,37 +187,38 @@ fn the_quantum_defaults_to_the_tick_period_or_1ms_without_a_tick() {
 }
 
 #[test]
-fn parameters_that_are_not_whole_quanta_are_refused_naming_task_and_field() {
+fn parameters_that_are_not_whole_quanta_are_rounded_as_simso_does() {
+    // WCET 1.5 ms reserves 2 quanta (windows [0,2) and [2,4) of weight 2/4): PD2 runs
+    // quanta 0 and 2, the job ends half-way through the second. The period 4.5 ms gives
+    // job 1 the quanta wholly inside [4.5, 9): windows from 5 to 9, L = 4 again.
     let yaml = "
-platform: { cpus: 2, quantum: 1ms }
-scheduler: { placement: global }
+platform: { cpus: 1, quantum: 1ms }
+duration: 9ms
 tasks:
-  - { name: ok, runtime: 1ms, period: 4ms }
-  - { name: odd, runtime: 1500us, period: 4ms }
+  - { name: h, runtime: 1500us, period: 4500us }
 ";
-    for policy in ["pd2", "er-pd2", "epdf", "bf"] {
-        let w = workload(yaml, policy, "global");
-        let e = simulate(&w, &SimOptions::default())
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            format!("{policy}: task odd: runtime 1500us is not a whole number of quanta (platform.quantum 1ms)")
-        );
-    }
-    let w = workload(
-        &yaml
-            .replace("1500us", "1ms")
-            .replace("period: 4ms }\n", "period: 4ms, offset: 250us }\n"),
-        "pd2",
-        "global",
+    let w = workload(yaml, "pd2", "global");
+    let r = run(&w);
+    assert_eq!(
+        schedule(&w, &r, 9),
+        [
+            "h[0]@0 0-1",
+            "h[0]@0 2-2.500",
+            "h[1]@0 5-6",
+            "h[1]@0 7-7.500"
+        ]
     );
+    let w = workload(yaml, "er-pd2", "global");
+    let r = run(&w);
+    assert_eq!(schedule(&w, &r, 9), ["h[0]@0 0-1.500", "h[1]@0 5-6.500"]);
+    // BF decides at period boundaries, which must be quantum boundaries.
+    let w = workload(yaml, "bf", "global");
     let e = simulate(&w, &SimOptions::default())
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("task ok: offset 250us is not a whole number"),
-        "{e}"
+    assert_eq!(
+        e,
+        "bf: task h: period 4500us is not a whole number of quanta (platform.quantum 1ms): BF decides at period boundaries"
     );
 }
 

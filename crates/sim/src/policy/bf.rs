@@ -18,7 +18,8 @@
 //! tasks with implicit deadlines and U ≤ m.
 //!
 //! A job that completes before its allocation is used up leaves its quanta idle (they
-//! are its). Only periodic tasks with implicit deadlines are accepted.
+//! are its). Only periodic tasks with implicit deadlines, periods and offsets in whole
+//! quanta are accepted; a WCET that is not whole quanta is rounded up as for Pfair.
 //!
 //! Differences from SimSo 0.8.5's `BF`: SimSo's quantum is 1 ms; it compares only the
 //! first character of the strings, computed from the first two current job deadlines,
@@ -171,6 +172,7 @@ impl SlotRule for BfRule {
 
 /// The `bf` class for workload `w`: periodic tasks with implicit deadlines only.
 pub fn bf(w: &Workload) -> Result<Quantum<BfRule>, SimError> {
+    let q = w.platform.quantum;
     for t in w
         .tasks
         .iter()
@@ -181,6 +183,17 @@ pub fn bf(w: &Workload) -> Result<Quantum<BfRule>, SimError> {
                 "bf: task {}: BF schedules periodic tasks with implicit deadlines (release periodic, deadline = period)",
                 t.name
             )));
+        }
+        // Its decisions are at the period boundaries: they must be quantum boundaries.
+        for (field, v) in [("period", t.period.unwrap_or(0)), ("offset", t.offset)] {
+            if !v.is_multiple_of(q) {
+                return Err(SimError::Unsupported(format!(
+                    "bf: task {}: {field} {} is not a whole number of quanta (platform.quantum {}): BF decides at period boundaries",
+                    t.name,
+                    schedlab_model::time::format_ns(v),
+                    schedlab_model::time::format_ns(q)
+                )));
+            }
         }
     }
     let probe = Quantum::for_workload(w, BfRule::new(Vec::new()))?;

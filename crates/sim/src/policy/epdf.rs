@@ -9,9 +9,9 @@
 //!
 //! SimSo 0.8.5's `EPDF` uses a fixed 1 ms quantum and does not round: pseudo-jobs are
 //! released by timers and end when the job has run `seq` quanta, so a job that is not a
-//! whole number of quanta ends mid-quantum and its CPU is given away at once; here
-//! parameters are whole quanta and decisions happen at boundaries only. Its ties follow
-//! its ready list.
+//! whole number of quanta ends mid-quantum and its CPU is given away at once; here WCETs
+//! are rounded up to whole quanta ([`super::pfair`]) and decisions happen at boundaries
+//! only. Its ties follow its ready list.
 
 use super::pfair::{ActiveJob, Quantum, SlotRule};
 use crate::state::TaskId;

@@ -13,8 +13,9 @@
 //! U ≤ m no deadline is missed.
 //!
 //! Differences from SimSo 0.8.5's `PD2`, which follows the same rules: SimSo's quantum is
-//! fixed at 0.1 ms (here `platform.quantum`); it rounds WCETs up to whole quanta (here
-//! parameters must be whole quanta); its group deadline stops at the last window of size
+//! fixed at 0.1 ms (here `platform.quantum`); both round WCETs up to whole quanta, but
+//! SimSo keeps a deadline that is not a whole number of quanta where here a job's window
+//! ends at the last quantum boundary before it ([`super::pfair`]); its group deadline stops at the last window of size
 //! 2 (here the paper's d(T_k) − 1 for a following window of size 3) and adds the job's
 //! activation date in ms to a value in cycles; its remaining ties follow its ready list
 //! (activation order), here the task index.

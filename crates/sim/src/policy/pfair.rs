@@ -14,6 +14,14 @@
 //! quanta of WCET every L quanta: `L` is the relative deadline, or the period if shorter)
 //! has subtasks T_1..T_e per job, T_i released at ⌊(i−1)L/e⌋ and due at ⌈iL/e⌉ after its
 //! job's first boundary.
+//!
+//! Parameters that are not whole quanta are rounded as SimSo rounds them: the WCET up
+//! (e = ⌈WCET/q⌉: a job reserves whole quanta and, doing only its real work, ends inside
+//! its last one, which then idles), and each job's window to the quanta that lie wholly
+//! between its release and its deadline (from ⌈r/q⌉ to ⌊(r + min(D, T))/q⌋), so that a
+//! subtask meeting its pseudo-deadline never makes its job late. With whole-quantum
+//! parameters nothing is rounded and the schedulers' guarantees hold (PD², ER-PD² and BF
+//! are optimal); rounded sets may need more than U ≤ m.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::state::{ClassId, CpuId, Ctx, RqId, TaskId};
@@ -24,7 +32,8 @@ use schedlab_model::{Ns, Placement, Workload};
 pub struct TaskQuanta {
     /// Quanta of WCET per job (e).
     pub e: u64,
-    /// Quanta of the job's window: its relative deadline, or its period if shorter (L).
+    /// Quanta of the job's window: its relative deadline, or its period if shorter (L);
+    /// in an [`ActiveJob`], that job's own window (see the module's rounding rule).
     pub window: u64,
     /// Quanta of the period.
     pub period: u64,
@@ -102,6 +111,8 @@ pub trait SlotRule {
 struct Progress {
     seq: Option<u64>,
     anchor: u64,
+    /// The job's window in quanta.
+    window: u64,
     done: u64,
 }
 
@@ -110,6 +121,8 @@ pub struct Quantum<R: SlotRule> {
     rule: R,
     q: Ns,
     params: Vec<Option<TaskQuanta>>,
+    /// Per task: min(relative deadline, period), ns.
+    span: Vec<Ns>,
     nr_cpus: usize,
     /// Per task: waiting in this class's queue.
     queued: Vec<bool>,
@@ -124,8 +137,7 @@ pub struct Quantum<R: SlotRule> {
 
 impl<R: SlotRule> Quantum<R> {
     /// The class for workload `w` under `rule`, or why `w` cannot use it: placement other
-    /// than global, tasks restricted to some CPUs, or task parameters that are not whole
-    /// quanta.
+    /// than global, or tasks restricted to some CPUs.
     pub fn for_workload(w: &Workload, rule: R) -> Result<Quantum<R>, crate::SimError> {
         let name = rule.name();
         if w.scheduler.placement != Placement::Global {
@@ -135,9 +147,11 @@ impl<R: SlotRule> Quantum<R> {
         }
         let q = w.platform.quantum;
         let mut params = Vec::with_capacity(w.tasks.len());
+        let mut span = Vec::with_capacity(w.tasks.len());
         for t in &w.tasks {
             let Some(period) = t.period.filter(|_| !t.class.is_fair()) else {
                 params.push(None);
+                span.push(0);
                 continue;
             };
             if t.affinity.is_some() || !w.platform.isolated.is_empty() {
@@ -146,38 +160,20 @@ impl<R: SlotRule> Quantum<R> {
                     t.name
                 )));
             }
-            let whole = |field: &str, v: Ns| -> Result<u64, crate::SimError> {
-                if !v.is_multiple_of(q) {
-                    return Err(crate::SimError::Unsupported(format!(
-                        "{name}: task {}: {field} {} is not a whole number of quanta (platform.quantum {})",
-                        t.name,
-                        schedlab_model::time::format_ns(v),
-                        schedlab_model::time::format_ns(q)
-                    )));
-                }
-                Ok(v / q)
-            };
-            let e = whole("runtime", t.runtime)?;
-            let period_q = whole("period", period)?;
-            let deadline_q = whole("deadline", t.deadline)?;
-            let offset = whole("offset", t.offset)?;
-            if e == 0 {
-                return Err(crate::SimError::Unsupported(format!(
-                    "{name}: task {}: runtime must be at least one quantum",
-                    t.name
-                )));
-            }
+            let d = t.deadline.min(period);
+            span.push(d);
             params.push(Some(TaskQuanta {
-                e,
-                window: deadline_q.min(period_q),
-                period: period_q,
-                offset,
+                e: t.runtime.div_ceil(q).max(1),
+                window: (d / q).max(1),
+                period: period / q,
+                offset: t.offset / q,
             }));
         }
         Ok(Quantum {
             rule,
             q,
             params,
+            span,
             nr_cpus: w.platform.cpus,
             queued: Vec::new(),
             progress: Vec::new(),
@@ -208,6 +204,7 @@ impl<R: SlotRule> SchedClass for Quantum<R> {
         self.progress = vec![Progress::default(); nr_tasks];
         self.chosen = vec![false; nr_tasks];
         self.params.resize(nr_tasks, None);
+        self.span.resize(nr_tasks, 0);
     }
 
     fn quantum(&self) -> Option<Ns> {
@@ -235,15 +232,21 @@ impl<R: SlotRule> SchedClass for Quantum<R> {
             }
             let pr = &mut self.progress[t];
             if pr.seq != Some(job.seq) {
+                let anchor = job.release.div_ceil(self.q);
+                let end = job.release.saturating_add(self.span[t]) / self.q;
                 *pr = Progress {
                     seq: Some(job.seq),
-                    anchor: job.release.div_ceil(self.q),
+                    anchor,
+                    window: end.saturating_sub(anchor).max(1),
                     done: 0,
                 };
             }
             jobs.push(ActiveJob {
                 task: t,
-                q: p,
+                q: TaskQuanta {
+                    window: pr.window,
+                    ..p
+                },
                 anchor: pr.anchor,
                 done: pr.done,
             });
