@@ -8,7 +8,10 @@
 //! until the next boundary. Only those are offered to the engine: a CPU whose chosen task
 //! completes early idles until the boundary (the quantum is that task's), and a chosen
 //! task preempts only an unchosen one. A running task that is not chosen for the next
-//! quantum is rescheduled at the boundary ([`SchedClass::decision_due`]).
+//! quantum is rescheduled at the boundary ([`SchedClass::decision_due`]). The rules
+//! assume every task may run on every CPU (as the papers do): affinities and isolated
+//! CPUs are honoured by the engine's placement only, so a chosen task no allowed CPU can
+//! take loses that quantum, which then does not count as received.
 //!
 //! The Pfair windows ([`window`]) follow Anderson & Srinivasan: a task of weight e/L (e
 //! quanta of WCET every L quanta: `L` is the relative deadline, or the period if shorter)
@@ -129,6 +132,9 @@ pub struct Quantum<R: SlotRule> {
     progress: Vec<Progress>,
     /// Per task: holds the current quantum.
     chosen: Vec<bool>,
+    /// Per task: got a CPU in the current quantum (a chosen task may not: its affinity,
+    /// or kernel work on the CPUs it may use); only then does the quantum count.
+    ran: Vec<bool>,
     /// The current quantum's tasks with the job each was chosen for, in the rule's order.
     holders: Vec<(TaskId, Option<u64>)>,
     scratch_jobs: Vec<ActiveJob>,
@@ -136,8 +142,8 @@ pub struct Quantum<R: SlotRule> {
 }
 
 impl<R: SlotRule> Quantum<R> {
-    /// The class for workload `w` under `rule`, or why `w` cannot use it: placement other
-    /// than global, or tasks restricted to some CPUs.
+    /// The class for workload `w` under `rule`, or why `w` cannot use it (placement other
+    /// than global).
     pub fn for_workload(w: &Workload, rule: R) -> Result<Quantum<R>, crate::SimError> {
         let name = rule.name();
         if w.scheduler.placement != Placement::Global {
@@ -154,12 +160,6 @@ impl<R: SlotRule> Quantum<R> {
                 span.push(0);
                 continue;
             };
-            if t.affinity.is_some() || !w.platform.isolated.is_empty() {
-                return Err(crate::SimError::Unsupported(format!(
-                    "{name}: task {}: tasks restricted to some CPUs (affinity, isolated CPUs) are not supported: every quantum-based scheduler here assumes any task may run on any CPU",
-                    t.name
-                )));
-            }
             let d = t.deadline.min(period);
             span.push(d);
             params.push(Some(TaskQuanta {
@@ -178,6 +178,7 @@ impl<R: SlotRule> Quantum<R> {
             queued: Vec::new(),
             progress: Vec::new(),
             chosen: Vec::new(),
+            ran: Vec::new(),
             holders: Vec::new(),
             scratch_jobs: Vec::new(),
             scratch_out: Vec::new(),
@@ -203,6 +204,7 @@ impl<R: SlotRule> SchedClass for Quantum<R> {
         self.queued = vec![false; nr_tasks];
         self.progress = vec![Progress::default(); nr_tasks];
         self.chosen = vec![false; nr_tasks];
+        self.ran = vec![false; nr_tasks];
         self.params.resize(nr_tasks, None);
         self.span.resize(nr_tasks, 0);
     }
@@ -215,10 +217,11 @@ impl<R: SlotRule> SchedClass for Quantum<R> {
         let slot = ctx.now / self.q;
         // The quantum just ended counts for the job each holder held it for.
         for &(t, seq) in &self.holders {
-            if seq.is_some() && self.progress[t].seq == seq {
+            if self.ran[t] && seq.is_some() && self.progress[t].seq == seq {
                 self.progress[t].done += 1;
             }
             self.chosen[t] = false;
+            self.ran[t] = false;
         }
         self.holders.clear();
         let mut jobs = std::mem::take(&mut self.scratch_jobs);
@@ -257,6 +260,7 @@ impl<R: SlotRule> SchedClass for Quantum<R> {
         debug_assert!(out.len() <= self.nr_cpus);
         for &t in &out {
             self.chosen[t] = true;
+            self.ran[t] = ctx.task(t).on_cpu.is_some();
             self.holders.push((t, Self::job_seq(ctx, t)));
         }
         self.scratch_jobs = jobs;
@@ -281,6 +285,7 @@ impl<R: SlotRule> SchedClass for Quantum<R> {
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         let t = self.peek_next_task(ctx, rq, cpu)?;
         self.queued[t] = false;
+        self.ran[t] = true;
         Some(t)
     }
 
