@@ -28,35 +28,38 @@ tasks:
 
 #[test]
 fn pd2_breaks_a_pseudo_deadline_tie_by_the_b_bit() {
+    // Group deadlines: A and E (weight 1/2, heavy) their pseudo-deadlines; C (2/3) 3 for
+    // both subtasks of each job; B (light) 0.
     // Quantum 0: A, E and C's first subtask are all due at 2; C's window overlaps its
-    // next one (b-bit 1), so PD2 runs C and A (then E by index). Quantum 1: E (due 2),
-    // then B and C's second subtask tie (due 3, b-bit 0): B by index. Quantum 2: C (3),
-    // A (4). Quantum 3: E (4), C (5). Quantum 4: A, E, B, C all due 6: A, E. Then B, C.
+    // next one (b-bit 1), so PD2 runs C, then A (A and E tie: group deadline 2, index).
+    // Quantum 1: E (due 2), then C's second subtask (due 3, group deadline 3) before B
+    // (due 3, light). Quantum 2: B (3), A (4, by index over E). Quantum 3: E (4), C (5).
+    // Quantum 4: A, E and C's second subtask are due 6 with group deadline 6: A and E by
+    // index. Quantum 5: C, then B (light).
     let w = workload(FOUR, "pd2", "global");
     let r = run(&w);
     assert_eq!(
         schedule(&w, &r, 6),
         [
-            "C[0]@0 0-1",
+            "C[0]@0 0-2",
             "A[0]@1 0-1",
-            "E[0]@0 1-2",
-            "B[0]@1 1-2",
-            "C[0]@0 2-3",
+            "E[0]@1 1-2",
+            "B[0]@0 2-3",
             "A[1]@1 2-3",
-            "C[1]@0 3-4",
-            "E[1]@1 3-4",
-            "A[2]@0 4-5",
-            "E[2]@1 4-5",
-            "B[1]@0 5-6",
-            "C[1]@1 5-6",
+            "E[1]@0 3-4",
+            "C[1]@1 3-4",
+            "E[2]@0 4-5",
+            "A[2]@1 4-5",
+            "C[1]@0 5-6",
+            "B[1]@1 5-6",
         ]
     );
     assert_eq!(r.deadline_misses, 0);
-    // C is preempted at 1 and 4. A job released at the instant the task's previous one
-    // completes starts on that CPU (the engine keeps the thread there): C's second job
-    // starts on CPU 0 at 3 and resumes at 5 on CPU 1; E's second job, released at 2 as its
-    // first completes on CPU 0, waits to 3 and runs on CPU 1. Two migrations.
-    assert_eq!((r.preemptions, r.migrations), (2, 2));
+    // C's second job is preempted at 4. A job released at the instant the task's previous
+    // one completes starts on that CPU (the engine keeps the thread there): E's second
+    // job (released at 2 on CPU 1) and B's second (at 3 on CPU 0) run on the other CPU;
+    // C's second job resumes at 5 on CPU 0. Three migrations.
+    assert_eq!((r.preemptions, r.migrations), (1, 3));
 }
 
 #[test]

@@ -8,8 +8,9 @@
 //! condition: [`super::er_pd2`]). Priority: the earlier pseudo-deadline ⌈iL/e⌉; on a tie
 //! the subtask with b-bit 1 (its window overlaps the next one's); if both have b-bit 1,
 //! the later group deadline (heavy tasks, weight ≥ 1/2: the earliest t ≥ d(T_i) with
-//! t = d(T_k) and b(T_k) = 0, or t + 1 = d(T_k) and |w(T_k)| = 3; light tasks: 0); a
-//! remaining tie goes to the lower task index. PD² is optimal: with implicit deadlines and
+//! t = d(T_k) and b(T_k) = 0, or t + 1 = d(T_k) and |w(T_k)| = 3; light tasks: 0). PD²
+//! leaves the other ties open: here, as in SimSo, the later group deadline goes first
+//! among b-bits 0 too, then the lower task index. PD² is optimal: with implicit deadlines and
 //! U ≤ m no deadline is missed.
 //!
 //! Differences from SimSo 0.8.5's `PD2`, which follows the same rules: SimSo's quantum is
@@ -65,13 +66,14 @@ pub fn group_deadline(e: u64, l: u64, i: u64) -> u64 {
     }
 }
 
-/// PD²'s key for a job's next subtask.
+/// PD²'s key for a job's next subtask. The group deadline also orders subtasks whose
+/// b-bits are both 0 (PD² leaves that tie open; SimSo breaks it the same way), a light
+/// task's (0) last.
 pub fn pd2_key(j: &ActiveJob) -> Pd2Key {
     let w = j.window();
-    let gd = if w.b {
-        j.anchor + group_deadline(j.q.e, j.q.window, j.subtask())
-    } else {
-        0
+    let gd = match group_deadline(j.q.e, j.q.window, j.subtask()) {
+        0 => 0,
+        d => j.anchor + d,
     };
     (w.deadline, !w.b, Reverse(gd))
 }
