@@ -311,6 +311,20 @@ fn pd2_er_pd2_and_bf_meet_every_deadline_with_u_at_most_m() {
 }
 
 #[test]
+fn er_pd2_idles_no_cpu_while_a_job_waits_on_whole_quanta() {
+    // With whole-quantum parameters, early release makes ER-PD2 work-conserving: the
+    // shared schedule checks (no CPU idle while a released job waits, every job runs
+    // exactly its WCET) hold, where PD2 idles by design.
+    for k in 0..30u64 {
+        let m = [2, 4][k as usize % 2];
+        let yaml = whole_quanta_set(m + 2 + k as usize % 4, m, m as f64 * 0.9, 9000 + k);
+        let w = workload(&yaml, "er-pd2", "global");
+        let r = common::run(&w);
+        assert_eq!(r.deadline_misses, 0, "set {k}\n{yaml}");
+    }
+}
+
+#[test]
 fn epdf_meets_every_deadline_on_two_cpus() {
     // EPDF is optimal on two processors (Anderson & Srinivasan 2000).
     for k in 0..40u64 {
