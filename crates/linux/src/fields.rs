@@ -47,6 +47,7 @@ pub const TREATMENTS: &[(&str, Treatment)] = &[
     ("platform", Treatment::Run),
     ("platform.cpus", Treatment::Run),
     ("platform.hz", Treatment::Host),
+    ("platform.quantum", Treatment::Warn),
     ("platform.context_switch", Treatment::Warn),
     ("platform.migration", Treatment::Warn),
     ("platform.preemption", Treatment::Warn),

@@ -225,6 +225,28 @@ registry! {
         options: &[mode("`tick`: zero laxity seen when a job is queued and at ticks (as a kernel would); `exact`: at the instant it is reached")],
         default_column: true,
     }
+    // Quantum-based (Pfair and boundary-fair) schedulers: they decide at platform.quantum.
+    /// PD² (Pfair, Anderson & Srinivasan).
+    Pd2 {
+        name: "pd2",
+        summary: "PD2 Pfair: per quantum, earliest pseudo-deadline, b-bit, group deadline",
+    }
+    /// PD² with early release (ERfair).
+    #[serde(rename = "er-pd2")]
+    ErPd2 {
+        name: "er-pd2",
+        summary: "PD2 with early release (ERfair): no quantum idles while a job has work",
+    }
+    /// Earliest pseudo-deadline first (Pfair).
+    Epdf {
+        name: "epdf",
+        summary: "earliest pseudo-deadline first (Pfair, per quantum)",
+    }
+    /// Boundary fair (Zhu, Mossé & Melhem).
+    Bf {
+        name: "bf",
+        summary: "boundary fair: quanta allotted at period boundaries (Zhu, Mosse & Melhem)",
+    }
     /// Fixed priorities by period (rate monotonic).
     Rm {
         name: "rm",

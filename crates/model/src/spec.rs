@@ -117,6 +117,9 @@ pub struct PlatformSpec {
     pub cpus: Option<u64>,
     /// Tick rate in Hz (default 1000; 0 = no tick).
     pub hz: Option<u32>,
+    /// Scheduling quantum of the quantum-based policies (pd2, er-pd2, epdf, bf; default:
+    /// the tick period, or 1 ms without a tick).
+    pub quantum: Option<Dur>,
     /// Time charged to the incoming task at every context switch.
     pub context_switch: Option<Dur>,
     /// Extra time charged when a job resumes on another CPU.

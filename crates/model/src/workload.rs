@@ -241,6 +241,8 @@ pub struct Platform {
     pub cpus: usize,
     /// Tick rate in Hz (0 = no tick).
     pub hz: u32,
+    /// Scheduling quantum of the quantum-based policies (pd2, er-pd2, epdf, bf).
+    pub quantum: Ns,
     /// Time charged to the incoming task at every context switch.
     pub context_switch: Ns,
     /// Extra time charged when a job resumes on another CPU.
@@ -607,6 +609,7 @@ impl Workload {
         let mut platform = Platform {
             cpus: cpus as usize,
             hz: pf.hz.unwrap_or(1000),
+            quantum: 0, // set below, from the tick
             context_switch: pf.context_switch.map_or(0, |d| d.0),
             migration: pf.migration.map_or(0, |d| d.0),
             preemption: pf.preemption.map_or(0, |d| d.0),
@@ -631,6 +634,12 @@ impl Workload {
             ));
         }
 
+        // The quantum defaults to the tick period (1 ms without a tick).
+        platform.quantum = match pf.quantum {
+            Some(d) if d.0 == 0 => return Err("platform.quantum: must be longer than 0".into()),
+            Some(d) => d.0,
+            None => S.checked_div(platform.hz as u64).unwrap_or(MS),
+        };
         crate::kernel::apply_platform(&pf, &mut platform)?;
 
         let asked = ov

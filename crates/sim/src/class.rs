@@ -174,6 +174,19 @@ pub trait SchedClass {
         true
     }
 
+    /// The scheduling quantum of a quantum-driven class (Pfair and boundary-fair
+    /// schedulers), or `None` (the default). With `Some(q)` the engine calls
+    /// [`SchedClass::quantum_boundary`] at every multiple of `q` (after the releases of
+    /// that instant), then asks [`SchedClass::decision_due`] of every CPU running one of
+    /// the class's tasks and reconsiders every CPU.
+    fn quantum(&self) -> Option<Ns> {
+        None
+    }
+
+    /// A quantum boundary (`ctx.now` is a multiple of [`SchedClass::quantum`]): the class
+    /// decides what runs until the next one. The default does nothing.
+    fn quantum_boundary(&mut self, _ctx: &Ctx) {}
+
     /// The task's virtual runtime, for classes that keep one (reported and sampled).
     fn vruntime(&self, _ctx: &Ctx, _t: TaskId) -> Option<i64> {
         None

@@ -439,6 +439,12 @@ impl Engine {
         e.decision_timers = ClassId::ALL
             .iter()
             .any(|&c| e.class_has_tasks[c as usize] && e.classes[c as usize].uses_decision_timer());
+        // Quantum-driven classes decide at every multiple of their quantum from 0 on.
+        for c in ClassId::ALL {
+            if e.class_has_tasks[c as usize] && e.classes[c as usize].quantum().is_some() {
+                e.push(0, EventKind::Quantum { class: c as u32 });
+            }
+        }
         if tick_ns > 0 && tick_ns < e.duration {
             if e.tick_needed() {
                 e.push(tick_ns, EventKind::Tick);

@@ -41,6 +41,20 @@ impl Source {
     }
 }
 
+/// Whether a policy's refusal of the workload drops it from the comparison instead of
+/// failing it: only when the policies are the default list (`defaulted`) and the
+/// simulator does not support the combination (a global-only scheduler such as `pd2`
+/// under `linux` placement). The dropped policy is named on stderr.
+pub fn skip_refused(defaulted: bool, p: Policy, e: &schedlab_sim::SimError) -> bool {
+    if !defaulted || !matches!(e, schedlab_sim::SimError::Unsupported(_)) {
+        return false;
+    }
+    if !crate::progress::quiet() {
+        eprintln!("note: {} left out of the default policies: {e}", p.name());
+    }
+    true
+}
+
 /// The requested policies in order, each once; the default list when none were given.
 fn policy_list(requested: &[Policy]) -> Vec<Policy> {
     if requested.is_empty() {
@@ -64,7 +78,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         Some(p) => Source::File(p.clone()),
         None => Source::Builtin,
     };
-    let policies = policy_list(&args.policies);
+    let mut policies = policy_list(&args.policies);
     // Validate the workload (and the overrides) before simulating anything.
     let base = source
         .load(&args.overrides.to_overrides(None))
@@ -73,6 +87,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     let progress = Progress::new();
     let mut results = Vec::with_capacity(policies.len());
     let mut provenance = Vec::with_capacity(policies.len());
+    let mut skipped = Vec::new();
     for (i, &p) in policies.iter().enumerate() {
         progress.item(
             i + 1,
@@ -81,12 +96,20 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         );
         let ov = args.overrides.to_overrides(Some(p));
         let w = source.load(&ov).map_err(Failure::input)?;
+        let r = match simulate(&w, &SimOptions::default()) {
+            Err(e) if skip_refused(args.policies.is_empty(), p, &e) => {
+                skipped.push(p);
+                continue;
+            }
+            r => r.map_err(|e| {
+                Failure::input(format!("{} under {}: {e}", source.display(), p.name()))
+            })?,
+        };
         provenance.push(output::Provenance::of(w.seed, &ov));
-        let r = simulate(&w, &SimOptions::default())
-            .map_err(|e| Failure::input(format!("{} under {}: {e}", source.display(), p.name())))?;
         results.push(r);
     }
     progress.done();
+    policies.retain(|p| !skipped.contains(p));
 
     let text = if args.output.json {
         let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
@@ -178,6 +201,20 @@ mod tests {
         let names: Vec<&str> = DEFAULT_POLICIES.iter().map(|p| p.name()).collect();
         let stated = format!("currently `{}`", names.join(","));
         assert!(usage.contains(&stated), "docs/usage.md should say {stated}");
+    }
+
+    #[test]
+    fn only_the_default_list_drops_a_policy_the_simulator_does_not_support() {
+        use schedlab_sim::SimError;
+        let refused =
+            SimError::Unsupported("pd2 is a global scheduler: use placement global".into());
+        assert!(skip_refused(true, Policy::Pd2, &refused));
+        assert!(!skip_refused(false, Policy::Pd2, &refused));
+        assert!(!skip_refused(
+            true,
+            Policy::Edf,
+            &SimError::Partition("full".into())
+        ));
     }
 
     #[test]

@@ -183,6 +183,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
 
     let progress = Progress::new();
     let mut sims: Vec<SimResult> = Vec::new();
+    let mut skipped = Vec::new();
     let mut loaded: Vec<Workload> = Vec::new();
     let mut reals = Vec::new();
     let mut interrupted = None;
@@ -194,8 +195,15 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
             policies.len(),
             p.name()
         ));
-        let s = simulate(&w, &SimOptions { trace: ra.real })
-            .map_err(|e| Failure::input(format!("{} under {}: {e}", path.display(), p.name())))?;
+        let s = match simulate(&w, &SimOptions { trace: ra.real }) {
+            Err(e) if crate::commands::compare::skip_refused(args.policies.is_empty(), p, &e) => {
+                skipped.push(p);
+                continue;
+            }
+            s => s.map_err(|e| {
+                Failure::input(format!("{} under {}: {e}", path.display(), p.name()))
+            })?,
+        };
         sims.push(s);
         loaded.push(w.clone());
         if ra.real {
@@ -233,6 +241,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         }
     }
     progress.done();
+    policies.retain(|p| !skipped.contains(p));
 
     // The simulated schedules, and per traced real run the prediction table.
     let sim_schedules: Vec<Option<Schedule>> = sims

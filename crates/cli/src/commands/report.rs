@@ -3,7 +3,7 @@
 //! the per-task table (see `schedlab_trace::report`).
 
 use crate::cli::OverrideArgs;
-use crate::commands::compare::DEFAULT_POLICIES;
+use crate::commands::compare::{skip_refused, DEFAULT_POLICIES};
 use crate::commands::emit;
 use crate::failure::Failure;
 use crate::progress::Progress;
@@ -87,9 +87,12 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         );
         let w = Workload::load(&args.file, &args.overrides.to_overrides(Some(p)))
             .map_err(Failure::input)?;
-        let r = simulate(&w, &SimOptions { trace: true }).map_err(|e| {
-            Failure::input(format!("{} under {}: {e}", args.file.display(), p.name()))
-        })?;
+        let r = match simulate(&w, &SimOptions { trace: true }) {
+            Err(e) if skip_refused(args.policies.is_empty(), p, &e) => continue,
+            r => r.map_err(|e| {
+                Failure::input(format!("{} under {}: {e}", args.file.display(), p.name()))
+            })?,
+        };
         let s = Schedule::from_sim(&w, &r)
             .ok_or_else(|| Failure::output("internal error: the simulation recorded no trace"))?;
         sims.push((w, r, s));
@@ -114,7 +117,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             eprintln!(
                 "wrote {} ({} policies; open it in a browser)",
                 out.display(),
-                policies.len()
+                sims.len()
             );
         }
     }

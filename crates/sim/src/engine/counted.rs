@@ -221,6 +221,15 @@ impl Counted {
         self.inner.decision_due(ctx, rq, cpu, curr)
     }
 
+    pub(super) fn quantum(&self) -> Option<Ns> {
+        self.inner.quantum()
+    }
+
+    pub(super) fn quantum_boundary(&mut self, ctx: &Ctx) {
+        self.count();
+        self.inner.quantum_boundary(ctx);
+    }
+
     pub(super) fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         self.inner.vruntime(ctx, t)
     }

@@ -26,6 +26,10 @@ pub(super) enum EventKind {
         task: u32,
     },
     Tick,
+    /// A quantum boundary of a quantum-driven class ([`crate::class::SchedClass::quantum`]).
+    Quantum {
+        class: u32,
+    },
     // Interrupts and kernel work (engine/kernel.rs).
     Irq {
         src: u32,
@@ -45,7 +49,7 @@ impl EventKind {
             EventKind::Replenish { .. } => 1,
             EventKind::DeadlineCheck { .. } => 2,
             EventKind::Release { .. } | EventKind::Wake { .. } | EventKind::JobWake { .. } => 3,
-            EventKind::Tick => 4,
+            EventKind::Tick | EventKind::Quantum { .. } => 4,
             EventKind::Irq { .. } | EventKind::Section { .. } | EventKind::KernelEnd { .. } => 5,
         }
     }
@@ -182,6 +186,10 @@ impl Engine {
                 self.events_processed += 1;
                 self.tick();
             }
+            EventKind::Quantum { class } => {
+                self.events_processed += 1;
+                self.quantum_boundary(class as usize);
+            }
             EventKind::Irq { src } => {
                 let src = src as usize;
                 self.events_processed += 1;
@@ -214,5 +222,37 @@ impl Engine {
                 self.mark_resched(cpu);
             }
         }
+    }
+
+    /// A quantum boundary of class `class`: it decides the next quantum, the CPUs running
+    /// its tasks that must give way are asked to reschedule, and every CPU is reconsidered.
+    fn quantum_boundary(&mut self, class: usize) {
+        let Some(q) = self.classes[class].quantum() else {
+            return;
+        };
+        if self.now + q < self.duration {
+            self.push(
+                self.now + q,
+                EventKind::Quantum {
+                    class: class as u32,
+                },
+            );
+        }
+        self.classes[class].quantum_boundary(&ctx!(self));
+        for cpu in 0..self.cpus.len() {
+            self.mark_dirty(cpu);
+            let Some(t) = self.cpus[cpu].curr else {
+                continue;
+            };
+            if !self.tasks[t].runnable || self.tasks[t].class as usize != class {
+                continue;
+            }
+            self.sync(cpu);
+            let rq = self.tasks[t].rq;
+            if self.classes[class].decision_due(&ctx!(self), rq, cpu, t) {
+                self.mark_resched(cpu);
+            }
+        }
+        self.global_poked = true;
     }
 }

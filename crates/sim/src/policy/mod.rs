@@ -14,7 +14,10 @@ macro_rules! classes {
 
 classes! {
     bfs, cfs, edf, edzl, eevdf, illf, llf, rt,
+    // Quantum-based (Pfair and boundary-fair) schedulers, sharing `pfair`.
+    bf, epdf, er_pd2, pd2,
 }
 
 // Modules that serve a class file and are not classes themselves.
 mod bfs_queue;
+pub mod pfair;
