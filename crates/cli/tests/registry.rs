@@ -20,7 +20,7 @@ fn row<'a>(text: &'a str, start: &str) -> &'a str {
     text.lines().find(|l| l.starts_with(start)).unwrap_or("")
 }
 
-/// docs/usage.md's "Policies and placements" table has one row per class.
+/// docs/usage.md's "Policies and placements" table has a row (or several) per class.
 fn usage_row(usage: &str, e: &PolicyInfo) -> bool {
     let class = match e.class {
         PolicyClass::Deadline => "deadline",
@@ -31,7 +31,11 @@ fn usage_row(usage: &str, e: &PolicyInfo) -> bool {
     let section = usage
         .split_once("## Policies and placements")
         .map_or("", |(_, rest)| rest);
-    row(section, &format!("| {class} ")).contains(&format!("`{}`", e.name))
+    // A class may have several rows ("deadline", "deadline, quantum-based ...").
+    section
+        .lines()
+        .filter(|l| l.starts_with(&format!("| {class} ")) || l.starts_with(&format!("| {class},")))
+        .any(|l| l.contains(&format!("`{}`", e.name)))
 }
 
 /// docs/format.md's `scheduler:` table lists periodic policies under `deadline` and the
