@@ -40,6 +40,10 @@ impl Engine {
                         _ => (at, false),
                     }
                 }
+                _ if self.decision_timers => match self.idle_decision(cpu) {
+                    Some(d) => (d.max(self.kernel.busy_until(cpu)).max(self.now + 1), true),
+                    None => (Ns::MAX, false),
+                },
                 _ => (Ns::MAX, false),
             };
             let c = &mut self.cpus[cpu];
@@ -50,5 +54,19 @@ impl Engine {
         }
         list.clear();
         self.rearm = list;
+    }
+
+    /// The earliest decision instant the classes with tasks ask for on the idle `cpu`
+    /// ([`SchedClass::next_decision_idle`]).
+    fn idle_decision(&self, cpu: CpuId) -> Option<Ns> {
+        ClassId::ALL
+            .into_iter()
+            .filter(|&c| self.class_has_tasks[c as usize])
+            .filter(|&c| self.classes[c as usize].uses_decision_timer())
+            .filter_map(|c| {
+                let rq = self.rq_of(c, cpu);
+                self.classes[c as usize].next_decision_idle(&ctx!(self), rq, cpu)
+            })
+            .min()
     }
 }
