@@ -25,6 +25,9 @@ pub enum Policy {
     Illf,
     /// EDF until zero laxity.
     Edzl,
+    // SimSo's server-based optimal schedulers (issue 27).
+    /// RUN: reduction to uniprocessor (servers, PACK and DUAL).
+    Run,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -126,7 +129,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 11;
+pub const POLICY_COUNT: usize = 12;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -172,6 +175,15 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         class: PolicyClass::Deadline,
         summary: "EDF until a waiting job's laxity reaches zero",
         options: Some("edzl"),
+        real: RealBackends::NONE,
+    },
+    // SimSo's server-based optimal schedulers (issue 27).
+    PolicyInfo {
+        policy: Policy::Run,
+        name: "run",
+        class: PolicyClass::Deadline,
+        summary: "RUN: reduction to uniprocessor, EDF on a tree of servers (optimal)",
+        options: None,
         real: RealBackends::NONE,
     },
     PolicyInfo {
@@ -350,7 +362,8 @@ mod tests {
             Policy::Edf => Some(Policy::Llf),
             Policy::Llf => Some(Policy::Illf),
             Policy::Illf => Some(Policy::Edzl),
-            Policy::Edzl => Some(Policy::Fifo),
+            Policy::Edzl => Some(Policy::Run),
+            Policy::Run => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -416,7 +429,7 @@ mod tests {
         // The order the simulator's golden file was recorded in.
         assert_eq!(
             PERIODIC.map(Policy::name),
-            ["edf", "llf", "illf", "edzl", "rm", "dm", "fifo", "rr"]
+            ["edf", "llf", "illf", "edzl", "run", "rm", "dm", "fifo", "rr"]
         );
     }
 

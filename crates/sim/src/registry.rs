@@ -43,6 +43,11 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         policy: Policy::Edzl,
         build: |w| Ok(Box::new(policy::edzl::Edzl::new(w.scheduler.edzl.exact))),
     },
+    // SimSo's server-based optimal schedulers (issue 27).
+    SimPolicy {
+        policy: Policy::Run,
+        build: |w| Ok(Box::new(policy::run::for_workload(w)?)),
+    },
     SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
@@ -147,7 +152,11 @@ mod tests {
     #[test]
     fn every_policy_builds_the_class_named_after_it() {
         for e in &POLICIES {
-            let class = (sim_policy(e.policy).unwrap().build)(&workload(e.policy)).unwrap();
+            let mut w = workload(e.policy);
+            if e.policy == Policy::Run {
+                w.scheduler.placement = Placement::Global; // a global scheduler only
+            }
+            let class = (sim_policy(e.policy).unwrap().build)(&w).unwrap();
             // fifo, rr, rm and dm are the kernel's one rt class; they differ in the
             // priorities and round-robin flag of their tasks (schedlab_model::classes).
             let want = match e.class {

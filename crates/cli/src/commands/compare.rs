@@ -6,11 +6,12 @@ use crate::failure::Failure;
 use crate::output;
 use crate::progress::Progress;
 use schedlab_model::{ModelError, Overrides, Policy, Workload};
-use schedlab_sim::{simulate, SimOptions};
+use schedlab_sim::{simulate, SimError, SimOptions};
 use std::path::{Path, PathBuf};
 
 /// Policies compared when `--policies` is not given: every periodic policy of the
-/// registry, in its order (the simulator implements them all).
+/// registry, in its order (the simulator implements them all), less those that refuse
+/// the workload (`run` outside global placement).
 pub const DEFAULT_POLICIES: &[Policy] = &schedlab_sim::PERIODIC_POLICIES;
 
 /// The built-in workload (the seed paper's Table 1 set on 4 CPUs), used without FILE.
@@ -64,7 +65,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         Some(p) => Source::File(p.clone()),
         None => Source::Builtin,
     };
-    let policies = policy_list(&args.policies);
+    let mut policies = policy_list(&args.policies);
     // Validate the workload (and the overrides) before simulating anything.
     let base = source
         .load(&args.overrides.to_overrides(None))
@@ -73,6 +74,7 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     let progress = Progress::new();
     let mut results = Vec::with_capacity(policies.len());
     let mut provenance = Vec::with_capacity(policies.len());
+    let mut skipped = Vec::new();
     for (i, &p) in policies.iter().enumerate() {
         progress.item(
             i + 1,
@@ -82,11 +84,22 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         let ov = args.overrides.to_overrides(Some(p));
         let w = source.load(&ov).map_err(Failure::input)?;
         provenance.push(output::Provenance::of(w.seed, &ov));
-        let r = simulate(&w, &SimOptions::default())
-            .map_err(|e| Failure::input(format!("{} under {}: {e}", source.display(), p.name())))?;
+        let r = match simulate(&w, &SimOptions::default()) {
+            // The default list skips a policy that refuses the workload's placement or
+            // tasks (`run` is global-only); one asked for by name is an error.
+            Err(SimError::Unsupported(_)) if args.policies.is_empty() => {
+                provenance.pop();
+                skipped.push(p);
+                continue;
+            }
+            r => r.map_err(|e| {
+                Failure::input(format!("{} under {}: {e}", source.display(), p.name()))
+            })?,
+        };
         results.push(r);
     }
     progress.done();
+    policies.retain(|p| !skipped.contains(p));
 
     let text = if args.output.json {
         let names: Vec<&str> = policies.iter().map(|p| p.name()).collect();

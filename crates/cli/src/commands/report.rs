@@ -9,7 +9,7 @@ use crate::failure::Failure;
 use crate::progress::Progress;
 use clap::Args;
 use schedlab_model::{Ns, Policy, Workload};
-use schedlab_sim::{simulate, SimOptions};
+use schedlab_sim::{simulate, SimError, SimOptions};
 use schedlab_trace::gantt::{parse_window, Window};
 use schedlab_trace::report::{render, PolicyRun, Report};
 use schedlab_trace::Schedule;
@@ -87,9 +87,13 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         );
         let w = Workload::load(&args.file, &args.overrides.to_overrides(Some(p)))
             .map_err(Failure::input)?;
-        let r = simulate(&w, &SimOptions { trace: true }).map_err(|e| {
-            Failure::input(format!("{} under {}: {e}", args.file.display(), p.name()))
-        })?;
+        let r = match simulate(&w, &SimOptions { trace: true }) {
+            // As `compare`: the default list skips a policy that refuses the workload.
+            Err(SimError::Unsupported(_)) if args.policies.is_empty() => continue,
+            r => r.map_err(|e| {
+                Failure::input(format!("{} under {}: {e}", args.file.display(), p.name()))
+            })?,
+        };
         let s = Schedule::from_sim(&w, &r)
             .ok_or_else(|| Failure::output("internal error: the simulation recorded no trace"))?;
         sims.push((w, r, s));
@@ -114,7 +118,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
             eprintln!(
                 "wrote {} ({} policies; open it in a browser)",
                 out.display(),
-                policies.len()
+                sims.len()
             );
         }
     }
