@@ -142,10 +142,11 @@ pub trait SchedClass {
         None
     }
 
-    /// [`SchedClass::next_decision`] for an idle `cpu` (no task of any class runs there):
-    /// a class whose decisions do not wait for a running task (a server's budget running
-    /// out in a virtual schedule) arms the idle CPU's timer with it; when it fires the CPU
-    /// picks again. Asked only of classes that use decision timers; `None` (the default)
+    /// [`SchedClass::next_decision`] for a `cpu` that runs no task of this class (idle, or
+    /// running a lower class): a class whose decisions do not wait for a running task (a
+    /// server's budget running out in a virtual schedule) arms the CPU's timer with it;
+    /// when it fires the CPU is marked for a decision (the running task's class is not
+    /// asked). Asked only of classes that use decision timers; `None` (the default)
     /// means no such instant.
     fn next_decision_idle(&self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId) -> Option<Ns> {
         None
