@@ -28,6 +28,9 @@ pub enum Policy {
     // SimSo's server-based optimal schedulers (issue 27).
     /// RUN: reduction to uniprocessor (servers, PACK and DUAL).
     Run,
+    /// U-EDF: EDF with per-processor allotments.
+    #[serde(rename = "u-edf")]
+    UEdf,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -129,7 +132,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 12;
+pub const POLICY_COUNT: usize = 13;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -183,6 +186,14 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         name: "run",
         class: PolicyClass::Deadline,
         summary: "RUN: reduction to uniprocessor, EDF on a tree of servers (optimal)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::UEdf,
+        name: "u-edf",
+        class: PolicyClass::Deadline,
+        summary: "U-EDF: EDF on per-processor allotments computed at releases (optimal)",
         options: None,
         real: RealBackends::NONE,
     },
@@ -363,7 +374,8 @@ mod tests {
             Policy::Llf => Some(Policy::Illf),
             Policy::Illf => Some(Policy::Edzl),
             Policy::Edzl => Some(Policy::Run),
-            Policy::Run => Some(Policy::Fifo),
+            Policy::Run => Some(Policy::UEdf),
+            Policy::UEdf => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -429,7 +441,7 @@ mod tests {
         // The order the simulator's golden file was recorded in.
         assert_eq!(
             PERIODIC.map(Policy::name),
-            ["edf", "llf", "illf", "edzl", "run", "rm", "dm", "fifo", "rr"]
+            ["edf", "llf", "illf", "edzl", "run", "u-edf", "rm", "dm", "fifo", "rr"]
         );
     }
 

@@ -49,6 +49,10 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         build: |w| Ok(Box::new(policy::run::for_workload(w)?)),
     },
     SimPolicy {
+        policy: Policy::UEdf,
+        build: |w| Ok(Box::new(policy::u_edf::for_workload(w)?)),
+    },
+    SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
     },
@@ -153,7 +157,7 @@ mod tests {
     fn every_policy_builds_the_class_named_after_it() {
         for e in &POLICIES {
             let mut w = workload(e.policy);
-            if e.policy == Policy::Run {
+            if matches!(e.policy, Policy::Run | Policy::UEdf) {
                 w.scheduler.placement = Placement::Global; // a global scheduler only
             }
             let class = (sim_policy(e.policy).unwrap().build)(&w).unwrap();

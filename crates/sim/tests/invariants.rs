@@ -405,9 +405,9 @@ fn check_policy(policy: Policy) {
         }
     }
     // Most cases must actually run (a generator that validation always refuses would
-    // test nothing). RUN takes only global placement and implicit-deadline periodic
-    // sets without affinities, which few cases are: tests/servers.rs runs it checked on
-    // random sets it accepts.
+    // test nothing). RUN and U-EDF take only global placement and implicit-deadline
+    // sets without affinities, which few cases are: tests/servers.rs runs them checked
+    // on random sets they accept.
     if RESTRICTED.contains(&policy) {
         return;
     }
@@ -419,7 +419,7 @@ fn check_policy(policy: Policy) {
 }
 
 /// Policies that refuse most generated workloads by design (see `check_policy`).
-const RESTRICTED: [Policy; 1] = [Policy::Run];
+const RESTRICTED: [Policy; 2] = [Policy::Run, Policy::UEdf];
 
 /// `cases()` / 3 workloads of the three mixes ([`mix_yaml`]) under `policy`, over the
 /// placements and fair classes (a combination validation refuses, such as interrupts
@@ -477,13 +477,13 @@ macro_rules! policy_tests {
 
 policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7,
-              policy_8 => 8);
+              policy_8 => 8, policy_9 => 9);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        9,
+        10,
         "add a policy_N test for the new policy"
     );
 }

@@ -11,3 +11,4 @@ pub mod llf;
 pub mod rt;
 pub mod run;
 pub mod run_tree;
+pub mod u_edf;
