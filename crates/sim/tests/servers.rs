@@ -284,3 +284,38 @@ fn u_edf_is_refused_outside_global_placement() {
         "u-edf is a global scheduler: use placement global"
     );
 }
+
+/// Periods that are distinct primes (in µs): the rates' exact common denominator passes
+/// 128 bits, so RUN rounds rates to 2^-60 and U-EDF to 2^-40; both still schedule the
+/// set (U just under 3 on 4 CPUs) without a miss, and RUN's subsystems cover the 4 CPUs.
+#[test]
+fn many_unrelated_periods_fall_back_to_rounded_rates() {
+    let primes = [
+        1009u64, 1013, 1019, 1021, 1031, 1033, 1039, 1049, 1051, 1061, 1063, 1069, 1087, 1091,
+        1093, 1097, 1103, 1109, 1117, 1123,
+    ];
+    let mut yaml = String::from("platform: { cpus: 4 }\nduration: 50ms\ntasks:\n");
+    for (i, p) in primes.iter().enumerate() {
+        // Just under 3/20 each (a few ns less: rates with the period's prime in their
+        // denominator), just under 3 in all.
+        let c = p * 1000 * 3 / 20 - 1 - i as u64;
+        yaml += &format!(
+            "  - {{ name: t{i}, runtime: {c}ns, period: {}ns }}\n",
+            p * 1000
+        );
+    }
+    let w = workload(&yaml, "run", "global");
+    let r: Run = for_workload(&w).unwrap();
+    let cpus: usize = r.tree().subsystems.iter().map(|s| s.cpus).sum();
+    assert_eq!(cpus, 4);
+    assert!(r
+        .tree()
+        .servers
+        .iter()
+        .all(|s| (1u128 << 60).is_multiple_of(s.rate.den)));
+    for policy in ["run", "u-edf"] {
+        let res = run(&workload(&yaml, policy, "global"));
+        assert_eq!(res.deadline_misses, 0, "{policy}");
+        assert!(res.jobs_completed > 800, "{policy}");
+    }
+}

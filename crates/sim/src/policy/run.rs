@@ -74,6 +74,8 @@ pub struct Run {
     leaf_of: Vec<Option<usize>>,
     /// Per server: the task of a task leaf.
     task_of: Vec<Option<TaskId>>,
+    /// Per server: the runtime of a task leaf's task.
+    runtime: Vec<Ns>,
     /// Per server: the task leaves below it (itself for a leaf).
     below: Vec<Vec<usize>>,
     /// Per server: its subsystem.
@@ -95,12 +97,14 @@ impl Run {
         let nr_tasks = tasks.iter().map(|t| t.0 + 1).max().unwrap_or(0);
         let mut leaf_of = vec![None; nr_tasks];
         let mut task_of = vec![None; n];
+        let mut runtime = vec![0; n];
         let mut below = vec![Vec::new(); n];
         let mut sub_of = vec![0; n];
         for (s, srv) in tree.servers.iter().enumerate() {
             if let Kind::Task(i) = srv.kind {
                 leaf_of[tasks[i].0] = Some(s);
                 task_of[s] = Some(tasks[i].0);
+                runtime[s] = tasks[i].2;
                 let mut a = Some(s);
                 while let Some(x) = a {
                     below[x].push(s);
@@ -134,6 +138,7 @@ impl Run {
             tree,
             leaf_of,
             task_of,
+            runtime,
             below,
             sub_of,
             cpu_sub,
@@ -283,6 +288,8 @@ impl SchedClass for Run {
             v.deadline[s] = d;
             v.budget[s] = if d == Ns::MAX {
                 0
+            } else if s == leaf {
+                self.runtime[leaf] // exact even when rates are rounded
             } else {
                 self.tree.servers[s].rate.of(d - now)
             };

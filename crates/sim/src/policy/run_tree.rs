@@ -17,7 +17,10 @@
 //! partitioned EDF on it.
 //!
 //! Rates are exact fractions (u128): whether a server fits in a bin or is a unit server
-//! depends on exact sums, which floating point gets wrong (0.1 + 0.2 + 0.7 ≠ 1.0).
+//! depends on exact sums, which floating point gets wrong (0.1 + 0.2 + 0.7 ≠ 1.0). When
+//! the periods make the common denominator overflow 128 bits (many unrelated periods),
+//! each task's rate is rounded to the nearest multiple of 2^-60 and the tree is built
+//! exactly in that arithmetic (task budgets stay the tasks' own runtimes).
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -183,6 +186,16 @@ impl Tree {
     /// The tree of tasks `(name, runtime, period)` on `cpus` CPUs. Errors: total rate
     /// above `cpus`, a runtime above its period, a zero period, a rate overflow.
     pub fn build(tasks: &[(String, u64, u64)], cpus: usize) -> Result<Tree, String> {
+        match Tree::build_with(tasks, cpus, false) {
+            Err(e) if e == OVERFLOW => Tree::build_with(tasks, cpus, true),
+            other => other,
+        }
+    }
+
+    /// [`Tree::build`] with exact rates, or (`fixed`) with every task's rate rounded to
+    /// the nearest multiple of 2^-60: then every denominator divides 2^60 and no sum
+    /// overflows, whatever the periods; the tree is still exact in that arithmetic.
+    fn build_with(tasks: &[(String, u64, u64)], cpus: usize, fixed: bool) -> Result<Tree, String> {
         let mut tree = Tree {
             servers: Vec::new(),
             subsystems: Vec::new(),
@@ -196,7 +209,12 @@ impl Tree {
                     "task `{name}`: runtime {c} ns must be at most its period {t} ns"
                 ));
             }
-            let rate = Rate::new(*c as u128, *t as u128);
+            let rate = if fixed {
+                let (c, t) = (*c as u128, *t as u128);
+                Rate::new(((c << 60) + t / 2) / t, 1 << 60)
+            } else {
+                Rate::new(*c as u128, *t as u128)
+            };
             total = total.checked_add(rate)?;
             level.push(tree.push(Kind::Task(i), rate));
         }

@@ -20,7 +20,8 @@
 //!
 //! Utilisations are exact: every quantity is kept in units of 1/L ns, L the least
 //! common multiple of the utilisations' denominators (i128), so `s_x + u_x` crossing a
-//! whole processor is decided exactly; an allotment is rounded up to whole ns, as SimSo
+//! whole processor is decided exactly (when L would pass 2^60, many unrelated periods,
+//! L = 2^40 and utilisations are rounded down to it); an allotment is rounded up to whole ns, as SimSo
 //! 0.8.5's `U_EDF` does (the cross-check), whose rules these are. Rounding up over-allots
 //! by under 1 ns per job and processor: below 0.9 m no random set of the tests misses, at
 //! exactly full load a few sets miss by a few ns (a known limitation).
@@ -76,17 +77,16 @@ impl UEdf {
     /// above m, a runtime above its period, an overflow of the common denominator.
     pub fn new(tasks: &[(TaskId, Ns, Ns)], m: usize) -> Result<UEdf, String> {
         let nr = tasks.iter().map(|t| t.0 + 1).max().unwrap_or(0);
-        let mut l: i128 = 1;
+        let mut l: Option<i128> = Some(1);
         for &(_, c, p) in tasks {
             if p == 0 || c > p {
                 return Err(format!("runtime {c} ns must be at most the period {p} ns"));
             }
             let den = p as i128 / gcd(c as i128, p as i128).max(1);
-            l = (l / gcd(l, den))
-                .checked_mul(den)
-                .filter(|&x| x < 1 << 60)
-                .ok_or("the utilisations' common denominator overflows (use periods with a smaller least common multiple)")?;
+            l = l.and_then(|l| (l / gcd(l, den)).checked_mul(den).filter(|&x| x < 1 << 60));
         }
+        // Many unrelated periods: utilisations rounded down to multiples of 2^-40.
+        let l = l.unwrap_or(1 << 40);
         let mut util = vec![None; nr];
         let mut wcet = vec![0; nr];
         let mut total: i128 = 0;
