@@ -247,6 +247,18 @@ registry! {
         name: "bf",
         summary: "boundary fair: quanta allotted at period boundaries (Zhu, Mosse & Melhem)",
     }
+    // Server-based optimal schedulers: RUN's reduction tree, U-EDF's allotments.
+    /// RUN: reduction to uniprocessor, EDF on a tree of servers (optimal)
+    Run {
+        name: "run",
+        summary: "RUN: reduction to uniprocessor, EDF on a tree of servers (optimal)",
+    }
+    /// U-EDF: EDF on per-processor allotments computed at releases (optimal)
+    #[serde(rename = "u-edf")]
+    UEdf {
+        name: "u-edf",
+        summary: "U-EDF: EDF on per-processor allotments computed at releases (optimal)",
+    }
     /// Fixed priorities by period (rate monotonic).
     Rm {
         name: "rm",

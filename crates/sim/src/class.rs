@@ -165,6 +165,31 @@ pub trait SchedClass {
         None
     }
 
+    /// [`SchedClass::next_decision`] for a `cpu` that runs no task of this class (idle, or
+    /// running a lower class): a class whose decisions do not wait for a running task (a
+    /// server's budget running out in a virtual schedule) arms the CPU's timer with it;
+    /// when it fires the CPU is marked for a decision (the running task's class is not
+    /// asked). Asked only of classes that use decision timers; `None` (the default)
+    /// means no such instant.
+    fn next_decision_idle(&self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId) -> Option<Ns> {
+        None
+    }
+
+    /// Whether any release may change which tasks run, even the release of a job that
+    /// waits behind its task's current one (RUN: a release replenishes every server above
+    /// the task): the engine then takes a decision at every release of the class's tasks.
+    /// Default `false` (a release matters only through the task it wakes).
+    fn release_reselects(&self) -> bool {
+        false
+    }
+
+    /// Whether the running task `t` must give up its CPU at this decision although no
+    /// waiting task preempts it (RUN: its server stopped executing). Global placement asks
+    /// it of every running task of the class at each decision; the default is `false`.
+    fn must_yield(&self, _ctx: &Ctx, _t: TaskId) -> bool {
+        false
+    }
+
     /// The instant announced by [`SchedClass::next_decision`] has come (and `curr` did not
     /// complete then). The engine marks `cpu` as needing a decision; return `true` to
     /// also force a reschedule (`need_resched`: `curr` is put back and a task picked), or

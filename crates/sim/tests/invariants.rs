@@ -372,7 +372,9 @@ fn cases() -> u64 {
 /// ones), so that their cases reach the engine.
 fn placement_for(policy: Policy, placement: &'static str) -> &'static str {
     match policy {
-        Policy::Pd2 | Policy::ErPd2 | Policy::Epdf | Policy::Bf => "global",
+        Policy::Pd2 | Policy::ErPd2 | Policy::Epdf | Policy::Bf | Policy::Run | Policy::UEdf => {
+            "global"
+        }
         _ => placement,
     }
 }
@@ -419,12 +421,21 @@ fn check_policy(policy: Policy) {
     // Most cases must actually run (a generator that validation always refuses would
     // test nothing); bf accepts only periodic implicit-deadline sets, a tenth of them.
     let share = if policy == Policy::Bf { 1 } else { 7 };
+    // RUN and U-EDF take only global placement and implicit-deadline sets without
+    // affinities, which few cases are: tests/servers.rs runs them checked on random sets
+    // they accept.
+    if RESTRICTED.contains(&policy) {
+        return;
+    }
     assert!(
         ran * 10 >= n * share,
         "{}: only {ran} of {n} cases ran",
         policy.name()
     );
 }
+
+/// Policies that refuse most generated workloads by design (see `check_policy`).
+const RESTRICTED: [Policy; 2] = [Policy::Run, Policy::UEdf];
 
 /// `cases()` / 3 workloads of the three mixes ([`mix_yaml`]) under `policy`, over the
 /// placements and fair classes (a combination validation refuses, such as interrupts
@@ -460,7 +471,11 @@ fn check_mixes(policy: Policy) {
     // refuses interrupts and kernel sections under global placement), nor bf mix 0
     // (sporadic tasks).
     let global_only = placement_for(policy, "linux") == "global";
-    let exempt = |mix: usize| (global_only && mix > 0) || (policy == Policy::Bf && mix == 0);
+    let exempt = |mix: usize| {
+        (global_only && mix > 0)
+            || (policy == Policy::Bf && mix == 0)
+            || RESTRICTED.contains(&policy)
+    };
     for (mix, &r) in ran.iter().enumerate().filter(|(m, _)| !exempt(*m)) {
         assert!(
             r * 3 * 4 >= n,
@@ -483,13 +498,14 @@ macro_rules! policy_tests {
 
 policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7,
-              policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11);
+              policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11,
+              policy_12 => 12, policy_13 => 13);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        12,
+        14,
         "add a policy_N test for the new policy"
     );
 }

@@ -216,6 +216,22 @@ impl Counted {
         self.inner.next_decision(ctx, rq, cpu, curr)
     }
 
+    /// Not counted: asked of every running task at every global decision, it would
+    /// change the work counts of every class.
+    pub(super) fn next_decision_idle(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<Ns> {
+        self.inner.next_decision_idle(ctx, rq, cpu)
+    }
+
+    /// Not counted (asked once per release).
+    pub(super) fn release_reselects(&self) -> bool {
+        self.inner.release_reselects()
+    }
+
+    /// Not counted (see [`Counted::next_decision_idle`]).
+    pub(super) fn must_yield(&self, ctx: &Ctx, t: TaskId) -> bool {
+        self.inner.must_yield(ctx, t)
+    }
+
     pub(super) fn decision_due(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: TaskId) -> bool {
         self.count();
         self.inner.decision_due(ctx, rq, cpu, curr)

@@ -15,7 +15,11 @@ impl Engine {
         assign.clear();
         for cpu in 0..ncpu {
             let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
-            let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+            let mut resched = std::mem::take(&mut self.cpus[cpu].need_resched);
+            if let Some(t) = curr.filter(|_| !resched) {
+                let class = self.tasks[t].class as usize;
+                resched = self.classes[class].must_yield(&ctx!(self), t);
+            }
             match curr {
                 Some(t) if resched => {
                     self.put_prev(t);

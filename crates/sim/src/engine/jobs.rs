@@ -79,6 +79,10 @@ impl Engine {
         }
         let class = self.tasks[t].class as usize;
         self.classes[class].job_released(&ctx!(self), t);
+        if self.classes[class].release_reselects() {
+            let rq = self.tasks[t].rq;
+            self.poke(self.tasks[t].class, rq);
+        }
         let ts = &mut self.tasks[t];
         ts.stats.jobs += 1;
         if ts.job.is_some() {

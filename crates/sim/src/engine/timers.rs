@@ -30,16 +30,32 @@ impl Engine {
                     } else {
                         None
                     };
+                    // A higher class may want this CPU back at an instant of its own (a
+                    // server's budget running out while a lower class runs here).
+                    let above = match self.decision_timers {
+                        true => self.idle_decision(cpu, |c| c < ts.class),
+                        false => None,
+                    };
                     match decision {
-                        Some(d) if d <= at => {
+                        Some(d) if d <= at && above.is_none_or(|a| d <= a) => {
                             debug_assert!(d > self.now, "decision instant {d} not after now");
                             // No decision before kernel work on the CPU ends.
                             let d = d.max(self.kernel.busy_until(cpu));
                             (d.max(self.now + 1), true)
                         }
-                        _ => (at, false),
+                        // Not the running class's decision: the CPU is only marked for one.
+                        _ => match above {
+                            Some(a) if a < at => {
+                                (a.max(self.kernel.busy_until(cpu)).max(self.now + 1), false)
+                            }
+                            _ => (at, false),
+                        },
                     }
                 }
+                _ if self.decision_timers => match self.idle_decision(cpu, |_| true) {
+                    Some(d) => (d.max(self.kernel.busy_until(cpu)).max(self.now + 1), true),
+                    None => (Ns::MAX, false),
+                },
                 _ => (Ns::MAX, false),
             };
             let c = &mut self.cpus[cpu];
@@ -50,5 +66,19 @@ impl Engine {
         }
         list.clear();
         self.rearm = list;
+    }
+
+    /// The earliest decision instant the classes `which` with tasks ask for on `cpu`,
+    /// where none of their tasks runs ([`SchedClass::next_decision_idle`]).
+    fn idle_decision(&self, cpu: CpuId, which: impl Fn(ClassId) -> bool) -> Option<Ns> {
+        ClassId::ALL
+            .into_iter()
+            .filter(|&c| which(c) && self.class_has_tasks[c as usize])
+            .filter(|&c| self.classes[c as usize].uses_decision_timer())
+            .filter_map(|c| {
+                let rq = self.rq_of(c, cpu);
+                self.classes[c as usize].next_decision_idle(&ctx!(self), rq, cpu)
+            })
+            .min()
     }
 }

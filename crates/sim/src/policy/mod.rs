@@ -16,8 +16,11 @@ classes! {
     bfs, cfs, edf, edzl, eevdf, illf, llf, rt,
     // Quantum-based (Pfair and boundary-fair) schedulers, sharing `pfair`.
     bf, epdf, er_pd2, pd2,
+    // Server-based optimal schedulers: RUN's reduction tree, U-EDF's allotments.
+    run, u_edf,
 }
 
 // Modules that serve a class file and are not classes themselves.
 mod bfs_queue;
 pub mod pfair;
+pub mod run_tree;
