@@ -25,6 +25,15 @@ pub enum Policy {
     Illf,
     /// EDF until zero laxity.
     Edzl,
+    // Fluid / boundary schedulers (issue 27).
+    /// DP-Wrap: McNaughton's wrap-around in every slice between deadlines.
+    #[serde(rename = "dp-wrap")]
+    DpWrap,
+    /// LLREF: largest local remaining execution first in TL-planes.
+    Llref,
+    /// LRE-TL: LLREF's TL-planes with swaps only at local events.
+    #[serde(rename = "lre-tl")]
+    LreTl,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -126,7 +135,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 11;
+pub const POLICY_COUNT: usize = 14;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -172,6 +181,31 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         class: PolicyClass::Deadline,
         summary: "EDF until a waiting job's laxity reaches zero",
         options: Some("edzl"),
+        real: RealBackends::NONE,
+    },
+    // Fluid / boundary schedulers (issue 27).
+    PolicyInfo {
+        policy: Policy::DpWrap,
+        name: "dp-wrap",
+        class: PolicyClass::Deadline,
+        summary: "DP-Wrap: fluid shares wrapped over the CPUs in every slice between deadlines",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Llref,
+        name: "llref",
+        class: PolicyClass::Deadline,
+        summary: "LLREF: largest local remaining execution first, in TL-planes",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::LreTl,
+        name: "lre-tl",
+        class: PolicyClass::Deadline,
+        summary: "LRE-TL: TL-planes with a swap only where a local budget or laxity runs out",
+        options: None,
         real: RealBackends::NONE,
     },
     PolicyInfo {
@@ -350,7 +384,10 @@ mod tests {
             Policy::Edf => Some(Policy::Llf),
             Policy::Llf => Some(Policy::Illf),
             Policy::Illf => Some(Policy::Edzl),
-            Policy::Edzl => Some(Policy::Fifo),
+            Policy::Edzl => Some(Policy::DpWrap),
+            Policy::DpWrap => Some(Policy::Llref),
+            Policy::Llref => Some(Policy::LreTl),
+            Policy::LreTl => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -416,7 +453,10 @@ mod tests {
         // The order the simulator's golden file was recorded in.
         assert_eq!(
             PERIODIC.map(Policy::name),
-            ["edf", "llf", "illf", "edzl", "rm", "dm", "fifo", "rr"]
+            [
+                "edf", "llf", "illf", "edzl", "dp-wrap", "llref", "lre-tl", "rm", "dm", "fifo",
+                "rr"
+            ]
         );
     }
 

@@ -151,6 +151,30 @@ pub trait SchedClass {
         true
     }
 
+    /// Like [`SchedClass::next_decision`] for an idle `cpu`: the instant this class wants
+    /// it reconsidered although nothing else happens then (a planned slot that begins
+    /// while every CPU idles). Asked only of classes that use decision timers; `None`
+    /// (the default) leaves an idle CPU without a timer.
+    fn next_idle_decision(&self, _ctx: &Ctx, _cpu: CpuId) -> Option<Ns> {
+        None
+    }
+
+    /// Whether this class itself decides, at each global decision, which of its running
+    /// tasks keep their CPUs ([`SchedClass::keeps_cpu`]): schedulers that plan the set of
+    /// running jobs at boundaries (LLREF, DP-WRAP, ...), where a task leaves its CPU when
+    /// its share of the slice is used up even if no other task is waiting. Default `false`.
+    fn decides_running(&self) -> bool {
+        false
+    }
+
+    /// Global placement, for classes that answer [`SchedClass::decides_running`]: whether
+    /// `curr` (runnable, of this class) goes on running on `cpu`; `false` puts it back as
+    /// `need_resched` does. Asked of every CPU running such a task, in CPU order, at the
+    /// start of every global decision and before any pick.
+    fn keeps_cpu(&mut self, _ctx: &Ctx, _cpu: CpuId, _curr: TaskId) -> bool {
+        true
+    }
+
     /// The task's virtual runtime, for classes that keep one (reported and sampled).
     fn vruntime(&self, _ctx: &Ctx, _t: TaskId) -> Option<i64> {
         None

@@ -43,6 +43,19 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         policy: Policy::Edzl,
         build: |w| Ok(Box::new(policy::edzl::Edzl::new(w.scheduler.edzl.exact))),
     },
+    // Fluid / boundary schedulers (issue 27).
+    SimPolicy {
+        policy: Policy::DpWrap,
+        build: |w| fluid(w, policy::dp_wrap::DpWrap::default()),
+    },
+    SimPolicy {
+        policy: Policy::Llref,
+        build: |w| fluid(w, policy::llref::Llref::default()),
+    },
+    SimPolicy {
+        policy: Policy::LreTl,
+        build: |w| fluid(w, policy::lre_tl::LreTl::default()),
+    },
     SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
@@ -98,6 +111,28 @@ fn llf(w: &Workload) -> Result<Box<dyn SchedClass>, SimError> {
         ));
     }
     Ok(Box::new(policy::llf::Llf::exact(policy::llf::TieRule::Edf)))
+}
+
+/// A boundary scheduler ([`policy::fluid`]): global placement only, every CPU open to
+/// every task (the plans place tasks on any CPU).
+fn fluid<P: policy::fluid::Plan + 'static>(
+    w: &Workload,
+    plan: P,
+) -> Result<Box<dyn SchedClass>, SimError> {
+    let name = plan.name();
+    if w.scheduler.placement != Placement::Global {
+        return Err(SimError::Unsupported(format!(
+            "{name} is a global scheduler: use placement global"
+        )));
+    }
+    if let Some(t) = w.tasks.iter().find(|t| t.affinity.is_some()) {
+        return Err(SimError::Unsupported(format!(
+            "{name} places tasks on any CPU: task `{}` has an affinity",
+            t.name
+        )));
+    }
+    let wcet = w.tasks.iter().map(|t| t.runtime).collect();
+    Ok(Box::new(policy::fluid::Fluid::new(plan, wcet)))
 }
 
 /// The rt class (SCHED_FIFO/RR) with the workload's RR slice in ticks.

@@ -207,6 +207,20 @@ impl Counted {
         self.inner.decision_due(ctx, rq, cpu, curr)
     }
 
+    pub(super) fn next_idle_decision(&self, ctx: &Ctx, cpu: CpuId) -> Option<Ns> {
+        self.count();
+        self.inner.next_idle_decision(ctx, cpu)
+    }
+
+    pub(super) fn decides_running(&self) -> bool {
+        self.inner.decides_running()
+    }
+
+    pub(super) fn keeps_cpu(&mut self, ctx: &Ctx, cpu: CpuId, curr: TaskId) -> bool {
+        self.count();
+        self.inner.keeps_cpu(ctx, cpu, curr)
+    }
+
     pub(super) fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         self.inner.vruntime(ctx, t)
     }

@@ -40,7 +40,10 @@ impl Engine {
                         _ => (at, false),
                     }
                 }
-                _ => (Ns::MAX, false),
+                _ => match self.idle_decision(cpu) {
+                    Some(d) => (d.max(self.kernel.busy_until(cpu)).max(self.now + 1), true),
+                    None => (Ns::MAX, false),
+                },
             };
             let c = &mut self.cpus[cpu];
             c.timer_decision = decision;
@@ -50,5 +53,18 @@ impl Engine {
         }
         list.clear();
         self.rearm = list;
+    }
+
+    /// The earliest instant a class that plans its running set
+    /// ([`SchedClass::decides_running`]) wants the idle `cpu` reconsidered
+    /// ([`SchedClass::next_idle_decision`]).
+    fn idle_decision(&self, cpu: CpuId) -> Option<Ns> {
+        ClassId::ALL
+            .into_iter()
+            .filter(|&c| self.class_has_tasks[c as usize])
+            .map(|c| &self.classes[c as usize])
+            .filter(|cls| cls.uses_decision_timer() && cls.decides_running())
+            .filter_map(|cls| cls.next_idle_decision(&ctx!(self), cpu))
+            .min()
     }
 }
