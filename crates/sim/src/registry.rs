@@ -114,7 +114,7 @@ fn llf(w: &Workload) -> Result<Box<dyn SchedClass>, SimError> {
 }
 
 /// A boundary scheduler ([`policy::fluid`]): global placement only, every CPU open to
-/// every task (the plans place tasks on any CPU).
+/// every task it schedules (the plans place its tasks on any CPU).
 fn fluid<P: policy::fluid::Plan + 'static>(
     w: &Workload,
     plan: P,
@@ -125,7 +125,13 @@ fn fluid<P: policy::fluid::Plan + 'static>(
             "{name} is a global scheduler: use placement global"
         )));
     }
-    if let Some(t) = w.tasks.iter().find(|t| t.affinity.is_some()) {
+    let planned = |t: &&schedlab_model::Task| t.class == schedlab_model::TaskClass::Deadline;
+    if let Some(t) = w
+        .tasks
+        .iter()
+        .filter(planned)
+        .find(|t| t.affinity.is_some())
+    {
         return Err(SimError::Unsupported(format!(
             "{name} places tasks on any CPU: task `{}` has an affinity",
             t.name

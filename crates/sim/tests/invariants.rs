@@ -368,6 +368,34 @@ fn cases() -> u64 {
         .unwrap_or(1000)
 }
 
+/// Policies that schedule only under global placement, with no affinity for their tasks
+/// (the boundary schedulers): their cases run under `global`, without `affinity:`.
+fn global_only(policy: Policy) -> bool {
+    matches!(policy, Policy::DpWrap | Policy::Llref | Policy::LreTl)
+}
+
+/// `yaml` without its tasks' `, affinity: [...]`.
+fn without_affinity(yaml: &str) -> String {
+    let mut out = String::with_capacity(yaml.len());
+    let mut rest = yaml;
+    while let Some(i) = rest.find(", affinity: [") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find(']').map_or(rest.len(), |j| i + j + 1);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The placement and workload text a case of `policy` runs with.
+fn adapt<'a>(policy: Policy, placement: &'a str, yaml: String) -> (&'a str, String) {
+    if global_only(policy) {
+        ("global", without_affinity(&yaml))
+    } else {
+        (placement, yaml)
+    }
+}
+
 /// Every placement × fair class, `cases()` random workloads in all, under `policy`.
 fn check_policy(policy: Policy) {
     let n = cases();
@@ -376,7 +404,7 @@ fn check_policy(policy: Policy) {
         let combo = (seed % 9) as usize;
         let (placement, fair) = (PLACEMENTS[combo / 3], FAIR[combo % 3]);
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (policy as u64) << 32);
-        let yaml = random_yaml(&mut rng, fair);
+        let (placement, yaml) = adapt(policy, placement, random_yaml(&mut rng, fair));
         let ov = Overrides {
             policy: Some(policy),
             placement: Some(Placement::parse(placement).unwrap()),
@@ -424,7 +452,7 @@ fn check_mixes(policy: Policy) {
         let placement = PLACEMENTS[(seed / 3 % 3) as usize];
         let fair = FAIR[(seed / 9 % 3) as usize];
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (policy as u64) << 32 ^ 0x5eed << 40);
-        let yaml = mix_yaml(&mut rng, mix, fair);
+        let (placement, yaml) = adapt(policy, placement, mix_yaml(&mut rng, mix, fair));
         let ov = Overrides {
             policy: Some(policy),
             placement: Some(Placement::parse(placement).unwrap()),
@@ -464,13 +492,14 @@ macro_rules! policy_tests {
 }
 
 policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
-              policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7);
+              policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7,
+              policy_8 => 8, policy_9 => 9, policy_10 => 10);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        8,
+        11,
         "add a policy_N test for the new policy"
     );
 }
