@@ -151,10 +151,11 @@ pub trait SchedClass {
         true
     }
 
-    /// Like [`SchedClass::next_decision`] for an idle `cpu`: the instant this class wants
-    /// it reconsidered although nothing else happens then (a planned slot that begins
-    /// while every CPU idles). Asked only of classes that use decision timers; `None`
-    /// (the default) leaves an idle CPU without a timer.
+    /// Like [`SchedClass::next_decision`] for a `cpu` that is idle or runs a task of
+    /// another class: the instant this class wants it reconsidered although nothing else
+    /// happens then (a planned slot that begins there). Asked only of classes that use
+    /// decision timers and answer [`SchedClass::decides_running`]; `None` (the default)
+    /// arms no timer.
     fn next_idle_decision(&self, _ctx: &Ctx, _cpu: CpuId) -> Option<Ns> {
         None
     }

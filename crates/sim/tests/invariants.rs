@@ -388,7 +388,7 @@ fn without_affinity(yaml: &str) -> String {
 }
 
 /// The placement and workload text a case of `policy` runs with.
-fn adapt<'a>(policy: Policy, placement: &'a str, yaml: String) -> (&'a str, String) {
+fn adapt(policy: Policy, placement: &str, yaml: String) -> (&str, String) {
     if global_only(policy) {
         ("global", without_affinity(&yaml))
     } else {
@@ -470,8 +470,13 @@ fn check_mixes(policy: Policy) {
             ),
         }
     }
-    // Every mix must reach the engine in a good share of its cases.
+    // Every mix must reach the engine in a good share of its cases (but mixes 1 and 2,
+    // with interrupts and kernel sections, which validation refuses under the global
+    // placement global-only policies always run with).
     for (mix, &r) in ran.iter().enumerate() {
+        if global_only(policy) && mix > 0 {
+            continue;
+        }
         assert!(
             r * 3 * 4 >= n,
             "{}: mix {mix} ran in only {r} of {} cases",

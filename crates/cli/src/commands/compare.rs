@@ -41,6 +41,14 @@ impl Source {
     }
 }
 
+/// Whether the simulator schedules `w` under `p`: the default policy lists leave out
+/// the policies that refuse a workload by their nature (the boundary schedulers outside
+/// global placement), so that a plain `compare` keeps working on any workload.
+pub fn schedules(w: &Workload, p: Policy) -> bool {
+    schedlab_sim::registry::sim_policy(p)
+        .is_none_or(|e| !matches!((e.build)(w), Err(schedlab_sim::SimError::Unsupported(_))))
+}
+
 /// The requested policies in order, each once; the default list when none were given.
 fn policy_list(requested: &[Policy]) -> Vec<Policy> {
     if requested.is_empty() {
@@ -64,11 +72,19 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         Some(p) => Source::File(p.clone()),
         None => Source::Builtin,
     };
-    let policies = policy_list(&args.policies);
+    let mut policies = policy_list(&args.policies);
     // Validate the workload (and the overrides) before simulating anything.
     let base = source
         .load(&args.overrides.to_overrides(None))
         .map_err(Failure::input)?;
+    if args.policies.is_empty() {
+        policies.retain(|&p| {
+            source
+                .load(&args.overrides.to_overrides(Some(p)))
+                .ok()
+                .is_none_or(|w| schedules(&w, p))
+        });
+    }
 
     let progress = Progress::new();
     let mut results = Vec::with_capacity(policies.len());

@@ -71,6 +71,13 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     }
     let base =
         Workload::load(&args.file, &args.overrides.to_overrides(None)).map_err(Failure::input)?;
+    if args.policies.is_empty() {
+        policies.retain(|&p| {
+            Workload::load(&args.file, &args.overrides.to_overrides(Some(p)))
+                .ok()
+                .is_none_or(|w| crate::commands::compare::schedules(&w, p))
+        });
+    }
     let window = args
         .window
         .unwrap_or_else(|| default_window(&base))

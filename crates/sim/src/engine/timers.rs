@@ -25,11 +25,19 @@ impl Engine {
                         at = at.min(self.now + ts.dl.runtime.max(0) as Ns);
                     }
                     let class = &self.classes[ts.class as usize];
-                    let decision = if class.uses_decision_timer() {
+                    let mut decision = if class.uses_decision_timer() {
                         class.next_decision(&ctx!(self), ts.rq, cpu, t)
                     } else {
                         None
                     };
+                    if !class.decides_running() {
+                        // A class that plans its running set may want this CPU back
+                        // from a task of another class (a planned slot begins).
+                        decision = match (decision, self.idle_decision(cpu)) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                    }
                     match decision {
                         Some(d) if d <= at => {
                             debug_assert!(d > self.now, "decision instant {d} not after now");
@@ -56,8 +64,8 @@ impl Engine {
     }
 
     /// The earliest instant a class that plans its running set
-    /// ([`SchedClass::decides_running`]) wants the idle `cpu` reconsidered
-    /// ([`SchedClass::next_idle_decision`]).
+    /// ([`SchedClass::decides_running`]) wants `cpu`, idle or running a task of another
+    /// class, reconsidered ([`SchedClass::next_idle_decision`]).
     fn idle_decision(&self, cpu: CpuId) -> Option<Ns> {
         ClassId::ALL
             .into_iter()

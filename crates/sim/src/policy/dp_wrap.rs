@@ -56,12 +56,26 @@ pub struct Slice {
 /// DP-Wrap's plan.
 #[derive(Default)]
 pub struct DpWrap {
+    /// Reflect every other slice in time, as SimSo does ([`DpWrap::mirrored`]).
+    mirror: bool,
+    /// Slices laid out so far.
+    slices: u64,
     slice: Slice,
     /// The next piece boundary or slice end after the last update.
     next: Option<Ns>,
 }
 
 impl DpWrap {
+    /// SimSo's variant: every other slice (the 2nd, 4th, ...) is reflected in time, each
+    /// CPU running its list backwards and idling first. Not registered (the registry's
+    /// `dp-wrap` is the paper's rule); kept to check job by job against SimSo.
+    pub fn mirrored() -> DpWrap {
+        DpWrap {
+            mirror: true,
+            ..DpWrap::default()
+        }
+    }
+
     /// The current slice's allocation.
     pub fn slice(&self) -> &Slice {
         &self.slice
@@ -108,10 +122,20 @@ impl DpWrap {
         };
         let active: Vec<TaskId> = tasks.filter(|&t| fluid::active(ctx, t)).collect();
         let shares = fluid::shares(ctx, wcet, &active, end);
+        let mut cpus = Self::wrap(&shares, ctx.cpus.len(), ctx.now, end);
+        if self.mirror && self.slices % 2 == 1 {
+            for c in &mut cpus {
+                for p in c.iter_mut() {
+                    (p.start, p.end) = (ctx.now + end - p.end, ctx.now + end - p.start);
+                }
+                c.reverse();
+            }
+        }
+        self.slices += 1;
         self.slice = Slice {
             start: ctx.now,
             end,
-            cpus: Self::wrap(&shares, ctx.cpus.len(), ctx.now, end),
+            cpus,
         };
     }
 }
