@@ -259,6 +259,24 @@ registry! {
         name: "u-edf",
         summary: "U-EDF: EDF on per-processor allotments computed at releases (optimal)",
     }
+    // Fluid / boundary schedulers (on the shared fluid.rs): DP-Wrap, LLREF, LRE-TL.
+    /// DP-Wrap: fluid shares wrapped over the CPUs in every slice between deadlines
+    #[serde(rename = "dp-wrap")]
+    DpWrap {
+        name: "dp-wrap",
+        summary: "DP-Wrap: fluid shares wrapped over the CPUs in every slice between deadlines",
+    }
+    /// LLREF: largest local remaining execution first, in TL-planes
+    Llref {
+        name: "llref",
+        summary: "LLREF: largest local remaining execution first, in TL-planes",
+    }
+    /// LRE-TL: TL-planes with a swap only where a local budget or laxity runs out
+    #[serde(rename = "lre-tl")]
+    LreTl {
+        name: "lre-tl",
+        summary: "LRE-TL: TL-planes with a swap only where a local budget or laxity runs out",
+    }
     /// Fixed priorities by period (rate monotonic).
     Rm {
         name: "rm",

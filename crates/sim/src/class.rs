@@ -212,6 +212,22 @@ pub trait SchedClass {
     /// decides what runs until the next one. The default does nothing.
     fn quantum_boundary(&mut self, _ctx: &Ctx) {}
 
+    /// Whether this class itself decides, at each global decision, which of its running
+    /// tasks keep their CPUs ([`SchedClass::keeps_cpu`]): schedulers that plan the set of
+    /// running jobs at boundaries (LLREF, DP-WRAP, ...), where a task leaves its CPU when
+    /// its share of the slice is used up even if no other task is waiting. Default `false`.
+    fn decides_running(&self) -> bool {
+        false
+    }
+
+    /// Global placement, for classes that answer [`SchedClass::decides_running`]: whether
+    /// `curr` (runnable, of this class) goes on running on `cpu`; `false` puts it back as
+    /// `need_resched` does. Asked of every CPU running such a task, in CPU order, at the
+    /// start of every global decision and before any pick.
+    fn keeps_cpu(&mut self, _ctx: &Ctx, _cpu: CpuId, _curr: TaskId) -> bool {
+        true
+    }
+
     /// The task's virtual runtime, for classes that keep one (reported and sampled).
     fn vruntime(&self, _ctx: &Ctx, _t: TaskId) -> Option<i64> {
         None

@@ -372,10 +372,44 @@ fn cases() -> u64 {
 /// ones), so that their cases reach the engine.
 fn placement_for(policy: Policy, placement: &'static str) -> &'static str {
     match policy {
-        Policy::Pd2 | Policy::ErPd2 | Policy::Epdf | Policy::Bf | Policy::Run | Policy::UEdf => {
-            "global"
-        }
+        Policy::Pd2
+        | Policy::ErPd2
+        | Policy::Epdf
+        | Policy::Bf
+        | Policy::Run
+        | Policy::UEdf
+        | Policy::DpWrap
+        | Policy::Llref
+        | Policy::LreTl => "global",
         _ => placement,
+    }
+}
+
+/// Policies that refuse an affinity for their tasks (the boundary schedulers): their cases
+/// run without `affinity:`.
+fn no_affinity(policy: Policy) -> bool {
+    matches!(policy, Policy::DpWrap | Policy::Llref | Policy::LreTl)
+}
+
+/// `yaml` without its tasks' `, affinity: [...]`.
+fn without_affinity(yaml: &str) -> String {
+    let mut out = String::with_capacity(yaml.len());
+    let mut rest = yaml;
+    while let Some(i) = rest.find(", affinity: [") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find(']').map_or(rest.len(), |j| i + j + 1);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The placement and workload text a case of `policy` runs with.
+fn adapt(policy: Policy, placement: &str, yaml: String) -> (&str, String) {
+    if no_affinity(policy) {
+        (placement, without_affinity(&yaml))
+    } else {
+        (placement, yaml)
     }
 }
 
@@ -390,7 +424,7 @@ fn check_policy(policy: Policy) {
             FAIR[combo % 3],
         );
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (policy as u64) << 32);
-        let yaml = random_yaml(&mut rng, fair);
+        let (placement, yaml) = adapt(policy, placement, random_yaml(&mut rng, fair));
         let ov = Overrides {
             policy: Some(policy),
             placement: Some(Placement::parse(placement).unwrap()),
@@ -448,7 +482,7 @@ fn check_mixes(policy: Policy) {
         let placement = placement_for(policy, PLACEMENTS[(seed / 3 % 3) as usize]);
         let fair = FAIR[(seed / 9 % 3) as usize];
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (policy as u64) << 32 ^ 0x5eed << 40);
-        let yaml = mix_yaml(&mut rng, mix, fair);
+        let (placement, yaml) = adapt(policy, placement, mix_yaml(&mut rng, mix, fair));
         let ov = Overrides {
             policy: Some(policy),
             placement: Some(Placement::parse(placement).unwrap()),
@@ -499,13 +533,14 @@ macro_rules! policy_tests {
 policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7,
               policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11,
-              policy_12 => 12, policy_13 => 13);
+              policy_12 => 12, policy_13 => 13, policy_14 => 14, policy_15 => 15,
+              policy_16 => 16);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        14,
+        17,
         "add a policy_N test for the new policy"
     );
 }

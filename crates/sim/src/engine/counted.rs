@@ -246,6 +246,15 @@ impl Counted {
         self.inner.quantum_boundary(ctx);
     }
 
+    pub(super) fn decides_running(&self) -> bool {
+        self.inner.decides_running()
+    }
+
+    pub(super) fn keeps_cpu(&mut self, ctx: &Ctx, cpu: CpuId, curr: TaskId) -> bool {
+        self.count();
+        self.inner.keeps_cpu(ctx, cpu, curr)
+    }
+
     pub(super) fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         self.inner.vruntime(ctx, t)
     }

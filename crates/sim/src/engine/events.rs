@@ -216,7 +216,9 @@ impl Engine {
             self.complete_job(t, cpu);
         } else if self.budget_exhausted(t) {
             self.throttle(t);
-        } else if decision {
+        } else if decision && self.classes[self.tasks[t].class as usize].uses_decision_timer() {
+            // (A timer armed for a planning class while a task of another class runs
+            // only marks the CPU: the placement lets the planned task take it.)
             let (rq, class) = (self.tasks[t].rq, self.tasks[t].class as usize);
             if self.classes[class].decision_due(&ctx!(self), rq, cpu, t) {
                 self.mark_resched(cpu);

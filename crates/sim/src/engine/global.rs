@@ -21,7 +21,7 @@ impl Engine {
                 resched = self.classes[class].must_yield(&ctx!(self), t);
             }
             match curr {
-                Some(t) if resched => {
+                Some(t) if resched || !self.keeps_cpu(cpu, t) => {
                     self.put_prev(t);
                     assign.push(None);
                 }
@@ -235,5 +235,15 @@ impl Engine {
         };
         let cand = cls.peek_next_task(&ctx, 0, cpu)?;
         Some((cls.global_preempt_key(&ctx, cand)? < key).then_some(cpu))
+    }
+
+    /// Whether `t` keeps `cpu` by its class's own plan ([`SchedClass::keeps_cpu`]; always
+    /// for classes that do not plan their running set).
+    fn keeps_cpu(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        let class = self.tasks[t].class as usize;
+        if !self.classes[class].decides_running() {
+            return true;
+        }
+        self.classes[class].keeps_cpu(&ctx!(self), cpu, t)
     }
 }

@@ -18,9 +18,12 @@ classes! {
     bf, epdf, er_pd2, pd2,
     // Server-based optimal schedulers: RUN's reduction tree, U-EDF's allotments.
     run, u_edf,
+    // Fluid / boundary schedulers (on the shared fluid.rs): DP-Wrap, LLREF, LRE-TL.
+    dp_wrap, llref, lre_tl,
 }
 
 // Modules that serve a class file and are not classes themselves.
 mod bfs_queue;
+pub mod fluid;
 pub mod pfair;
 pub mod run_tree;
