@@ -25,6 +25,15 @@ pub enum Policy {
     Illf,
     /// EDF until zero laxity.
     Edzl,
+    // SimSo's priority-driven global schedulers (issue 27).
+    /// EDF-US[m/(2m−1)]: heavy tasks first, the rest by EDF.
+    #[serde(rename = "edf-us")]
+    EdfUs,
+    /// PriD: EDF(k), the k − 1 heaviest tasks first, k chosen per set.
+    Prid,
+    /// Global fair lateness: EDF on priority points D − (m−1)/m·C.
+    #[serde(rename = "g-fl")]
+    GFl,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -126,7 +135,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 11;
+pub const POLICY_COUNT: usize = 14;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -172,6 +181,31 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         class: PolicyClass::Deadline,
         summary: "EDF until a waiting job's laxity reaches zero",
         options: Some("edzl"),
+        real: RealBackends::NONE,
+    },
+    // SimSo's priority-driven global schedulers (issue 27).
+    PolicyInfo {
+        policy: Policy::EdfUs,
+        name: "edf-us",
+        class: PolicyClass::Deadline,
+        summary: "EDF-US[m/(2m-1)]: tasks above m/(2m-1) utilisation first, then EDF (global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Prid,
+        name: "prid",
+        class: PolicyClass::Deadline,
+        summary: "PriD: EDF(k), the k-1 heaviest tasks first with the best k (global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::GFl,
+        name: "g-fl",
+        class: PolicyClass::Deadline,
+        summary: "global fair lateness: EDF on priority points d - (m-1)/m*C (global)",
+        options: None,
         real: RealBackends::NONE,
     },
     PolicyInfo {
@@ -350,7 +384,10 @@ mod tests {
             Policy::Edf => Some(Policy::Llf),
             Policy::Llf => Some(Policy::Illf),
             Policy::Illf => Some(Policy::Edzl),
-            Policy::Edzl => Some(Policy::Fifo),
+            Policy::Edzl => Some(Policy::EdfUs),
+            Policy::EdfUs => Some(Policy::Prid),
+            Policy::Prid => Some(Policy::GFl),
+            Policy::GFl => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -416,7 +453,7 @@ mod tests {
         // The order the simulator's golden file was recorded in.
         assert_eq!(
             PERIODIC.map(Policy::name),
-            ["edf", "llf", "illf", "edzl", "rm", "dm", "fifo", "rr"]
+            ["edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "rm", "dm", "fifo", "rr"]
         );
     }
 

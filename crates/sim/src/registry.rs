@@ -43,6 +43,19 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         policy: Policy::Edzl,
         build: |w| Ok(Box::new(policy::edzl::Edzl::new(w.scheduler.edzl.exact))),
     },
+    // SimSo's priority-driven global schedulers (issue 27).
+    SimPolicy {
+        policy: Policy::EdfUs,
+        build: |w| Ok(Box::new(policy::edf_us::build(w)?)),
+    },
+    SimPolicy {
+        policy: Policy::Prid,
+        build: |w| Ok(Box::new(policy::prid::build(w)?)),
+    },
+    SimPolicy {
+        policy: Policy::GFl,
+        build: |w| Ok(Box::new(policy::g_fl::build(w)?)),
+    },
     SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
@@ -147,7 +160,16 @@ mod tests {
     #[test]
     fn every_policy_builds_the_class_named_after_it() {
         for e in &POLICIES {
-            let class = (sim_policy(e.policy).unwrap().build)(&workload(e.policy)).unwrap();
+            let build = sim_policy(e.policy).unwrap().build;
+            // The global schedulers refuse the default (linux) placement.
+            let class = match build(&workload(e.policy)) {
+                Err(SimError::Unsupported(m)) if m.contains("global scheduler") => {
+                    let mut w = workload(e.policy);
+                    w.scheduler.placement = Placement::Global;
+                    build(&w).unwrap()
+                }
+                other => other.unwrap(),
+            };
             // fifo, rr, rm and dm are the kernel's one rt class; they differ in the
             // priorities and round-robin flag of their tasks (schedlab_model::classes).
             let want = match e.class {

@@ -6,7 +6,7 @@ use crate::failure::Failure;
 use crate::output;
 use crate::progress::Progress;
 use schedlab_model::{ModelError, Overrides, Policy, Workload};
-use schedlab_sim::{simulate, SimOptions};
+use schedlab_sim::{simulate, SimError, SimOptions};
 use std::path::{Path, PathBuf};
 
 /// Policies compared when `--policies` is not given: every periodic policy of the
@@ -41,6 +41,22 @@ impl Source {
     }
 }
 
+/// The default policies `w`'s placement allows: the global schedulers (SimSo's) refuse
+/// per-CPU placements, so under `linux` or `partitioned` they are left out unless named
+/// with `--policies` (where the refusal is reported).
+pub fn default_policies_for(w: &Workload) -> Vec<Policy> {
+    DEFAULT_POLICIES
+        .iter()
+        .copied()
+        .filter(|&p| {
+            let mut w = w.clone();
+            w.scheduler.policy = p;
+            let built = schedlab_sim::registry::sim_policy(p).map(|e| (e.build)(&w));
+            !matches!(built, Some(Err(SimError::Unsupported(m))) if m.contains("is a global scheduler"))
+        })
+        .collect()
+}
+
 /// The requested policies in order, each once; the default list when none were given.
 fn policy_list(requested: &[Policy]) -> Vec<Policy> {
     if requested.is_empty() {
@@ -64,11 +80,14 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         Some(p) => Source::File(p.clone()),
         None => Source::Builtin,
     };
-    let policies = policy_list(&args.policies);
     // Validate the workload (and the overrides) before simulating anything.
     let base = source
         .load(&args.overrides.to_overrides(None))
         .map_err(Failure::input)?;
+    let policies = match args.policies.is_empty() {
+        true => default_policies_for(&base),
+        false => policy_list(&args.policies),
+    };
 
     let progress = Progress::new();
     let mut results = Vec::with_capacity(policies.len());
@@ -163,6 +182,23 @@ mod tests {
             .collect();
         assert_eq!(DEFAULT_POLICIES, periodic);
         assert!(DEFAULT_POLICIES.contains(&Policy::Edzl));
+    }
+
+    #[test]
+    fn global_schedulers_are_default_columns_under_global_placement_only() {
+        let linux = Source::Builtin.load(&Overrides::default()).unwrap();
+        let global = Source::Builtin
+            .load(&Overrides {
+                placement: Some(Placement::Global),
+                ..Overrides::default()
+            })
+            .unwrap();
+        let (on_linux, on_global) = (default_policies_for(&linux), default_policies_for(&global));
+        assert_eq!(on_global, DEFAULT_POLICIES);
+        for p in [Policy::EdfUs, Policy::Prid, Policy::GFl] {
+            assert!(!on_linux.contains(&p) && on_global.contains(&p), "{p:?}");
+        }
+        assert!(on_linux.contains(&Policy::Edzl) && on_linux.contains(&Policy::Rr));
     }
 
     #[test]

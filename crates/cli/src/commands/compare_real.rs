@@ -166,16 +166,16 @@ pub fn run(args: &CompareArgs) -> Result<(), Failure> {
         schedlab_linux::machine_lock::wait_limit().map_err(Failure::input)?;
     }
     let mut policies: Vec<Policy> = Vec::new();
-    let requested: &[Policy] = if args.policies.is_empty() {
+    let requested: Vec<Policy> = if args.policies.is_empty() {
         if ra.real {
-            REAL_DEFAULT
+            REAL_DEFAULT.to_vec()
         } else {
-            crate::commands::compare::DEFAULT_POLICIES
+            crate::commands::compare::default_policies_for(&base)
         }
     } else {
-        &args.policies
+        args.policies.clone()
     };
-    for &p in requested {
+    for p in requested {
         if !policies.contains(&p) {
             policies.push(p);
         }

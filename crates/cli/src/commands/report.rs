@@ -3,7 +3,7 @@
 //! the per-task table (see `schedlab_trace::report`).
 
 use crate::cli::OverrideArgs;
-use crate::commands::compare::DEFAULT_POLICIES;
+use crate::commands::compare::default_policies_for;
 use crate::commands::emit;
 use crate::failure::Failure;
 use crate::progress::Progress;
@@ -59,18 +59,18 @@ pub fn default_window(w: &Workload) -> Window {
 
 /// Simulate under every policy (with the trace) and write the page.
 pub fn run(args: &ReportArgs) -> Result<(), Failure> {
+    let base =
+        Workload::load(&args.file, &args.overrides.to_overrides(None)).map_err(Failure::input)?;
     let mut policies: Vec<Policy> = Vec::new();
-    for &p in if args.policies.is_empty() {
-        DEFAULT_POLICIES
+    for p in if args.policies.is_empty() {
+        default_policies_for(&base)
     } else {
-        &args.policies
+        args.policies.clone()
     } {
         if !policies.contains(&p) {
             policies.push(p);
         }
     }
-    let base =
-        Workload::load(&args.file, &args.overrides.to_overrides(None)).map_err(Failure::input)?;
     let window = args
         .window
         .unwrap_or_else(|| default_window(&base))

@@ -4,7 +4,12 @@ pub mod bfs;
 pub mod cfs;
 pub mod edf;
 pub mod edzl;
+// SimSo's priority-driven global schedulers (issue 27).
+pub mod edf_us;
 pub mod eevdf;
+pub mod g_fl;
 pub mod illf;
+pub mod job_prio;
 pub mod llf;
+pub mod prid;
 pub mod rt;
