@@ -34,6 +34,9 @@ pub enum Policy {
     /// Global fair lateness: EDF on priority points D − (m−1)/m·C.
     #[serde(rename = "g-fl")]
     GFl,
+    /// G-FL with zero-laxity promotion (EDZL's rule on G-FL's priority points).
+    #[serde(rename = "g-fl-zl")]
+    GFlZl,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -135,7 +138,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 14;
+pub const POLICY_COUNT: usize = 15;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -205,6 +208,14 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         name: "g-fl",
         class: PolicyClass::Deadline,
         summary: "global fair lateness: EDF on priority points d - (m-1)/m*C (global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::GFlZl,
+        name: "g-fl-zl",
+        class: PolicyClass::Deadline,
+        summary: "G-FL until a waiting job's laxity reaches zero (EDZL's rule; global)",
         options: None,
         real: RealBackends::NONE,
     },
@@ -387,7 +398,8 @@ mod tests {
             Policy::Edzl => Some(Policy::EdfUs),
             Policy::EdfUs => Some(Policy::Prid),
             Policy::Prid => Some(Policy::GFl),
-            Policy::GFl => Some(Policy::Fifo),
+            Policy::GFl => Some(Policy::GFlZl),
+            Policy::GFlZl => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -453,7 +465,10 @@ mod tests {
         // The order the simulator's golden file was recorded in.
         assert_eq!(
             PERIODIC.map(Policy::name),
-            ["edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "rm", "dm", "fifo", "rr"]
+            [
+                "edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "g-fl-zl", "rm", "dm",
+                "fifo", "rr"
+            ]
         );
     }
 

@@ -57,6 +57,10 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         build: |w| Ok(Box::new(policy::g_fl::build(w)?)),
     },
     SimPolicy {
+        policy: Policy::GFlZl,
+        build: |w| Ok(Box::new(policy::g_fl_zl::build(w)?)),
+    },
+    SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
     },

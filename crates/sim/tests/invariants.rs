@@ -488,13 +488,13 @@ macro_rules! policy_tests {
 policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7);
 // SimSo's priority-driven global schedulers (issue 27).
-policy_tests!(policy_8 => 8, policy_9 => 9, policy_10 => 10);
+policy_tests!(policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        11,
+        12,
         "add a policy_N test for the new policy"
     );
 }

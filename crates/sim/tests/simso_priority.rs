@@ -9,7 +9,7 @@ use schedlab_sim::{simulate_checked, SimError, SimOptions};
 use std::path::Path;
 
 /// Every policy of this file.
-const POLICIES: [&str; 3] = ["edf-us", "prid", "g-fl"];
+const POLICIES: [&str; 4] = ["edf-us", "prid", "g-fl", "g-fl-zl"];
 
 #[test]
 fn per_cpu_placements_are_refused() {
@@ -149,6 +149,45 @@ fn g_fl_orders_jobs_by_priority_point() {
         schedule(&edf, &run(&edf), 2),
         vec!["y[0]@0 0-1", "z[0]@1 0-1", "x[0]@0 1-7"]
     );
+}
+
+/// Two CPUs: a and b (2 ms every 4) have priority point 4 − 2/2 = 3, h (5 ms every 6)
+/// 6 − 5/2 = 3.5. Under G-FL a and b run first and h misses; its laxity reaches zero at
+/// 1 ms (6 − 5), when G-FL-ZL promotes it.
+const G_FL_ZL: &str = "
+platform: { cpus: 2, hz: 1000 }
+duration: 8ms
+tasks:
+  - { name: a, runtime: 2ms, period: 4ms }
+  - { name: b, runtime: 2ms, period: 4ms }
+  - { name: h, runtime: 5ms, period: 6ms }
+";
+
+#[test]
+fn g_fl_zl_promotes_a_job_at_zero_laxity() {
+    let w = workload(G_FL_ZL, "g-fl-zl", "global");
+    let r = run(&w);
+    // At 1 h takes CPU 0 from a (equal priority points with b: the lowest-numbered CPU
+    // gives way); a resumes on CPU 1 when b completes. At 4 a[1] takes the idle CPU.
+    assert_eq!(
+        schedule(&w, &r, 6),
+        vec![
+            "a[0]@0 0-1",
+            "b[0]@1 0-2",
+            "h[0]@0 1-6",
+            "a[0]@1 2-3",
+            "a[1]@1 4-6",
+        ]
+    );
+    assert_eq!(r.tasks[2].misses, 0);
+    assert!(r.laxity_evaluations > 0);
+    let gfl = workload(G_FL_ZL, "g-fl", "global");
+    let g = run(&gfl);
+    assert_eq!(
+        schedule(&gfl, &g, 3),
+        vec!["a[0]@0 0-2", "b[0]@1 0-2", "h[0]@0 2-7"]
+    );
+    assert_eq!(g.tasks[2].misses, 1);
 }
 
 fn generated(tasks: usize, cpus: usize, u: f64, seed: u64, policy: &str) -> Workload {

@@ -8,6 +8,7 @@ pub mod edzl;
 pub mod edf_us;
 pub mod eevdf;
 pub mod g_fl;
+pub mod g_fl_zl;
 pub mod illf;
 pub mod job_prio;
 pub mod llf;
