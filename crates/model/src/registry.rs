@@ -37,6 +37,11 @@ pub enum Policy {
     /// G-FL with zero-laxity promotion (EDZL's rule on G-FL's priority points).
     #[serde(rename = "g-fl-zl")]
     GFlZl,
+    // SimSo's laxity-driven global schedulers (issue 27, item 2).
+    /// Modified LLF: laxity order at releases, completions and MLLF's inversion bound.
+    Mllf,
+    /// EDF with zero-laxity promotion evaluated at releases and completions only.
+    Edcl,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -138,7 +143,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 15;
+pub const POLICY_COUNT: usize = 17;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -216,6 +221,23 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         name: "g-fl-zl",
         class: PolicyClass::Deadline,
         summary: "G-FL until a waiting job's laxity reaches zero (EDZL's rule; global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    // SimSo's laxity-driven global schedulers (issue 27, item 2).
+    PolicyInfo {
+        policy: Policy::Mllf,
+        name: "mllf",
+        class: PolicyClass::Deadline,
+        summary: "modified LLF: least laxity at releases/completions, bounded inversion (global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Edcl,
+        name: "edcl",
+        class: PolicyClass::Deadline,
+        summary: "EDF, zero-laxity jobs promoted at releases and completions (global)",
         options: None,
         real: RealBackends::NONE,
     },
@@ -399,7 +421,9 @@ mod tests {
             Policy::EdfUs => Some(Policy::Prid),
             Policy::Prid => Some(Policy::GFl),
             Policy::GFl => Some(Policy::GFlZl),
-            Policy::GFlZl => Some(Policy::Fifo),
+            Policy::GFlZl => Some(Policy::Mllf),
+            Policy::Mllf => Some(Policy::Edcl),
+            Policy::Edcl => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -466,8 +490,8 @@ mod tests {
         assert_eq!(
             PERIODIC.map(Policy::name),
             [
-                "edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "g-fl-zl", "rm", "dm",
-                "fifo", "rr"
+                "edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "g-fl-zl", "mllf", "edcl",
+                "rm", "dm", "fifo", "rr"
             ]
         );
     }

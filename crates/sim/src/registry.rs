@@ -60,6 +60,15 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         policy: Policy::GFlZl,
         build: |w| Ok(Box::new(policy::g_fl_zl::build(w)?)),
     },
+    // SimSo's laxity-driven global schedulers (issue 27, item 2).
+    SimPolicy {
+        policy: Policy::Mllf,
+        build: |w| Ok(Box::new(policy::mllf::build(w)?)),
+    },
+    SimPolicy {
+        policy: Policy::Edcl,
+        build: |w| Ok(Box::new(policy::edcl::build(w)?)),
+    },
     SimPolicy {
         policy: Policy::Rm,
         build: rt_class,

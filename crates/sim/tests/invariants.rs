@@ -489,12 +489,14 @@ policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7);
 // SimSo's priority-driven global schedulers (issue 27).
 policy_tests!(policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11);
+// SimSo's laxity-driven global schedulers (issue 27, item 2).
+policy_tests!(policy_12 => 12, policy_13 => 13);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        12,
+        14,
         "add a policy_N test for the new policy"
     );
 }

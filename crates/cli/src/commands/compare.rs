@@ -195,7 +195,14 @@ mod tests {
             .unwrap();
         let (on_linux, on_global) = (default_policies_for(&linux), default_policies_for(&global));
         assert_eq!(on_global, DEFAULT_POLICIES);
-        for p in [Policy::EdfUs, Policy::Prid, Policy::GFl, Policy::GFlZl] {
+        for p in [
+            Policy::EdfUs,
+            Policy::Prid,
+            Policy::GFl,
+            Policy::GFlZl,
+            Policy::Mllf,
+            Policy::Edcl,
+        ] {
             assert!(!on_linux.contains(&p) && on_global.contains(&p), "{p:?}");
         }
         assert!(on_linux.contains(&Policy::Edzl) && on_linux.contains(&Policy::Rr));

@@ -14,3 +14,6 @@ pub mod job_prio;
 pub mod llf;
 pub mod prid;
 pub mod rt;
+// SimSo's laxity-driven global schedulers (issue 27, item 2).
+pub mod edcl;
+pub mod mllf;
