@@ -13,10 +13,12 @@
 //! the waiting job its deadline, as MLLF bounds it). `laxity_evaluations` counts one
 //! laxity per ready job per decision instant (what SimSo's sort computes).
 //!
-//! SimSo's evident bug, fixed here: its timer is cancelled only when a later decision arms
-//! a new one, so a timer armed while more than m jobs were ready still fires (and
-//! re-sorts) after a decision that found at most m; here only the latest decision's timer
-//! counts. Also different from SimSo (tie-breaks, not rules): SimSo's sort is stable over
+//! SimSo's evident bugs, fixed here: (1) it computes the timer's delay in cycles but hands
+//! it to `Timer` as milliseconds (`in_ms` left at its default), so the timer fires 10⁶
+//! times too late, never within a run: SimSo's MLLF decides at releases and completions
+//! only; (2) its timer is cancelled only when a later decision arms a new one, so a timer
+//! armed while more than m jobs were ready would still fire (and re-sort) after a decision
+//! that found at most m; here only the latest decision's timer counts. Also different from SimSo (tie-breaks, not rules): SimSo's sort is stable over
 //! its ready list (activation order, re-sorted at each decision), here equal (laxity,
 //! deadline) go by workload order; and SimSo gives the freed CPUs in CPU order while the
 //! engine fills idle CPUs first (which CPU, not which job).
