@@ -42,6 +42,8 @@ pub enum Policy {
     Mllf,
     /// EDF with zero-laxity promotion evaluated at releases and completions only.
     Edcl,
+    /// No virtual nodal laxity first: per-window budgets, work-conserving (optimal).
+    Nvnlf,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -143,7 +145,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 17;
+pub const POLICY_COUNT: usize = 18;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -238,6 +240,14 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         name: "edcl",
         class: PolicyClass::Deadline,
         summary: "EDF, zero-laxity jobs promoted at releases and completions (global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Nvnlf,
+        name: "nvnlf",
+        class: PolicyClass::Deadline,
+        summary: "no virtual nodal laxity first: per-window budgets, optimal (global)",
         options: None,
         real: RealBackends::NONE,
     },
@@ -423,7 +433,8 @@ mod tests {
             Policy::GFl => Some(Policy::GFlZl),
             Policy::GFlZl => Some(Policy::Mllf),
             Policy::Mllf => Some(Policy::Edcl),
-            Policy::Edcl => Some(Policy::Fifo),
+            Policy::Edcl => Some(Policy::Nvnlf),
+            Policy::Nvnlf => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -491,7 +502,7 @@ mod tests {
             PERIODIC.map(Policy::name),
             [
                 "edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "g-fl-zl", "mllf", "edcl",
-                "rm", "dm", "fifo", "rr"
+                "nvnlf", "rm", "dm", "fifo", "rr"
             ]
         );
     }

@@ -70,6 +70,10 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         build: |w| Ok(Box::new(policy::edcl::build(w)?)),
     },
     SimPolicy {
+        policy: Policy::Nvnlf,
+        build: |w| Ok(Box::new(policy::nvnlf::build(w)?)),
+    },
+    SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
     },

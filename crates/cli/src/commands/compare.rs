@@ -202,6 +202,7 @@ mod tests {
             Policy::GFlZl,
             Policy::Mllf,
             Policy::Edcl,
+            Policy::Nvnlf,
         ] {
             assert!(!on_linux.contains(&p) && on_global.contains(&p), "{p:?}");
         }

@@ -17,3 +17,4 @@ pub mod rt;
 // SimSo's laxity-driven global schedulers (issue 27, item 2).
 pub mod edcl;
 pub mod mllf;
+pub mod nvnlf;
