@@ -44,6 +44,8 @@ pub enum Policy {
     Edcl,
     /// No virtual nodal laxity first: per-window budgets, work-conserving (optimal).
     Nvnlf,
+    /// Semi-partitioned EDF: first-fit, split tasks run on top of each CPU's EDF in turn.
+    Edhs,
     /// SCHED_FIFO with the tasks' priorities.
     Fifo,
     /// SCHED_RR with the tasks' priorities.
@@ -145,7 +147,7 @@ pub struct PolicyInfo {
 }
 
 /// Number of entries of [`POLICIES`] (= number of [`Policy`] variants).
-pub const POLICY_COUNT: usize = 18;
+pub const POLICY_COUNT: usize = 19;
 
 /// Every policy, periodic ones first in the order `compare` shows them.
 pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
@@ -248,6 +250,14 @@ pub const POLICIES: [PolicyInfo; POLICY_COUNT] = [
         name: "nvnlf",
         class: PolicyClass::Deadline,
         summary: "no virtual nodal laxity first: per-window budgets, optimal (global)",
+        options: None,
+        real: RealBackends::NONE,
+    },
+    PolicyInfo {
+        policy: Policy::Edhs,
+        name: "edhs",
+        class: PolicyClass::Deadline,
+        summary: "semi-partitioned EDF: first-fit, tasks that fit nowhere split over CPUs (global)",
         options: None,
         real: RealBackends::NONE,
     },
@@ -434,7 +444,8 @@ mod tests {
             Policy::GFlZl => Some(Policy::Mllf),
             Policy::Mllf => Some(Policy::Edcl),
             Policy::Edcl => Some(Policy::Nvnlf),
-            Policy::Nvnlf => Some(Policy::Fifo),
+            Policy::Nvnlf => Some(Policy::Edhs),
+            Policy::Edhs => Some(Policy::Fifo),
             Policy::Fifo => Some(Policy::Rr),
             Policy::Rr => Some(Policy::Rm),
             Policy::Rm => Some(Policy::Dm),
@@ -502,7 +513,7 @@ mod tests {
             PERIODIC.map(Policy::name),
             [
                 "edf", "llf", "illf", "edzl", "edf-us", "prid", "g-fl", "g-fl-zl", "mllf", "edcl",
-                "nvnlf", "rm", "dm", "fifo", "rr"
+                "nvnlf", "edhs", "rm", "dm", "fifo", "rr"
             ]
         );
     }

@@ -74,6 +74,10 @@ pub const SIM_POLICIES: &[SimPolicy] = &[
         build: |w| Ok(Box::new(policy::nvnlf::build(w)?)),
     },
     SimPolicy {
+        policy: Policy::Edhs,
+        build: |w| Ok(Box::new(policy::edhs::build(w)?)),
+    },
+    SimPolicy {
         policy: Policy::Rm,
         build: rt_class,
     },

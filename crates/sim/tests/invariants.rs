@@ -490,13 +490,13 @@ policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
 // SimSo's priority-driven global schedulers (issue 27).
 policy_tests!(policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11);
 // SimSo's laxity-driven global schedulers (issue 27, item 2).
-policy_tests!(policy_12 => 12, policy_13 => 13, policy_14 => 14);
+policy_tests!(policy_12 => 12, policy_13 => 13, policy_14 => 14, policy_15 => 15);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        15,
+        16,
         "add a policy_N test for the new policy"
     );
 }

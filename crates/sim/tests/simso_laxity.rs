@@ -8,7 +8,7 @@ use schedlab_sim::{simulate_checked, SimError, SimOptions};
 use std::path::Path;
 
 /// Every policy of this file.
-const POLICIES: [&str; 3] = ["mllf", "edcl", "nvnlf"];
+const POLICIES: [&str; 4] = ["mllf", "edcl", "nvnlf", "edhs"];
 
 #[test]
 fn per_cpu_placements_are_refused() {
@@ -136,6 +136,52 @@ fn nvnlf_runs_the_job_with_no_nodal_laxity() {
     assert_eq!(r.deadline_misses, 0);
     assert_eq!(r.jobs_released, 12);
     assert!(run_yaml(NVNLF, "edf", "global").deadline_misses > 0);
+}
+
+/// Two CPUs: a and b (3 ms every 4) fill CPU 0 and CPU 1 to 3/4; s (2 ms every 4) fits
+/// on neither and is split: 1/4 on CPU 0 (budget 1 ms), then 1/4 on CPU 1 (1 ms).
+const EDHS: &str = "
+platform: { cpus: 2, hz: 1000 }
+duration: 8ms
+tasks:
+  - { name: a, runtime: 3ms, period: 4ms }
+  - { name: b, runtime: 3ms, period: 4ms }
+  - { name: s, runtime: 2ms, period: 4ms }
+";
+
+#[test]
+fn edhs_splits_the_task_that_fits_nowhere() {
+    use schedlab_sim::policy::edhs::{plan, Home};
+    let w = workload(EDHS, "edhs", "global");
+    assert_eq!(
+        plan(&w),
+        vec![
+            Home::Cpu(0),
+            Home::Cpu(1),
+            Home::Split(vec![(0, 1_000_000), (1, 1_000_000)])
+        ]
+    );
+    let r = run(&w);
+    // s runs first on CPU 0, moves at 1 to CPU 1 (taking it from b) and completes at 2;
+    // a runs on CPU 0 after s's portion, b resumes on CPU 1. The second period repeats.
+    assert_eq!(
+        schedule(&w, &r, 8),
+        vec![
+            "s[0]@0 0-1",
+            "b[0]@1 0-1",
+            "a[0]@0 1-4",
+            "s[0]@1 1-2",
+            "b[0]@1 2-4",
+            "s[1]@0 4-5",
+            "b[1]@1 4-5",
+            "a[1]@0 5-8",
+            "s[1]@1 5-6",
+            "b[1]@1 6-8",
+        ]
+    );
+    assert_eq!((r.deadline_misses, r.migrations), (0, 2));
+    // Global EDF runs a and b first: s misses.
+    assert!(run_yaml(EDHS, "edf", "global").deadline_misses > 0);
 }
 
 fn generated(tasks: usize, cpus: usize, u: f64, seed: u64, policy: &str) -> Workload {

@@ -203,6 +203,7 @@ mod tests {
             Policy::Mllf,
             Policy::Edcl,
             Policy::Nvnlf,
+            Policy::Edhs,
         ] {
             assert!(!on_linux.contains(&p) && on_global.contains(&p), "{p:?}");
         }

@@ -16,5 +16,6 @@ pub mod prid;
 pub mod rt;
 // SimSo's laxity-driven global schedulers (issue 27, item 2).
 pub mod edcl;
+pub mod edhs;
 pub mod mllf;
 pub mod nvnlf;
