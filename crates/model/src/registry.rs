@@ -277,6 +277,51 @@ registry! {
         name: "lre-tl",
         summary: "LRE-TL: TL-planes with a swap only where a local budget or laxity runs out",
     }
+    // Priority-driven global schedulers (sharing job_prio.rs).
+    /// EDF-US[m/(2m-1)]: tasks above m/(2m-1) utilisation first, then EDF (global)
+    #[serde(rename = "edf-us")]
+    EdfUs {
+        name: "edf-us",
+        summary: "EDF-US[m/(2m-1)]: tasks above m/(2m-1) utilisation first, then EDF (global)",
+    }
+    /// PriD: EDF(k), the k-1 heaviest tasks first with the best k (global)
+    Prid {
+        name: "prid",
+        summary: "PriD: EDF(k), the k-1 heaviest tasks first with the best k (global)",
+    }
+    /// global fair lateness: EDF on priority points d - (m-1)/m*C (global)
+    #[serde(rename = "g-fl")]
+    GFl {
+        name: "g-fl",
+        summary: "global fair lateness: EDF on priority points d - (m-1)/m*C (global)",
+    }
+    /// G-FL until a waiting job's laxity reaches zero (EDZL's rule; global)
+    #[serde(rename = "g-fl-zl")]
+    GFlZl {
+        name: "g-fl-zl",
+        summary: "G-FL until a waiting job's laxity reaches zero (EDZL's rule; global)",
+    }
+    // Laxity-driven global schedulers (rules as in SimSo 0.8.5).
+    /// modified LLF: least laxity at releases/completions, bounded inversion (global)
+    Mllf {
+        name: "mllf",
+        summary: "modified LLF: least laxity at releases/completions, bounded inversion (global)",
+    }
+    /// EDF, zero-laxity jobs promoted at releases and completions (global)
+    Edcl {
+        name: "edcl",
+        summary: "EDF, zero-laxity jobs promoted at releases and completions (global)",
+    }
+    /// no virtual nodal laxity first: per-window budgets, optimal (global)
+    Nvnlf {
+        name: "nvnlf",
+        summary: "no virtual nodal laxity first: per-window budgets, optimal (global)",
+    }
+    /// semi-partitioned EDF: first-fit, tasks that fit nowhere split over CPUs (global)
+    Edhs {
+        name: "edhs",
+        summary: "semi-partitioned EDF: first-fit, tasks that fit nowhere split over CPUs (global)",
+    }
     /// Fixed priorities by period (rate monotonic).
     Rm {
         name: "rm",

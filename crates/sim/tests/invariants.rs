@@ -368,8 +368,8 @@ fn cases() -> u64 {
         .unwrap_or(1000)
 }
 
-/// `placement`, or `global` for the policies that refuse any other (the quantum-based
-/// ones), so that their cases reach the engine.
+/// `placement`, or `global` for the policies that refuse any other (SimSo's global
+/// schedulers), so that their cases reach the engine.
 fn placement_for(policy: Policy, placement: &'static str) -> &'static str {
     match policy {
         Policy::Pd2
@@ -380,7 +380,15 @@ fn placement_for(policy: Policy, placement: &'static str) -> &'static str {
         | Policy::UEdf
         | Policy::DpWrap
         | Policy::Llref
-        | Policy::LreTl => "global",
+        | Policy::LreTl
+        | Policy::EdfUs
+        | Policy::Prid
+        | Policy::GFl
+        | Policy::GFlZl
+        | Policy::Mllf
+        | Policy::Edcl
+        | Policy::Nvnlf
+        | Policy::Edhs => "global",
         _ => placement,
     }
 }
@@ -534,13 +542,15 @@ policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_4 => 4, policy_5 => 5, policy_6 => 6, policy_7 => 7,
               policy_8 => 8, policy_9 => 9, policy_10 => 10, policy_11 => 11,
               policy_12 => 12, policy_13 => 13, policy_14 => 14, policy_15 => 15,
-              policy_16 => 16);
+              policy_16 => 16, policy_17 => 17,
+              policy_18 => 18, policy_19 => 19, policy_20 => 20, policy_21 => 21,
+              policy_22 => 22, policy_23 => 23, policy_24 => 24);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        17,
+        25,
         "add a policy_N test for the new policy"
     );
 }

@@ -55,6 +55,8 @@ pub struct Edzl {
     global: bool,
     /// How the engine lays out the queues (None when built outside the engine).
     topology: Option<crate::class::Topology>,
+    /// `g-fl-zl`: jobs ordered by G-FL's priority point instead of the deadline.
+    point: Option<crate::policy::g_fl::GFl>,
 }
 
 impl Edzl {
@@ -63,6 +65,24 @@ impl Edzl {
         Edzl {
             exact,
             ..Edzl::default()
+        }
+    }
+
+    /// EDZL's rule on G-FL's priority points (`g-fl-zl`, policy/g_fl_zl.rs), exact mode.
+    pub fn on_priority_points(point: crate::policy::g_fl::GFl) -> Edzl {
+        Edzl {
+            exact: true,
+            point: Some(point),
+            ..Edzl::default()
+        }
+    }
+
+    /// The order among jobs of equal promotion: the deadline (the CBS one when
+    /// reservations are enforced), or G-FL's priority point for `g-fl-zl`.
+    fn base_key(&self, ctx: &Ctx, t: TaskId) -> u64 {
+        match &self.point {
+            Some(p) => crate::policy::job_prio::JobPriority::key(p, ctx, t),
+            None => ctx.sched_deadline(t),
         }
     }
 
@@ -89,7 +109,7 @@ impl Edzl {
 
     /// Priority key: promoted first, then by deadline (smaller is better).
     fn key(&self, ctx: &Ctx, t: TaskId) -> (bool, Ns) {
-        (!self.is_zl(ctx, t), ctx.sched_deadline(t))
+        (!self.is_zl(ctx, t), self.base_key(ctx, t))
     }
 
     fn beats(&self, ctx: &Ctx, a: TaskId, b: TaskId) -> bool {
@@ -106,7 +126,7 @@ impl Edzl {
                 self.promoted[t] = seq;
             }
         }
-        let d = ctx.sched_deadline(t);
+        let d = self.base_key(ctx, t);
         if self.promoted[t].is_some() {
             self.zl.push(rq, t, d);
         } else {
@@ -137,7 +157,7 @@ impl Edzl {
             self.zero_at[t] = None;
             self.edf.remove(rq, t);
             self.promoted[t] = Self::job_seq(ctx, t);
-            let d = ctx.sched_deadline(t);
+            let d = self.base_key(ctx, t);
             self.zl.push(rq, t, d);
         }
         ctx.count_laxity(looked);
@@ -176,7 +196,10 @@ impl Edzl {
 
 impl SchedClass for Edzl {
     fn name(&self) -> &'static str {
-        "edzl"
+        match self.point {
+            Some(_) => "g-fl-zl",
+            None => "edzl",
+        }
     }
 
     fn set_topology(&mut self, topology: crate::class::Topology) {

@@ -20,10 +20,15 @@ classes! {
     run, u_edf,
     // Fluid / boundary schedulers (on the shared fluid.rs): DP-Wrap, LLREF, LRE-TL.
     dp_wrap, llref, lre_tl,
+    // Priority-driven global schedulers (sharing job_prio.rs).
+    edf_us, prid, g_fl, g_fl_zl,
+    // Laxity-driven global schedulers (rules as in SimSo 0.8.5).
+    mllf, edcl, nvnlf, edhs,
 }
 
 // Modules that serve a class file and are not classes themselves.
 mod bfs_queue;
 pub mod fluid;
+pub mod job_prio;
 pub mod pfair;
 pub mod run_tree;
