@@ -7,13 +7,12 @@
 use super::bfs::{latency, makespan_ms, try_sim, Row, COMPILE, COMPRESSION, VIDEO};
 use super::review::{row, Review, Verdict};
 use super::{r2, Case};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::Error;
+use crate::Progress;
 use schedlab_model::Policy;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
 /// The seed's machines in its order, with their logical CPUs (cores × SMT threads).
 pub const MACHINES: [(&str, usize); 7] = [
@@ -166,7 +165,7 @@ fn mean_span(
     policy: Policy,
     locality: bool,
     costs: bool,
-) -> Result<Option<f64>, Failure> {
+) -> Result<Option<f64>, Error> {
     let mut sum = 0.0;
     for v in 0..VARIANTS {
         let Some(r) = try_sim(&make(n, v), policy, locality, costs)? else {
@@ -189,7 +188,7 @@ type Grid = [[Option<f64>; 7]; 3];
 /// setups share their CFS runs.
 type Spans = HashMap<(usize, usize, usize, bool, bool, bool), Option<f64>>;
 
-fn grid(s: &Setup, spans: &mut Spans, progress: &Progress) -> Result<Grid, Failure> {
+fn grid(s: &Setup, spans: &mut Spans, progress: &dyn Progress) -> Result<Grid, Error> {
     let mut g: Grid = [[None; 7]; 3];
     for (b, (label, make)) in SHAPES[s.shape].iter().enumerate() {
         for (m, (machine, n)) in MACHINES.iter().enumerate() {
@@ -197,7 +196,7 @@ fn grid(s: &Setup, spans: &mut Spans, progress: &Progress) -> Result<Grid, Failu
                 "bfs review: {} {label}, {machine} ({n} CPUs), {}",
                 BENCH[b].0, s.setting
             ));
-            let mut span = |bfs: bool, locality: bool| -> Result<Option<f64>, Failure> {
+            let mut span = |bfs: bool, locality: bool| -> Result<Option<f64>, Error> {
                 let key = (s.shape, b, *n, bfs, locality, s.costs);
                 if let Some(x) = spans.get(&key) {
                     return Ok(*x);
@@ -251,11 +250,7 @@ fn agree(g: &Grid) -> usize {
 
 /// Seed 001's review: the seven-machine sweep under four setups, the table laid out like
 /// the seed's, headlines, claims, assumptions and what is not modelled.
-pub fn review(
-    _dir: &Path,
-    progress: &Progress,
-    _plots: &mut Vec<PathBuf>,
-) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
     let mut grids = Vec::new();
     let mut spans = Spans::new();
@@ -339,7 +334,7 @@ pub fn review(
     let mut wakeups = Vec::new();
     for (b, (bench, _)) in BENCH.iter().enumerate() {
         let make = SHAPES[0][b].1;
-        let mean = |policy| -> Result<f64, Failure> {
+        let mean = |policy| -> Result<f64, Error> {
             Ok(try_sim(&make(4, 0), policy, true, false)?.map_or(f64::NAN, |r| latency(&r).1))
         };
         wakeups.push((*bench, mean(Policy::Bfs)?, mean(Policy::Cfs)?));
@@ -396,6 +391,7 @@ pub fn review(
 mod tests {
     use super::*;
     use schedlab_model::{Overrides, Workload};
+    use std::path::Path;
 
     #[test]
     fn shapes_scale_with_the_machine() {

@@ -10,8 +10,8 @@ use super::cfs_weights::{
 };
 use super::r2;
 use super::review::{row, Review, Verdict};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::Error;
+use crate::Progress;
 use schedlab_model::WeightTable;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
@@ -42,7 +42,7 @@ fn batch_mix(batch: i8) -> String {
 }
 
 /// When the last batch job (tasks 0 and 1) finished, ms.
-fn batch_done(yaml: &str, table: &str) -> Result<f64, Failure> {
+fn batch_done(yaml: &str, table: &str) -> Result<f64, Error> {
     let r = run(yaml, table)?;
     Ok([0, 1]
         .iter()
@@ -51,7 +51,7 @@ fn batch_done(yaml: &str, table: &str) -> Result<f64, Failure> {
 }
 
 /// Seed 004's review.
-pub fn review(progress: &Progress) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
 
     // Fig. 2: finer weights, smaller vruntime — fibo in the shared-nice-0 mix, for each

@@ -8,8 +8,8 @@
 use super::latency::{simulate_probe, steps, yaml};
 use super::review::{row, Review, Verdict};
 use super::{r2, Case};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::Error;
+use crate::Progress;
 use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -19,9 +19,9 @@ const SECONDS: u64 = 5;
 
 /// `y` with `from` replaced by `to`; an error if `from` is missing (a variation that
 /// silently changed nothing would be reported as a result).
-fn sub(y: &str, from: &str, to: &str) -> Result<String, Failure> {
+fn sub(y: &str, from: &str, to: &str) -> Result<String, Error> {
     if !y.contains(from) {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "latency review: `{from}` not in the step's workload"
         )));
     }
@@ -44,7 +44,7 @@ thread_local! {
 }
 
 /// The probe's figures for a workload text (simulated once per text).
-fn probe(y: &str) -> Result<Figures, Failure> {
+fn probe(y: &str) -> Result<Figures, Error> {
     if let Some(x) = RUNS.with(|m| m.borrow().get(y).copied()) {
         return Ok(x);
     }
@@ -61,7 +61,7 @@ fn probe(y: &str) -> Result<Figures, Failure> {
 /// A variation of a workload: a list of (from, to) substitutions.
 type Edit = &'static [(&'static str, &'static str)];
 
-fn apply(y: &str, edits: Edit) -> Result<String, Failure> {
+fn apply(y: &str, edits: Edit) -> Result<String, Error> {
     let mut y = y.to_string();
     for (from, to) in edits {
         y = sub(&y, from, to)?;
@@ -87,7 +87,7 @@ const HPET: Edit = &[("wakeup_cost: 5us", "wakeup_cost: 7us")];
 /// A VM's halt: exit and re-entry cost 17 µs (this host's measurement: a shielded vCPU's
 /// probe averages 34 µs without the PM QoS request and 17 µs with it), entered once the
 /// vCPU has idled for `halt_poll_ns` (KVM polls until then).
-fn halt_poll(y: &str, poll_us: u64) -> Result<String, Failure> {
+fn halt_poll(y: &str, poll_us: u64) -> Result<String, Error> {
     sub(
         y,
         "duration:",
@@ -98,10 +98,10 @@ fn halt_poll(y: &str, poll_us: u64) -> Result<String, Failure> {
 }
 
 /// `y` without the lines that contain one of `needles` (each must match a line).
-fn drop_lines(y: &str, needles: &[&str]) -> Result<String, Failure> {
+fn drop_lines(y: &str, needles: &[&str]) -> Result<String, Error> {
     for n in needles {
         if !y.lines().any(|l| l.contains(n)) {
-            return Err(Failure::input(format!(
+            return Err(Error::input(format!(
                 "latency review: no line with `{n}` in the step's workload"
             )));
         }
@@ -112,7 +112,7 @@ fn drop_lines(y: &str, needles: &[&str]) -> Result<String, Failure> {
         .collect())
 }
 
-fn hogs(y: &str, n: u64) -> Result<String, Failure> {
+fn hogs(y: &str, n: u64) -> Result<String, Error> {
     if n == 0 {
         return sub(y, "  - { name: hog, count: 4 }\n", "");
     }
@@ -120,9 +120,9 @@ fn hogs(y: &str, n: u64) -> Result<String, Failure> {
 }
 
 /// Seed 002's review.
-pub fn review(progress: &Progress) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
-    let step = |k: usize, edits: Edit| -> Result<(f64, f64, f64), Failure> {
+    let step = |k: usize, edits: Edit| -> Result<(f64, f64, f64), Error> {
         progress.step(&format!("latency review: step {k}"));
         probe(&apply(&step_yaml(k), edits)?)
     };

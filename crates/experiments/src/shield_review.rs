@@ -7,8 +7,8 @@ use super::latency::simulate_probe;
 use super::review::{row, Review, Verdict};
 use super::shield::board;
 use super::{r2, Case};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::Error;
+use crate::Progress;
 use serde_json::{json, Map, Value};
 
 /// A variation of the board: (choice, setting, substitutions in the board's text).
@@ -71,11 +71,11 @@ const VARIATIONS: [Variation; 9] = [
 ];
 
 /// The board with a variation applied; an error when a substitution finds nothing.
-fn varied(shield: bool, migrate: bool, v: &Variation) -> Result<String, Failure> {
+fn varied(shield: bool, migrate: bool, v: &Variation) -> Result<String, Error> {
     let mut y = board(shield, migrate, "cascading");
     for (from, to) in v.2 {
         if !y.contains(from) {
-            return Err(Failure::input(format!(
+            return Err(Error::input(format!(
                 "shield review: `{from}` not in the board"
             )));
         }
@@ -85,7 +85,7 @@ fn varied(shield: bool, migrate: bool, v: &Variation) -> Result<String, Failure>
 }
 
 /// (max µs, p99 µs, share ≤ 100 µs, largest cascade on the RT core in µs).
-fn measure(y: &str) -> Result<(f64, f64, f64, f64), Failure> {
+fn measure(y: &str) -> Result<(f64, f64, f64, f64), Error> {
     let (l, r) = simulate_probe(y, "seed-003.yaml")?;
     let rt = r
         .kernel
@@ -103,7 +103,7 @@ fn measure(y: &str) -> Result<(f64, f64, f64, f64), Failure> {
 }
 
 /// Seed 003's review.
-pub fn review(progress: &Progress) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
     let (mut spike, mut size, mut moved) = (Vec::new(), Vec::new(), Vec::new());
     for v in &VARIATIONS {
@@ -218,7 +218,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
                 1,
             );
         if !y.contains("name: application") || !y.contains("forbid_new") {
-            return Err(Failure::input("shield review: the board changed shape"));
+            return Err(Error::input("shield review: the board changed shape"));
         }
         let x = measure(&y)?;
         rows.push(row(
