@@ -13,6 +13,7 @@
 
 use super::{bfs_machines, r2, Case, Outcome};
 use crate::figure::{Chart, Figure, Series};
+use crate::workloads::{dur, Draft};
 use crate::Error;
 use crate::Progress;
 use schedlab_model::{Overrides, Phase, Policy, Workload};
@@ -110,12 +111,8 @@ const CASE_DURATION: &str = "30s";
 /// task that needs longest on its own (its start, its work and the sleeps between its
 /// bursts), whichever is longer.
 fn ideal_makespan(yaml: &str) -> Result<u64, Error> {
-    let w = Workload::parse_str(
-        &yaml.replace("PLATFORM", "").replace("LOCALITY", "true"),
-        Path::new("bfs"),
-        &Overrides::default(),
-    )
-    .map_err(Error::input)?;
+    let w =
+        Workload::parse_str(yaml, Path::new("bfs"), &Overrides::default()).map_err(Error::input)?;
     let total: u64 = w.tasks.iter().filter_map(|t| t.work).sum();
     let alone = w
         .tasks
@@ -141,19 +138,17 @@ pub(super) fn try_sim(
     locality: bool,
     costs: bool,
 ) -> Result<Option<SimResult>, Error> {
-    let platform = if costs {
-        ", context_switch: 2us, migration: 50us"
-    } else {
-        ""
-    };
+    let mut d = Draft::parse(yaml, "bfs")?;
+    if costs {
+        d.platform().context_switch = dur(2_000);
+        d.platform().migration = dur(50_000);
+    }
+    d.bfs().locality = Some(locality);
     let ov = Overrides {
         policy: Some(policy),
         ..Overrides::default()
     };
-    let yaml = yaml
-        .replace("PLATFORM", platform)
-        .replace("LOCALITY", &locality.to_string());
-    let w = Workload::parse_str(&yaml, Path::new("bfs"), &ov).map_err(Error::input)?;
+    let w = d.workload(&ov)?;
     match simulate(&w, &SimOptions::default()) {
         Ok(r) => Ok(Some(r)),
         Err(SimError::Unsupported(_)) => Ok(None),
@@ -386,12 +381,7 @@ mod tests {
     #[test]
     fn workloads_are_valid_and_finite() {
         for y in [compile(3), compression(3), video(3)] {
-            let w = Workload::parse_str(
-                &y.replace("PLATFORM", "").replace("LOCALITY", "true"),
-                Path::new("w"),
-                &Overrides::default(),
-            )
-            .unwrap();
+            let w = Workload::parse_str(&y, Path::new("w"), &Overrides::default()).unwrap();
             assert!(w.tasks.iter().all(|t| t.work.is_some()));
         }
         // The seed's percentages are its own: (cfs − bfs) / cfs.

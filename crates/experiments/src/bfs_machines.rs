@@ -36,12 +36,10 @@ type Shape = (&'static str, fn(usize, u64) -> String);
 /// done, so a shorter bound keeps the sweep fast.
 const SWEEP_DURATION: &str = "3s";
 
-/// A workload's head: `n` CPUs, `duration`, BFS's locality and the platform's costs left
-/// as the placeholders `LOCALITY` and `PLATFORM` ([`try_sim`] fills them).
+/// A workload's head: `n` CPUs and `duration` ([`try_sim`] sets BFS's locality and the
+/// platform's costs as typed fields).
 fn head(name: &str, n: usize, duration: &str) -> String {
-    format!(
-        "name: {name}\nplatform: {{ cpus: {n}, hz: 1000PLATFORM }}\nduration: {duration}\nscheduler: {{ bfs: {{ locality: LOCALITY }} }}\ntasks:\n"
-    )
+    format!("name: {name}\nplatform: {{ cpus: {n}, hz: 1000 }}\nduration: {duration}\ntasks:\n")
 }
 
 /// `make -jJ`: six waves of J compiler runs (60-250 ms of CPU in 4 ms bursts, 1 ms of
@@ -395,14 +393,8 @@ mod tests {
 
     #[test]
     fn shapes_scale_with_the_machine() {
-        let parse = |y: String| {
-            Workload::parse_str(
-                &y.replace("PLATFORM", "").replace("LOCALITY", "true"),
-                Path::new("w"),
-                &Overrides::default(),
-            )
-            .unwrap()
-        };
+        let parse =
+            |y: String| Workload::parse_str(&y, Path::new("w"), &Overrides::default()).unwrap();
         // Shape A on 8 CPUs: 6 waves of 16 jobs + make; 9 compression threads + reader;
         // decode + 8 encoders + mux.
         assert_eq!(parse((SHAPES[0][0].1)(8, 0)).tasks.len(), 97);

@@ -11,6 +11,7 @@
 
 use super::{r2, Case, Outcome};
 use crate::figure::{Chart, Figure, Series};
+use crate::workloads::Draft;
 use crate::Error;
 use crate::Progress;
 use schedlab_model::{Overrides, WeightTable, Workload};
@@ -24,20 +25,25 @@ const S: f64 = 1e9;
 /// The four tables, in the order they are reported.
 pub const TABLES: [&str; 4] = ["linux", "grouped-2", "grouped-5", "extended-60"];
 
-/// Parse a workload text.
-fn workload(yaml: &str) -> Result<Workload, Error> {
-    Workload::parse_str(yaml, Path::new("cfs-weights"), &Overrides::default()).map_err(Error::input)
+/// A workload text as a draft, named as the experiment in errors.
+pub(super) fn draft(yaml: &str) -> Result<Draft, Error> {
+    Draft::parse(yaml, "cfs-weights")
 }
 
-/// Simulate `yaml` with its `WEIGHTS` placeholder set to `table`; the trace is kept.
+/// Simulate `yaml` under the weight table `table`; the trace is kept.
 pub(super) fn run(yaml: &str, table: &str) -> Result<SimResult, Error> {
-    let w = workload(&yaml.replace("WEIGHTS", table))?;
+    run_draft(&draft(yaml)?.with_weights(table))
+}
+
+/// Simulate a draft (its weight table set); the trace is kept.
+pub(super) fn run_draft(d: &Draft) -> Result<SimResult, Error> {
+    let w = d.workload(&Overrides::default())?;
     simulate(&w, &SimOptions { trace: true }).map_err(|e| Error::input(format!("cfs-weights: {e}")))
 }
 
 pub(super) fn mix(cpus: usize, duration: &str, fair: &str, tasks: &str) -> String {
     format!(
-        "name: cfs-weights\nplatform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {duration}\nscheduler: {{ fair: {fair}, weights: WEIGHTS }}\ntasks:\n{tasks}"
+        "name: cfs-weights\nplatform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {duration}\nscheduler: {{ fair: {fair} }}\ntasks:\n{tasks}"
     )
 }
 
@@ -438,9 +444,10 @@ pub fn run_all(progress: &dyn Progress, real: bool) -> Result<Outcome, Error> {
     for table in TABLES {
         let mut pts = vec![(0.0, 0.0)];
         for ms in (250..=1500).step_by(250) {
-            let r = run(
-                &y.replace("duration: 10s", &format!("duration: {ms}ms")),
-                table,
+            let r = run_draft(
+                &draft(&y)?
+                    .with_duration(ms as u64 * 1_000_000)
+                    .with_weights(table),
             )?;
             pts.push((ms as f64 / 1e3, vruntime_s(&r, 0)));
         }
@@ -452,7 +459,9 @@ pub fn run_all(progress: &dyn Progress, real: bool) -> Result<Outcome, Error> {
 
     // 6. Today's kernel: the nice −5/0/5 mix under eevdf (same weights), when simulated.
     progress.step("cfs-weights: eevdf");
-    let w = workload(&three_nice("eevdf").replace("WEIGHTS", "linux"))?;
+    let w = draft(&three_nice("eevdf"))?
+        .with_weights("linux")
+        .workload(&Overrides::default())?;
     match simulate(&w, &SimOptions::default()) {
         Ok(r) => {
             let mut rows = Map::new();

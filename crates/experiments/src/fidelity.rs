@@ -8,6 +8,7 @@
 //! docs/fidelity.md explains each remaining error.
 
 use super::{r2, Case, Outcome};
+use crate::workloads::{dur, Draft};
 use crate::Error;
 use crate::Progress;
 use schedlab_linux::calibrate::{self, Calibration};
@@ -41,11 +42,11 @@ tasks:
 
 /// Fair tasks beside a real-time one on one CPU: a SCHED_FIFO periodic task (RM), two
 /// interactive fair tasks (run 2 ms, sleep 8 ms) and a CPU hog, under EEVDF (the
-/// kernel's fair class since 6.6) with this host's base slice (`{slice}`).
+/// kernel's fair class since 6.6); [`draft_of`] sets this host's base slice.
 const FAIR_MIX: &str = "name: fair-mix
 platform: { cpus: 1, hz: 250 }
 duration: 3s
-scheduler: { fair: eevdf, eevdf: { base_slice: {slice} } }
+scheduler: { fair: eevdf }
 tasks:
   - { name: rt, runtime: 2ms, period: 10ms }
   - { name: ui, count: 2, run: 2ms, sleep: 8ms }
@@ -160,13 +161,17 @@ impl Costs {
     }
 }
 
-fn yaml_of(key: &str, base_slice_ns: u64) -> String {
+/// The workload of setup `key` (named `name` in errors): its file, and for the fair mix
+/// this host's base slice.
+fn draft_of(key: &str, name: &str, base_slice_ns: u64) -> Result<Draft, Error> {
     if key.starts_with("table1-2cpu") {
-        TABLE1.to_string()
+        Draft::parse(TABLE1, name)
     } else if key.starts_with("overload") {
-        OVERLOAD.to_string()
+        Draft::parse(OVERLOAD, name)
     } else {
-        FAIR_MIX.replace("{slice}", &format!("{base_slice_ns}ns"))
+        let mut d = Draft::parse(FAIR_MIX, name)?;
+        d.eevdf().base_slice = dur(base_slice_ns);
+        Ok(d)
     }
 }
 
@@ -177,8 +182,7 @@ fn load(s: &Setup, base_slice_ns: u64, costs: Option<Costs>) -> Result<Workload,
         ..Overrides::default()
     };
     let name = format!("<fidelity {}>", s.key);
-    let mut w = Workload::parse_str(&yaml_of(s.key, base_slice_ns), Path::new(&name), &ov)
-        .map_err(Error::input)?;
+    let mut w = draft_of(s.key, &name, base_slice_ns)?.workload(&ov)?;
     if let Some(m) = s.margin {
         w.scheduler.dl_margin = m;
     }

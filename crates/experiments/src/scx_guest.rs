@@ -10,6 +10,7 @@
 //! `--guest` is given.
 
 use super::Case;
+use crate::workloads::Draft;
 use crate::Error;
 use crate::Progress;
 use schedlab_model::{Overrides, WeightTable, Workload};
@@ -213,12 +214,20 @@ pub struct GuestCase {
     pub guest: Value,
 }
 
+/// scx/guest/fair/cfs-nice.yaml under the weight table `table` (the lane fills the
+/// file's `WEIGHTS` in its name and its `scheduler.weights`; here they are set as fields).
+fn cfs_nice(table: &str) -> Result<Draft, Error> {
+    let mut d = Draft::parse(CFS_NICE, "scx/guest/fair")?.with_weights(table);
+    d.spec.name = Some(format!("cfs-nice-{table}"));
+    Ok(d)
+}
+
 /// One of the guest lane's CFS mixes: a row of the case.
 struct CfsMix<'a> {
     /// Row name.
     row: String,
-    /// The workload, table filled in.
-    yaml: String,
+    /// The workload, its weight table set.
+    draft: Draft,
     /// Weight table.
     table: &'a str,
     /// Tasks and their nice values.
@@ -230,12 +239,14 @@ struct CfsMix<'a> {
 /// One row of the CFS case for `tasks` under `table`: simulated shares, the table's
 /// weight ratios and, when the results have them (`rows`, keyed by task), the guest's.
 fn cfs_row(
-    yaml: &str,
+    draft: &Draft,
     table: &str,
     tasks: &[(&str, i8)],
     rows: Option<&Value>,
 ) -> Result<(Value, Value, Option<Value>), Error> {
-    let r = simulate_yaml(yaml, "scx/guest/fair")?;
+    let w = draft.workload(&Overrides::default())?;
+    let r = simulate(&w, &SimOptions { trace: false })
+        .map_err(|e| Error::input(format!("scx/guest/fair: {e}")))?;
     let t = WeightTable::parse(table).map_err(Error::bug)?;
     let total: u64 = tasks.iter().map(|&(_, n)| t.weight(n)).sum();
     let (mut sim, mut ratio, mut guest) = (Map::new(), Map::new(), Map::new());
@@ -265,25 +276,27 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Error> {
     let (mut sim, mut ratios, mut guest) = (Map::new(), Map::new(), Map::new());
     let mut mixes: Vec<CfsMix> = TABLES
         .iter()
-        .map(|&t| CfsMix {
-            row: t.to_string(),
-            yaml: CFS_NICE.replace("WEIGHTS", t),
-            table: t,
-            tasks: &CFS_TASKS,
-            results: found
-                .and_then(|v| v.get("cfs_weights"))
-                .and_then(|c| c.get(t)),
+        .map(|&t| {
+            Ok(CfsMix {
+                row: t.to_string(),
+                draft: cfs_nice(t)?,
+                table: t,
+                tasks: &CFS_TASKS,
+                results: found
+                    .and_then(|v| v.get("cfs_weights"))
+                    .and_then(|c| c.get(t)),
+            })
         })
-        .collect();
+        .collect::<Result<_, Error>>()?;
     mixes.push(CfsMix {
         row: EXTENDED_ROW.into(),
-        yaml: CFS_EXTENDED.into(),
+        draft: Draft::parse(CFS_EXTENDED, "scx/guest/fair")?,
         table: "extended-60",
         tasks: &EXTENDED_TASKS,
         results: found.and_then(|v| v.get("cfs_extended")),
     });
     for m in mixes {
-        let (s, r, gu) = cfs_row(&m.yaml, m.table, m.tasks, m.results)?;
+        let (s, r, gu) = cfs_row(&m.draft, m.table, m.tasks, m.results)?;
         sim.insert(m.row.clone(), s);
         ratios.insert(m.row.clone(), r);
         if let Some(gu) = gu {
@@ -432,10 +445,11 @@ mod tests {
         let bad = dir.join("bad.json");
         std::fs::write(&bad, r#"{"schema": "other"}"#).unwrap();
         assert!(read_results(&bad).unwrap_err().contains("schema: expected"));
-        let text = std::fs::read_to_string(fixture())
-            .unwrap()
-            .replace("0.6742", "1.6742");
-        std::fs::write(&bad, text).unwrap();
+        // One share above 1.
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+        v["cfs_weights"]["grouped-5"]["n-5"]["guest"] = json!(1.6742);
+        std::fs::write(&bad, v.to_string()).unwrap();
         let e = read_results(&bad).unwrap_err();
         assert!(
             e.contains("cfs_weights.grouped-5.n-5.guest: expected a CPU share"),
