@@ -14,6 +14,7 @@ mod plot;
 mod progress;
 
 /// The provenance keys every `--json` result ends with, for the Python module's results.
+pub use commands::reproduce::report_json;
 pub use output::Provenance;
 
 use clap::Parser;

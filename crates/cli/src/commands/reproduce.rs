@@ -43,26 +43,43 @@ pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
     let plots = write_figures(&report, &args.out_dir)?;
     progress.done();
     let text = if args.output.json {
-        let v = report.to_json();
-        // Every case's workload fixes its own seeds: the command takes none.
-        let prov = crate::output::Provenance {
-            seed: None,
-            options: serde_json::json!({
-                "experiment": args.experiment,
-                "no_real": args.no_real,
-                "guest": args.guest,
-                "guest_results": args.guest_results.as_ref().map(|p| p.display().to_string()),
-            }),
-        };
-        let v = prov.stamp(v).map_err(|e| Failure::output(e.to_string()))?;
-        format!(
-            "{}\n",
-            serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
-        )
+        report_json(
+            &report,
+            args.no_real,
+            args.guest,
+            args.guest_results.as_deref(),
+        )?
     } else {
         render(&args.experiment, &report.cases, &report.review, &plots)
     };
     emit(&text, args.output.output.as_deref())
+}
+
+/// `report` as `reproduce --json` prints it: the report's JSON with the provenance keys
+/// (the options as given; no seed: every case's workload fixes its own). The Python
+/// module returns the same text.
+pub fn report_json(
+    report: &Report,
+    no_real: bool,
+    guest: bool,
+    guest_results: Option<&Path>,
+) -> Result<String, Failure> {
+    let prov = crate::output::Provenance {
+        seed: None,
+        options: serde_json::json!({
+            "experiment": report.experiment,
+            "no_real": no_real,
+            "guest": guest,
+            "guest_results": guest_results.map(|p| p.display().to_string()),
+        }),
+    };
+    let v = prov
+        .stamp(report.to_json())
+        .map_err(|e| Failure::output(e.to_string()))?;
+    Ok(format!(
+        "{}\n",
+        serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
+    ))
 }
 
 /// Write every figure of `report` into `dir` as SVG (atomically), and remove the
