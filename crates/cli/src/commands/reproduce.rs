@@ -7,6 +7,7 @@ use crate::commands::emit;
 use crate::failure::Failure;
 use crate::plot::ToSvg;
 use crate::progress::Progress;
+use crate::table::Table;
 use schedlab_experiments::fmt_num;
 use schedlab_experiments::review::Review;
 use schedlab_experiments::scx_guest::GuestSource;
@@ -273,64 +274,25 @@ fn table(v: &Value) -> Option<String> {
         None => String::new(),
     };
     let w0 = rows.keys().map(|k| k.chars().count()).max().unwrap_or(0);
-    let widths: Vec<usize> = cols
-        .iter()
-        .map(|c| {
-            rows.values()
-                .map(|r| cell(r, c).chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(c.len())
-        })
-        .collect();
     // Text columns align left, numbers right.
-    let text: Vec<bool> = cols
-        .iter()
-        .map(|c| {
-            rows.values()
-                .any(|r| r.get(*c).is_some_and(Value::is_string))
-        })
-        .collect();
-    let pad = |s: &mut String, v: &str, w: usize, left: bool| {
-        let _ = if left {
-            write!(s, "  {v:<w$}")
-        } else {
-            write!(s, "  {v:>w$}")
-        };
-    };
-    // Columns in blocks that fit the terminal width, each block with the row names again.
-    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut start = 0;
-    let mut used = 4 + w0;
-    for (i, w) in widths.iter().enumerate() {
-        if i > start && used + 2 + w > WIDTH {
-            blocks.push(start..i);
-            start = i;
-            used = 4 + w0;
-        }
-        used += 2 + w;
+    let mut t = Table::new(std::iter::once("").chain(cols.iter().copied()))
+        .indent("    ")
+        .fit(WIDTH);
+    for (i, c) in cols.iter().enumerate() {
+        let text = rows
+            .values()
+            .any(|r| r.get(*c).is_some_and(Value::is_string));
+        t = t.align_left(i + 1, text);
     }
-    blocks.push(start..cols.len());
+    for (name, r) in rows {
+        t.row(
+            std::iter::once(name.clone())
+                .chain(cols.iter().map(|c| cell(r, c)))
+                .collect(),
+        );
+    }
     let mut s = String::new();
-    for (b, range) in blocks.into_iter().enumerate() {
-        if b > 0 {
-            s.push('\n');
-        }
-        let mut line = format!("    {:w0$}", "");
-        for i in range.clone() {
-            pad(&mut line, cols[i], widths[i], text[i]);
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-        for (name, r) in rows {
-            let mut line = format!("    {name:w0$}");
-            for i in range.clone() {
-                pad(&mut line, &cell(r, cols[i]), widths[i], text[i]);
-            }
-            s.push_str(line.trim_end());
-            s.push('\n');
-        }
-    }
+    t.render(&mut s);
     for (name, r) in side {
         let mut line = format!("    {name:w0$}");
         let indent = " ".repeat(line.chars().count());
