@@ -9,6 +9,7 @@
 //! Adding an experiment: one module with a `run` (and, for a seed with a headline, a
 //! `review`), and one entry in [`EXPERIMENTS`] (docs/architecture.md walks through it).
 
+pub mod bench;
 pub mod bfs;
 pub mod bfs_machines;
 pub mod cfs_weights;
