@@ -307,8 +307,13 @@ pub fn real_figures(r: &LatencyResult) -> Value {
 pub fn simulate_probe(yaml: &str, name: &str) -> Result<(LatencyStats, SimResult), Error> {
     let w =
         Workload::parse_str(yaml, Path::new(name), &Overrides::default()).map_err(Error::input)?;
+    probe_run(&w, name)
+}
+
+/// [`simulate_probe`] of a validated workload (`name` in errors).
+pub fn probe_run(w: &Workload, name: &str) -> Result<(LatencyStats, SimResult), Error> {
     let r =
-        simulate(&w, &SimOptions::default()).map_err(|e| Error::input(format!("{name}: {e}")))?;
+        simulate(w, &SimOptions::default()).map_err(|e| Error::input(format!("{name}: {e}")))?;
     let l = r
         .tasks
         .iter()
