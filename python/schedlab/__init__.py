@@ -23,13 +23,17 @@ import pandas as pd
 from . import _native
 from . import sweep as _sweep_module
 from ._native import SchedlabError
+from .experiments import EXPERIMENTS, Reproduction, reproduce
 
 __all__ = [
+    "EXPERIMENTS",
     "TESTS",
+    "Reproduction",
     "SchedlabError",
     "SimulationResult",
     "analyze",
     "generate",
+    "reproduce",
     "simulate",
     "sweep",
 ]

@@ -7,6 +7,9 @@ from typing import Any, TypeAlias
 import pandas as pd
 
 from ._native import SchedlabError as SchedlabError
+from .experiments import EXPERIMENTS as EXPERIMENTS
+from .experiments import Reproduction as Reproduction
+from .experiments import reproduce as reproduce
 
 __version__: str
 TESTS: list[str]

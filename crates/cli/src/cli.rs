@@ -156,7 +156,7 @@ pub struct ReproduceArgs {
 
     /// fidelity: also write the real figures measured (and the calibration the simulator
     /// used) to FILE, in the format of the record `--no-real` uses
-    /// (crates/cli/src/builtin/fidelity-real.json).
+    /// (crates/experiments/src/fidelity-real.json).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
 

@@ -66,3 +66,20 @@ impl Failure {
         }
     }
 }
+
+impl From<schedlab_experiments::Error> for Failure {
+    /// An experiment's failure, with the exit status of its kind (a real run stopped by
+    /// Ctrl-C: 130, so that its partial results are kept).
+    fn from(e: schedlab_experiments::Error) -> Failure {
+        use schedlab_experiments::ErrorKind;
+        match e.kind {
+            ErrorKind::Input => Failure::input(e.message),
+            ErrorKind::Output => Failure::output(e.message),
+            ErrorKind::Bug => Failure::bug(e.message),
+            ErrorKind::Interrupted => Failure {
+                code: 130,
+                message: e.message,
+            },
+        }
+    }
+}

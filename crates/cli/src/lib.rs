@@ -12,8 +12,10 @@ mod failure;
 mod output;
 mod plot;
 mod progress;
+mod table;
 
 /// The provenance keys every `--json` result ends with, for the Python module's results.
+pub use commands::reproduce::report_json;
 pub use output::Provenance;
 
 use clap::Parser;

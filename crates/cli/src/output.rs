@@ -3,6 +3,7 @@
 //! Human output goes to a terminal or a pager; JSON is one compact object per run followed
 //! by a newline, so `jq` and line-oriented tools work on it.
 
+use crate::table::Table;
 use schedlab_model::{format_ns, Overrides, Workload};
 use schedlab_sim::SimResult;
 use serde::Serialize;
@@ -23,48 +24,6 @@ fn rate(x: f64) -> String {
         format!("{x:.1}")
     } else {
         "-".into()
-    }
-}
-
-/// A plain text table: first column left-aligned, the others right-aligned.
-struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn new<S: Into<String>>(header: impl IntoIterator<Item = S>) -> Table {
-        Table {
-            header: header.into_iter().map(Into::into).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
-
-    fn render(&self, out: &mut String) {
-        let cols = self.header.len();
-        let mut width = vec![0usize; cols];
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            for (i, c) in r.iter().enumerate().take(cols) {
-                width[i] = width[i].max(c.chars().count());
-            }
-        }
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            let mut line = String::new();
-            for (i, w) in width.iter().enumerate() {
-                let c = r.get(i).map(String::as_str).unwrap_or("");
-                if i == 0 {
-                    let _ = write!(line, "{c:<w$}");
-                } else {
-                    let _ = write!(line, "  {c:>w$}");
-                }
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
     }
 }
 

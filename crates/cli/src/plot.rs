@@ -7,24 +7,41 @@ pub mod bars;
 
 use std::fmt::Write;
 
-/// One line of a chart.
-pub struct Series {
-    /// Legend label.
-    pub label: String,
-    /// Points (x, y).
-    pub points: Vec<(f64, f64)>,
+pub use schedlab_experiments::figure::Chart;
+use schedlab_experiments::figure::{Figure, Plot};
+
+/// What the command line draws, as a standalone SVG document (the same value gives the
+/// same bytes).
+pub trait ToSvg {
+    /// The SVG document.
+    fn to_svg(&self) -> String;
 }
 
-/// A line chart.
-pub struct Chart {
-    /// Title above the plot.
-    pub title: String,
-    /// X axis label.
-    pub x_label: String,
-    /// Y axis label.
-    pub y_label: String,
-    /// The lines.
-    pub series: Vec<Series>,
+impl ToSvg for Chart {
+    fn to_svg(&self) -> String {
+        lines_svg(self)
+    }
+}
+
+impl ToSvg for bars::BarChart {
+    fn to_svg(&self) -> String {
+        bars::to_svg(self)
+    }
+}
+
+impl ToSvg for Plot {
+    fn to_svg(&self) -> String {
+        match self {
+            Plot::Lines(c) => c.to_svg(),
+            Plot::Bars(c) => c.to_svg(),
+        }
+    }
+}
+
+impl ToSvg for Figure {
+    fn to_svg(&self) -> String {
+        self.plot.to_svg()
+    }
 }
 
 const COLORS: [&str; 6] = [
@@ -66,10 +83,10 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-impl Chart {
-    /// Render as a standalone SVG document.
-    pub fn to_svg(&self) -> String {
-        let pts = self.series.iter().flat_map(|s| s.points.iter());
+/// A line chart as a standalone SVG document.
+fn lines_svg(chart: &Chart) -> String {
+    {
+        let pts = chart.series.iter().flat_map(|s| s.points.iter());
         let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
         for &(x, y) in pts {
             x0 = x0.min(x);
@@ -98,7 +115,7 @@ impl Chart {
             s,
             r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
             LEFT + pw / 2.0,
-            esc(&self.title)
+            esc(&chart.title)
         );
         // Grid and ticks.
         let mut y = 0.0;
@@ -135,16 +152,16 @@ impl Chart {
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
             LEFT + pw / 2.0,
             H - 12.0,
-            esc(&self.x_label)
+            esc(&chart.x_label)
         );
         let _ = writeln!(
             s,
             r#"<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text>"#,
             TOP + ph / 2.0,
             TOP + ph / 2.0,
-            esc(&self.y_label)
+            esc(&chart.y_label)
         );
-        for (i, series) in self.series.iter().enumerate() {
+        for (i, series) in chart.series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
             let path: Vec<String> = series
                 .points
@@ -196,6 +213,7 @@ mod xml_check;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_experiments::figure::Series;
 
     #[test]
     fn svg_has_one_polyline_per_series_and_a_legend() {

@@ -176,6 +176,21 @@ fn seconds(s: f64) -> String {
     }
 }
 
+/// Experiments report their steps here (the library knows no terminal).
+impl schedlab_experiments::Progress for Progress {
+    fn step(&self, msg: &str) {
+        Progress::step(self, msg);
+    }
+
+    fn countdown(&self, label: &str, total: Duration) -> Box<dyn std::any::Any> {
+        Box::new(Progress::countdown(self, label, total))
+    }
+
+    fn set_prefix(&self, prefix: &str) {
+        Progress::set_prefix(self, prefix);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

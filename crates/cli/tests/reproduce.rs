@@ -206,7 +206,7 @@ fn unknown_experiment_exits_2_and_lists_the_known_ones() {
 
 /// The sched_ext guest lane's results as a committed fixture (the lane needs qemu).
 fn guest_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scx-fair-shares.json")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/tests/fixtures/scx-fair-shares.json")
 }
 
 fn reproduce_named(name: &str, dir: &PathBuf) -> Value {

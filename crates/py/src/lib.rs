@@ -361,6 +361,43 @@ fn test_names() -> Vec<&'static str> {
     schedlab_analysis::TESTS.to_vec()
 }
 
+/// `schedlab reproduce EXPERIMENT --json` without writing the figures: the command
+/// line's JSON text (figures listed by file name). `real`: measure this machine where an
+/// experiment can (root); `guest_results`: the sched_ext guest lane's results file.
+#[pyfunction]
+#[pyo3(signature = (experiment, real=false, guest_results=None))]
+fn reproduce(
+    py: Python<'_>,
+    experiment: String,
+    real: bool,
+    guest_results: Option<String>,
+) -> PyResult<String> {
+    interruptible(py, move || {
+        let opts = schedlab_experiments::Options {
+            real,
+            record: None,
+            guest: schedlab_experiments::scx_guest::GuestSource {
+                results: guest_results.map(std::path::PathBuf::from),
+                run: false,
+            },
+        };
+        let report =
+            schedlab_experiments::reproduce(&experiment, &opts, &schedlab_experiments::NoProgress)
+                .map_err(|e| e.to_string())?;
+        schedlab_cli::report_json(&report, !real, false, opts.guest.results.as_deref())
+            .map_err(|f| f.message)
+    })
+}
+
+/// Names of the experiments `reproduce` knows, in the order `all` runs them.
+#[pyfunction]
+fn experiment_names() -> Vec<&'static str> {
+    schedlab_experiments::EXPERIMENTS
+        .iter()
+        .map(|e| e.name)
+        .collect()
+}
+
 /// The Python module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -372,6 +409,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_cells, m)?)?;
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(test_names, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_names, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_panic, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -6,6 +6,7 @@
 //! one file each under [`policy`], each built through the policy registry ([`registry`]).
 
 pub mod class;
+pub mod derived;
 pub mod engine;
 pub mod estimate;
 pub mod heap;

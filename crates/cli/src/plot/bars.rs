@@ -8,54 +8,7 @@
 use super::esc;
 use std::fmt::Write;
 
-/// One value of a row in a panel.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
-    /// A number: drawn as a bar from zero.
-    Num(f64),
-    /// Anything else: printed as text.
-    Text(String),
-    /// No value: printed as a dash.
-    Missing,
-}
-
-/// One measure: a value per row.
-#[derive(Debug, Clone)]
-pub struct Panel {
-    /// Shown above the panel.
-    pub name: String,
-    /// One per row, in row order (short: the rest are missing).
-    pub cells: Vec<Cell>,
-}
-
-/// A row category: its colour and its legend text.
-#[derive(Debug, Clone)]
-pub struct Category {
-    /// Legend text.
-    pub label: String,
-    /// Fill colour (`#rrggbb`).
-    pub color: &'static str,
-}
-
-/// A bar chart in small multiples.
-#[derive(Debug, Clone)]
-pub struct BarChart {
-    /// Title (wrapped); also the document's `<title>`.
-    pub title: String,
-    /// Lines under the title (each wrapped).
-    pub notes: Vec<String>,
-    /// Row labels, top to bottom.
-    pub rows: Vec<String>,
-    /// Each row's index into `categories`.
-    pub category: Vec<usize>,
-    /// Legend entries, by index.
-    pub categories: Vec<Category>,
-    /// A row shaded as the reference (with a dashed line at its values), and what the
-    /// legend calls it.
-    pub marked: Option<(usize, String)>,
-    /// The measures.
-    pub panels: Vec<Panel>,
-}
+pub use schedlab_experiments::figure::{BarChart, Cell, Panel};
 
 const PAD: f64 = 14.0;
 /// Estimated widths of one character at 12 px, in bold, and at the 15 px bold title.
@@ -86,9 +39,23 @@ struct Layout {
     panel_w: Vec<f64>,
 }
 
-impl BarChart {
-    /// Render as a standalone SVG document (the same chart gives the same bytes).
-    pub fn to_svg(&self) -> String {
+/// A chart being rendered (the chart's fields read through it).
+struct Svg<'a>(&'a BarChart);
+
+impl std::ops::Deref for Svg<'_> {
+    type Target = BarChart;
+    fn deref(&self) -> &BarChart {
+        self.0
+    }
+}
+
+/// `chart` as a standalone SVG document (the same chart gives the same bytes).
+pub fn to_svg(chart: &BarChart) -> String {
+    Svg(chart).document()
+}
+
+impl Svg<'_> {
+    fn document(&self) -> String {
         // The marked row is bold: wider per character.
         let label_w = (0..self.rows.len())
             .map(|i| (self.rows[i].chars().count() + 2) as f64 * self.label_char(i) + 8.0)
@@ -432,6 +399,8 @@ fn number(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::plot::xml_check::well_formed;
+    use crate::plot::ToSvg;
+    use schedlab_experiments::figure::Category;
 
     fn chart(rows: usize, panels: Vec<Panel>) -> BarChart {
         BarChart {

@@ -4,9 +4,9 @@
 //! seed with the program's verdict, the assumptions the set-up makes, and the seed's
 //! steps that are not modelled, with the reason.
 
-use super::{table, wrap_words};
+use crate::figure::Figure;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// One row of a headline's sensitivity table: the result with one choice changed.
 #[derive(Debug, Clone, Serialize)]
@@ -56,7 +56,8 @@ impl Verdict {
         }
     }
 
-    fn label(self) -> &'static str {
+    /// How the terminal report writes it.
+    pub fn label(self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
             Verdict::DoesNotHold => "does not hold",
@@ -100,6 +101,10 @@ pub struct Review {
     /// seed's own table); printed and written with the cases.
     #[serde(skip)]
     pub cases: Vec<super::Case>,
+    /// Figures the review adds beside each headline's sensitivity chart (seed 000's
+    /// Fig. 4 across its settings); listed before the experiment's own.
+    #[serde(skip)]
+    pub figures: Vec<Figure>,
 }
 
 impl Review {
@@ -162,67 +167,6 @@ impl Review {
                 n.step = p(n.step);
                 n
             }));
-    }
-
-    /// The review for the terminal.
-    pub fn render(&self) -> String {
-        let mut s = String::new();
-        if !self.headlines.is_empty() {
-            s.push_str("Headlines: the result across the choices that can change it\n\n");
-        }
-        for h in &self.headlines {
-            s.push_str(&wrap_words("", "  ", &h.headline));
-            s.push_str(&wrap_words("  paper: ", "    ", &h.paper));
-            let mut rows = Map::new();
-            for r in &h.sensitivity {
-                let mut v = r.values.as_object().cloned().unwrap_or_default();
-                v.insert("holds".into(), Value::String(yes_no(r.holds).into()));
-                rows.insert(format!("{}: {}", r.choice, r.setting), Value::Object(v));
-            }
-            if let Some(t) = table(&Value::Object(rows)) {
-                s.push_str(&t);
-            }
-            s.push_str(&wrap_words("  verdict: ", "    ", &h.verdict));
-            s.push('\n');
-        }
-        if !self.claims.is_empty() {
-            s.push_str("Claims of the seed, checked\n");
-            for c in &self.claims {
-                s.push_str(&wrap_words(
-                    &format!("  [{}] ", c.verdict.label()),
-                    "      ",
-                    &format!("{} — {}", c.claim, c.why),
-                ));
-            }
-            s.push('\n');
-        }
-        if !self.assumptions.is_empty() {
-            s.push_str("Assumptions (not stated by the seed)\n");
-            for a in &self.assumptions {
-                s.push_str(&wrap_words("  - ", "    ", a));
-            }
-            s.push('\n');
-        }
-        if !self.not_modelled.is_empty() {
-            s.push_str("Not modelled\n");
-            for n in &self.not_modelled {
-                s.push_str(&wrap_words(
-                    "  - ",
-                    "    ",
-                    &format!("{}: {}", n.step, n.why),
-                ));
-            }
-            s.push('\n');
-        }
-        s
-    }
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "yes"
-    } else {
-        "no"
     }
 }
 

@@ -5,48 +5,22 @@
 //! experiment's headlines from 1.
 
 use super::review::{Headline, Review};
-use super::write_plot;
-use crate::failure::Failure;
-use crate::plot::bars::{BarChart, Category, Cell, Panel};
+use crate::figure::{BarChart, Category, Cell, Figure, Panel};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 
 /// Bar colour of a row where the seed's conclusion holds.
 pub const HOLDS: &str = "#1f77b4";
 /// Bar colour of a row where it does not.
 pub const FAILS: &str = "#d62728";
 
-/// Write one chart per headline of `review` into `dir`.
-pub fn write_all(
-    experiment: &str,
-    review: &Review,
-    dir: &Path,
-    plots: &mut Vec<PathBuf>,
-) -> Result<(), Failure> {
-    for (n, h) in review.headlines.iter().enumerate() {
-        let file = format!("{experiment}-sensitivity-{}.svg", n + 1);
-        write_plot(dir, &file, &chart(h).to_svg(), plots)?;
-    }
-    remove_stale(experiment, review.headlines.len(), dir)
-}
-
-/// Charts an earlier version wrote for headlines the review no longer has would be read
-/// as current: remove `experiment`'s numbered charts after the first `kept`, in sequence
-/// (up to the first number missing).
-fn remove_stale(experiment: &str, kept: usize, dir: &Path) -> Result<(), Failure> {
-    for n in kept + 1.. {
-        let stale = dir.join(format!("{experiment}-sensitivity-{n}.svg"));
-        if !stale.is_file() {
-            break;
-        }
-        std::fs::remove_file(&stale).map_err(|e| {
-            Failure::output(format!(
-                "cannot remove the stale chart {}: {e}",
-                stale.display()
-            ))
-        })?;
-    }
-    Ok(())
+/// One chart per headline of `review`, numbered from 1 in the headlines' order.
+pub fn figures(experiment: &str, review: &Review) -> Vec<Figure> {
+    review
+        .headlines
+        .iter()
+        .enumerate()
+        .map(|(n, h)| Figure::new(format!("{experiment}-sensitivity-{}.svg", n + 1), chart(h)))
+        .collect()
 }
 
 /// A headline's chart.
@@ -132,7 +106,7 @@ fn cell(v: &Value) -> Cell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::reproduce::review::row;
+    use crate::review::row;
     use serde_json::json;
 
     #[test]
@@ -169,27 +143,5 @@ mod tests {
         assert_eq!(c.category, [0, 1, 0]);
         assert_eq!(c.rows[1], "placement = global");
         assert!(c.notes[0].starts_with("verdict: DEPENDS ON A CHOICE"));
-    }
-
-    #[test]
-    fn charts_of_headlines_no_longer_reviewed_are_removed_and_nothing_else() {
-        // remove_stale, not write_all: the staged outputs are global to the process.
-        let dir = std::env::temp_dir().join(format!("schedlab-stale-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let files = [
-            "x-sensitivity-1.svg",
-            "x-sensitivity-2.svg",
-            "x-sensitivity-3.svg",
-            "x-sensitivity-5.svg",
-            "y-sensitivity-2.svg",
-        ];
-        for f in files {
-            std::fs::write(dir.join(f), "old").unwrap();
-        }
-        remove_stale("x", 1, &dir).unwrap();
-        let left: Vec<bool> = files.iter().map(|f| dir.join(f).exists()).collect();
-        // The kept chart stays; past a gap, and another experiment's, are not ours to judge.
-        assert_eq!(left, [true, false, false, true, true]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

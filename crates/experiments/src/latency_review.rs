@@ -5,11 +5,15 @@
 //! against load, attribution by removing one source at a time, TSC vs HPET, PREEMPT_RT,
 //! KVM halt-polling) and its claims checked.
 
-use super::latency::{simulate_probe, steps, yaml};
+use super::latency::{probe_run, steps, yaml};
 use super::review::{row, Review, Verdict};
 use super::{r2, Case};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::workloads::{dur, Draft};
+use crate::Error;
+use crate::Progress;
+use schedlab_model::spec::{IdleStateSpec, IrqSpec, KernelSectionsSpec, ProbeSpec};
+use schedlab_model::time::{MS, US};
+use schedlab_model::Overrides;
 use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -17,121 +21,177 @@ use std::collections::HashMap;
 /// Seconds simulated per run, as in the cases.
 const SECONDS: u64 = 5;
 
-/// `y` with `from` replaced by `to`; an error if `from` is missing (a variation that
-/// silently changed nothing would be reported as a result).
-fn sub(y: &str, from: &str, to: &str) -> Result<String, Failure> {
-    if !y.contains(from) {
-        return Err(Failure::input(format!(
-            "latency review: `{from}` not in the step's workload"
-        )));
-    }
-    Ok(y.replacen(from, to, 1))
-}
-
-/// A step's workload text (index into [`steps`]).
-fn step_yaml(k: usize) -> String {
-    yaml(&steps()[k], SECONDS)
+/// A step's workload (index into [`steps`]) as a draft.
+fn step_draft(k: usize) -> Result<Draft, Error> {
+    Draft::parse(&yaml(&steps()[k], SECONDS), "seed-002.yaml")
 }
 
 /// (avg, p99, max) of the probe in µs.
 type Figures = (f64, f64, f64);
 
 thread_local! {
-    /// Runs already simulated in this process, by workload text: several headlines share
-    /// a run (step 0 as set up is the baseline, step 1's "before" and the attribution's
-    /// whole), and a run is deterministic.
+    /// Runs already simulated in this process, by workload (its typed form, printed):
+    /// several headlines share a run (step 0 as set up is the baseline, step 1's "before"
+    /// and the attribution's whole), and a run is deterministic.
     static RUNS: RefCell<HashMap<String, Figures>> = RefCell::new(HashMap::new());
 }
 
-/// The probe's figures for a workload text (simulated once per text).
-fn probe(y: &str) -> Result<Figures, Failure> {
-    if let Some(x) = RUNS.with(|m| m.borrow().get(y).copied()) {
+/// The probe's figures for a workload (simulated once per workload).
+fn probe(d: &Draft) -> Result<Figures, Error> {
+    let key = format!("{:?}", d.spec);
+    if let Some(x) = RUNS.with(|m| m.borrow().get(&key).copied()) {
         return Ok(x);
     }
-    let (l, _) = simulate_probe(y, "seed-002.yaml")?;
+    let w = d.workload(&Overrides::default())?;
+    let (l, _) = probe_run(&w, "seed-002.yaml")?;
     let x = (
         r2(l.mean_ns / 1e3),
         r2(l.p99_ns as f64 / 1e3),
         r2(l.max_ns as f64 / 1e3),
     );
-    RUNS.with(|m| m.borrow_mut().insert(y.to_string(), x));
+    RUNS.with(|m| m.borrow_mut().insert(key, x));
     Ok(x)
 }
 
-/// A variation of a workload: a list of (from, to) substitutions.
-type Edit = &'static [(&'static str, &'static str)];
+/// A variation of a step's workload, as a typed change; an error if what it changes is
+/// not there (a variation that silently changed nothing would be reported as a result).
+type Edit = fn(&mut Draft) -> Result<(), Error>;
 
-fn apply(y: &str, edits: Edit) -> Result<String, Failure> {
-    let mut y = y.to_string();
-    for (from, to) in edits {
-        y = sub(&y, from, to)?;
-    }
-    Ok(y)
+/// `step` with `edit` applied.
+fn apply(step: Draft, edit: Edit) -> Result<Draft, Error> {
+    let mut d = step;
+    edit(&mut d)?;
+    Ok(d)
 }
 
-const FIFO: Edit = &[("policy: normal", "policy: fifo, priority: 99")];
-const UNPINNED: Edit = &[(", affinity: [3] }", " }")];
-const EEVDF: Edit = &[("fair: cfs", "fair: eevdf")];
-const SECTIONS_20: Edit = &[("max_length: 800us", "max_length: 20us")];
+fn missing(what: &str) -> Error {
+    Error::input(format!("latency review: no {what} in the step's workload"))
+}
+
+/// The probe's probe block.
+fn probe_spec(d: &mut Draft) -> Result<&mut ProbeSpec, Error> {
+    d.task("cyclictest")?
+        .probe
+        .as_mut()
+        .ok_or_else(|| missing("probe"))
+}
+
+/// The step's device interrupt `name`.
+fn irq<'a>(d: &'a mut Draft, name: &str) -> Result<&'a mut IrqSpec, Error> {
+    d.platform()
+        .irqs
+        .iter_mut()
+        .flatten()
+        .find(|i| i.name.as_deref() == Some(name))
+        .ok_or_else(|| missing(&format!("interrupt {name}")))
+}
+
+fn sections(d: &mut Draft) -> Result<&mut KernelSectionsSpec, Error> {
+    d.platform()
+        .kernel_sections
+        .as_mut()
+        .ok_or_else(|| missing("kernel sections"))
+}
+
+/// Remove the step's interrupts called one of `names` (each must be there).
+fn drop_irqs(d: &mut Draft, names: &[&str]) -> Result<(), Error> {
+    for n in names {
+        irq(d, n)?;
+    }
+    if let Some(irqs) = d.platform().irqs.as_mut() {
+        irqs.retain(|i| !i.name.as_deref().is_some_and(|n| names.contains(&n)));
+    }
+    Ok(())
+}
+
+const NONE: Edit = |_| Ok(());
+const FIFO: Edit = |d| {
+    let p = probe_spec(d)?;
+    if p.policy.as_deref() != Some("normal") {
+        return Err(missing("SCHED_OTHER probe"));
+    }
+    p.policy = Some("fifo".into());
+    p.priority = Some(99);
+    Ok(())
+};
+const UNPINNED: Edit = |d| {
+    d.task("cyclictest")?.affinity = None;
+    Ok(())
+};
+const EEVDF: Edit = |d| {
+    d.scheduler().fair = Some("eevdf".into());
+    Ok(())
+};
+const SECTIONS_20: Edit = |d| {
+    sections(d)?.max_length = dur(20 * US);
+    Ok(())
+};
 /// PREEMPT_RT: softirqs run in threads below a priority-99 probe, kernel sections are
 /// preemptible except raw-spinlock ones (taken as at most 30 µs).
-const PREEMPT_RT: Edit = &[
-    ("softirq: 25us", "softirq: 0us"),
-    ("softirq: 12us", "softirq: 0us"),
-    ("max_length: 800us", "max_length: 30us"),
-];
+const PREEMPT_RT: Edit = |d| {
+    irq(d, "eth0")?.softirq = dur(0);
+    irq(d, "nvme")?.softirq = dur(0);
+    sections(d)?.max_length = dur(30 * US);
+    Ok(())
+};
 /// HPET instead of TSC: three clock reads per wake-up (the hrtimer interrupt's, the
 /// probe's clock_gettime) at about 0.6 µs each instead of about 20 ns.
-const HPET: Edit = &[("wakeup_cost: 5us", "wakeup_cost: 7us")];
+const HPET: Edit = |d| {
+    d.platform().wakeup_cost = dur(7 * US);
+    Ok(())
+};
+/// CFS's wakeup_granularity at 1 ms (the article's step 1).
+const WAKEUP_GRANULARITY_1MS: Edit = |d| {
+    d.scheduler()
+        .cfs
+        .get_or_insert_with(Default::default)
+        .wakeup_granularity = dur(MS);
+    Ok(())
+};
 
 /// A VM's halt: exit and re-entry cost 17 µs (this host's measurement: a shielded vCPU's
 /// probe averages 34 µs without the PM QoS request and 17 µs with it), entered once the
 /// vCPU has idled for `halt_poll_ns` (KVM polls until then).
-fn halt_poll(y: &str, poll_us: u64) -> Result<String, Failure> {
-    sub(
-        y,
-        "duration:",
-        &format!(
-            "  idle_states:\n    - {{ name: halt, exit_latency: 17us, target_residency: {poll_us}us }}\nduration:"
-        ),
-    )
-}
-
-/// `y` without the lines that contain one of `needles` (each must match a line).
-fn drop_lines(y: &str, needles: &[&str]) -> Result<String, Failure> {
-    for n in needles {
-        if !y.lines().any(|l| l.contains(n)) {
-            return Err(Failure::input(format!(
-                "latency review: no line with `{n}` in the step's workload"
-            )));
-        }
+fn halt_poll(mut d: Draft, poll_us: u64) -> Result<Draft, Error> {
+    if d.platform().idle_states.is_some() {
+        return Err(Error::input(
+            "latency review: the step already has idle states",
+        ));
     }
-    Ok(y.lines()
-        .filter(|l| !needles.iter().any(|n| l.contains(n)))
-        .map(|l| format!("{l}\n"))
-        .collect())
+    d.platform().idle_states = Some(vec![IdleStateSpec {
+        name: Some("halt".into()),
+        exit_latency: dur(17 * US),
+        target_residency: dur(poll_us * US),
+    }]);
+    Ok(d)
 }
 
-fn hogs(y: &str, n: u64) -> Result<String, Failure> {
+/// The step with `n` hogs instead of 4 (none: the entry removed).
+fn hogs(mut d: Draft, n: u64) -> Result<Draft, Error> {
+    if d.task("hog")?.count != Some(4) {
+        return Err(missing("4 hogs"));
+    }
     if n == 0 {
-        return sub(y, "  - { name: hog, count: 4 }\n", "");
+        d.spec.tasks.retain(|t| t.name.as_deref() != Some("hog"));
+    } else {
+        d.task("hog")?.count = Some(n);
     }
-    sub(y, "name: hog, count: 4", &format!("name: hog, count: {n}"))
+    Ok(d)
 }
 
 /// Seed 002's review.
-pub fn review(progress: &Progress) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
-    let step = |k: usize, edits: Edit| -> Result<(f64, f64, f64), Failure> {
+    let step = |k: usize, edits: Edit| -> Result<(f64, f64, f64), Error> {
         progress.step(&format!("latency review: step {k}"));
-        probe(&apply(&step_yaml(k), edits)?)
+        probe(&apply(step_draft(k)?, edits)?)
     };
     let vals = |x: (f64, f64, f64)| json!({ "avg_us": x.0, "p99_us": x.1, "max_us": x.2 });
 
     // Baseline: order of magnitude.
     let mut rows = Vec::new();
     let base_variants: [(&str, &str, Edit); 4] = [
-        ("default", "SCHED_OTHER probe pinned to CPU 3, CFS", &[]),
+        ("default", "SCHED_OTHER probe pinned to CPU 3, CFS", NONE),
         (
             "probe policy",
             "SCHED_FIFO 99 (cyclictest's RT thread)",
@@ -160,24 +220,28 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     // Step 1: sched_latency 24 -> 6 ms.
     let mut rows = Vec::new();
     let s1: [(&str, &str, Edit); 5] = [
-        ("default", "SCHED_OTHER probe, wakeup_granularity 4 ms", &[]),
+        (
+            "default",
+            "SCHED_OTHER probe, wakeup_granularity 4 ms",
+            NONE,
+        ),
         ("probe policy", "SCHED_FIFO 99", FIFO),
         (
             "wakeup_granularity",
             "1 ms (the 1-CPU default)",
-            &[("wakeup_granularity: 4ms", "wakeup_granularity: 1ms")],
+            WAKEUP_GRANULARITY_1MS,
         ),
         (
             "wakeup_granularity",
             "lowered with sched_latency (4 -> 1 ms at 6 ms)",
-            &[],
+            NONE,
         ),
         ("probe pinning", "unpinned", UNPINNED),
     ];
     for (i, (c, s, e)) in s1.into_iter().enumerate() {
         let before = step(0, e)?;
         let after = if i == 3 {
-            step(1, &[("wakeup_granularity: 4ms", "wakeup_granularity: 1ms")])?
+            step(1, WAKEUP_GRANULARITY_1MS)?
         } else {
             step(1, e)?
         };
@@ -199,7 +263,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     // Step 3: migration_cost.
     let mut rows = Vec::new();
     for (c, s, e) in [
-        ("default", "probe pinned to CPU 3", &[] as Edit),
+        ("default", "probe pinned to CPU 3", NONE),
         ("probe pinning", "unpinned", UNPINNED),
     ] {
         let before = step(2, e)?;
@@ -221,7 +285,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     // Step 4: SCHED_FIFO cuts the average.
     let mut rows = Vec::new();
     for (c, s, e) in [
-        ("default", "CFS load, 4 hogs", &[] as Edit),
+        ("default", "CFS load, 4 hogs", NONE),
         ("fair class", "EEVDF", EEVDF),
         ("probe pinning", "unpinned", UNPINNED),
     ] {
@@ -245,7 +309,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     // Step 6: IRQ affinity lowers the max.
     let mut rows = Vec::new();
     for (c, s, e) in [
-        ("default", "kernel sections up to 800 us", &[] as Edit),
+        ("default", "kernel sections up to 800 us", NONE),
         ("kernel sections", "up to 20 us", SECTIONS_20),
     ] {
         let before = step(4, e)?;
@@ -267,26 +331,26 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     // Step 7: hybrid, deterministic below 200 us.
     let mut rows = Vec::new();
     let s7: [(&str, &str, Option<u64>, Edit); 4] = [
-        ("default", "no idle states (PM QoS held)", None, &[]),
+        ("default", "no idle states (PM QoS held)", None, NONE),
         ("clocksource", "HPET (+2 us per wake-up)", None, HPET),
         (
             "VM halt-polling",
             "halt_poll_ns 0 (halt at once, 17 us exit)",
             Some(0),
-            &[],
+            NONE,
         ),
         (
             "VM halt-polling",
             "halt_poll_ns 200 us (KVM default)",
             Some(200),
-            &[],
+            NONE,
         ),
     ];
     let mut halt = Vec::new();
     for (c, s, poll, e) in s7 {
-        let mut y = apply(&step_yaml(8), e)?;
+        let mut y = apply(step_draft(8)?, e)?;
         if let Some(p) = poll {
-            y = halt_poll(&y, p)?;
+            y = halt_poll(y, p)?;
         }
         progress.step("latency review: step 8 variants");
         let x = probe(&y)?;
@@ -307,18 +371,15 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     let mut table = Map::new();
     let mut tail_grows = true;
     let mut avgs: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    for (i, (label, e)) in [
-        ("SCHED_OTHER probe", &[] as Edit),
-        ("SCHED_FIFO 99 probe", FIFO),
-    ]
-    .into_iter()
-    .enumerate()
+    for (i, (label, e)) in [("SCHED_OTHER probe", NONE), ("SCHED_FIFO 99 probe", FIFO)]
+        .into_iter()
+        .enumerate()
     {
         let mut r = Map::new();
         let mut last_max = 0.0;
         for n in [0u64, 2, 4, 8, 16] {
             progress.step(&format!("latency review: load, {n} hogs"));
-            let x = probe(&hogs(&apply(&step_yaml(0), e)?, n)?)?;
+            let x = probe(&hogs(apply(step_draft(0)?, e)?, n)?)?;
             r.insert(format!("avg_{n}_hogs_us"), json!(x.0));
             r.insert(format!("max_{n}_hogs_us"), json!(x.2));
             avgs[i].push(x.0);
@@ -340,26 +401,27 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
 
     // Attribution (the article's perf/ftrace attribution), by removing one source at a
     // time from step 0 and step 4.
-    // (source, lines to drop (by a word they contain), substitutions).
-    let sources: [(&str, &[&str], Edit); 6] = [
-        ("kernel sections", &["kernel_sections:"], &[]),
-        ("device interrupts", &["name: eth0", "name: nvme"], &[]),
-        ("per-CPU IPIs", &["name: ipi"], &[]),
-        (
-            "timer callbacks",
-            &[],
-            &[("expiry_cost: 1us", "expiry_cost: 0us")],
-        ),
-        (
-            "context-switch cost",
-            &[],
-            &[("context_switch: 2us", "context_switch: 0us")],
-        ),
-        (
-            "wake-up cost",
-            &[],
-            &[("wakeup_cost: 5us", "wakeup_cost: 0us")],
-        ),
+    // (source, its removal).
+    let sources: [(&str, Edit); 6] = [
+        ("kernel sections", |d| {
+            sections(d)?;
+            d.platform().kernel_sections = None;
+            Ok(())
+        }),
+        ("device interrupts", |d| drop_irqs(d, &["eth0", "nvme"])),
+        ("per-CPU IPIs", |d| drop_irqs(d, &["ipi"])),
+        ("timer callbacks", |d| {
+            d.timers().expiry_cost = dur(0);
+            Ok(())
+        }),
+        ("context-switch cost", |d| {
+            d.platform().context_switch = dur(0);
+            Ok(())
+        }),
+        ("wake-up cost", |d| {
+            d.platform().wakeup_cost = dur(0);
+            Ok(())
+        }),
     ];
     let mut attr = Map::new();
     let mut switch_share = (0.0, 0.0);
@@ -368,12 +430,12 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
         (4, "step 4 (FIFO 99)"),
         (7, "step 7 (hybrid)"),
     ] {
-        let full = step(k, &[])?;
+        let full = step(k, NONE)?;
         let mut r = Map::new();
         r.insert("avg_us".into(), json!(full.0));
-        for (name, drop, e) in sources {
+        for (name, e) in sources {
             progress.step(&format!("latency review: step {k} without {name}"));
-            let x = probe(&drop_lines(&apply(&step_yaml(k), e)?, drop)?)?;
+            let x = probe(&apply(step_draft(k)?, e)?)?;
             let share = r2((1.0 - x.0 / full.0) * 100.0);
             if name == "context-switch cost" && k == 0 {
                 switch_share.0 = share;
@@ -396,7 +458,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
 
     // PREEMPT_RT.
     progress.step("latency review: PREEMPT_RT");
-    let rt_before = step(4, &[])?;
+    let rt_before = step(4, NONE)?;
     let rt_after = step(4, PREEMPT_RT)?;
     let rt_other = step(0, PREEMPT_RT)?;
     rv.cases.push(Case {
@@ -414,7 +476,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
 
     // Halt-polling against the poll window.
     progress.step("latency review: halt-polling");
-    let long_poll = probe(&halt_poll(&step_yaml(8), 2000)?)?;
+    let long_poll = probe(&halt_poll(step_draft(8)?, 2000)?)?;
 
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
     rv.claim(
@@ -467,7 +529,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     );
     rv.claim(
         "SCHED_RR: average 28 us (RR average at least FIFO's)",
-        Verdict::of(step(5, &[])?.0 >= step(4, &[])?.0),
+        Verdict::of(step(5, NONE)?.0 >= step(4, NONE)?.0),
         "RR equals FIFO for a probe alone at its priority (its slice never ends before it sleeps): the 28 vs 15 us cannot come from the policy",
     );
     rv.claim(

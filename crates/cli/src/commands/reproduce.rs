@@ -1,244 +1,181 @@
-//! `schedlab reproduce <experiment|all>`: re-run a seed's experiments in the simulator and
-//! put the seed's numbers next to ours. One module per experiment.
-
-pub mod bfs;
-pub mod bfs_machines;
-pub mod cfs_weights;
-pub mod cfs_weights_review;
-pub mod fidelity;
-pub mod illf;
-pub mod interactive;
-pub mod latency;
-pub mod latency_review;
-pub mod review;
-pub mod scx_guest;
-pub mod sensitivity_plot;
-pub mod shield;
-pub mod shield_review;
+//! `schedlab reproduce <experiment|all>`: run a seed's experiments (the
+//! `schedlab-experiments` crate computes them) and render the report: on the terminal,
+//! as JSON, and the figures as SVG files in `--out-dir`.
 
 use crate::cli::ReproduceArgs;
 use crate::commands::emit;
 use crate::failure::Failure;
+use crate::plot::ToSvg;
 use crate::progress::Progress;
-use review::Review;
-use schedlab_model::{Overrides, Policy, Workload};
-use schedlab_sim::{simulate, SimOptions, SimResult};
-use serde::Serialize;
-use serde_json::Value;
+use crate::table::Table;
+use schedlab_experiments::fmt_num;
+use schedlab_experiments::review::Review;
+use schedlab_experiments::scx_guest::GuestSource;
+use schedlab_experiments::{Options, Report, Row};
+use serde_json::{Map, Value};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// Experiments `reproduce` knows, with a one-line description.
-pub const EXPERIMENTS: &[(&str, &str)] = &[
-    (
-        "illf",
-        "seed 000: ILLF vs EDF vs LLF (E1 Dhall, E2, Table 1, Fig. 4 and Fig. 5 sweeps)",
-    ),
-    (
-        "cfs-weights",
-        "seed 004: CFS under the linux, grouped-2, grouped-5 and extended-60 weight tables",
-    ),
-    (
-        "bfs",
-        "seed 001: BFS vs CFS vs EEVDF on compile-, compression- and video-like workloads",
-    ),
-    (
-        "latency",
-        "seed 002: cyclictest latency through the article's tuning steps (CFS knobs, FIFO/RR, IRQ affinity, isolation)",
-    ),
-    (
-        "shield",
-        "seed 003: CPU shield with and without moving the RT core's timers (cascade spike)",
-    ),
-    (
-        "fidelity",
-        "the calibrated simulator against this kernel: table1-2cpu (EDF margin 0 and 5%, RM), an overloaded and a fair mix; prediction error per metric",
-    ),
-    (
-        "interactive",
-        "seeds 001/002/004: an interactive task among 1, 3 and 7 hogs, simulated EEVDF/CFS vs this kernel (share, wake-up latency, slices)",
-    ),
-];
-
-/// One case of an experiment (DESIGN.md: case, paper, simulated, real).
-#[derive(Debug, Clone, Serialize)]
-pub struct Case {
-    /// What was run.
-    pub case: String,
-    /// The numbers the seed reports (null when it reports none).
-    pub paper: Value,
-    /// What the simulator gives.
-    pub simulated: Value,
-    /// Measured on this machine (null: the real-kernel runner is not part of this command yet).
-    pub real: Value,
-    /// Values worked out by hand in the seeds digest, when there are some.
-    #[serde(skip_serializing_if = "Value::is_null")]
-    pub expected: Value,
-    /// One line for a person: how ours compares.
-    pub note: String,
-}
-
-/// A case as reported: with the "sched_ext guest" column where the guest lane has one
-/// ([`scx_guest`]).
-#[derive(Debug, Clone, Serialize)]
-struct Row {
-    #[serde(flatten)]
-    case: Case,
-    #[serde(rename = "sched_ext_guest", skip_serializing_if = "Value::is_null")]
-    guest: Value,
-}
-
-/// An experiment's outcome: cases, plus files (plots) written.
-pub struct Outcome {
-    /// Cases in order.
-    pub cases: Vec<Case>,
-    /// Plot files written.
-    pub plots: Vec<PathBuf>,
-}
-
-/// Simulate a YAML workload under `policy`, optionally keeping the trace.
-pub fn sim(yaml: &str, name: &str, policy: Policy, trace: bool) -> Result<SimResult, Failure> {
-    let ov = Overrides {
-        policy: Some(policy),
-        ..Overrides::default()
-    };
-    let w = Workload::parse_str(yaml, Path::new(name), &ov).map_err(Failure::input)?;
-    simulate(&w, &SimOptions { trace }).map_err(|e| Failure::input(format!("{name}: {e}")))
-}
-
 /// Run `schedlab reproduce`.
 pub fn run(args: &ReproduceArgs) -> Result<(), Failure> {
-    let names: Vec<&str> = match args.experiment.as_str() {
-        "all" => EXPERIMENTS.iter().map(|e| e.0).collect(),
-        n if EXPERIMENTS.iter().any(|e| e.0 == n) => vec![n],
-        n => {
-            let known: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
-            return Err(Failure::input(format!(
-                "unknown experiment `{n}` (known: {}, all)",
-                known.join(", ")
-            )));
-        }
-    };
+    // An unknown name is refused before anything is created.
+    if args.experiment != "all" {
+        schedlab_experiments::experiment(&args.experiment)?;
+    }
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| Failure::output(format!("cannot create {}: {e}", args.out_dir.display())))?;
     let progress = Progress::new();
-    let mut cases: Vec<Row> = Vec::new();
-    let mut plots = Vec::new();
-    let mut reviews = Review::default();
-    let guest_src = scx_guest::GuestSource {
-        results: args.guest_results.clone(),
-        run: args.guest,
+    let opts = Options {
+        real: !args.no_real,
+        record: args.record.clone(),
+        guest: GuestSource {
+            results: args.guest_results.clone(),
+            run: args.guest,
+        },
     };
-    let mut guest = None;
-    for (i, name) in names.iter().enumerate() {
-        if names.len() > 1 {
-            progress.set_prefix(&format!("[{}/{}] ", i + 1, names.len()));
-        }
-        let out = match *name {
-            "illf" => illf::run(&args.out_dir, &progress)?,
-            "cfs-weights" => cfs_weights::run_all(&args.out_dir, &progress, !args.no_real)?,
-            "bfs" => bfs::run(&args.out_dir, &progress)?,
-            "latency" => latency::run(&args.out_dir, &progress, !args.no_real)?,
-            "shield" => shield::run(&args.out_dir, &progress, !args.no_real)?,
-            "interactive" => interactive::run(&args.out_dir, &progress, !args.no_real)?,
-            "fidelity" => fidelity::run(&progress, !args.no_real, args.record.as_deref())?,
-            _ => unreachable!("listed in EXPERIMENTS"),
-        };
-        // The sched_ext guest lane's case (seed 004: scx_cfsw, seed 001: scx_bfs).
-        let guest_case = match *name {
-            "cfs-weights" | "bfs" => {
-                if guest.is_none() {
-                    guest = Some(scx_guest::load(&guest_src, &progress)?);
-                }
-                let g = guest.as_ref().expect("loaded above");
-                Some(if *name == "bfs" {
-                    scx_guest::bfs_case(g)?
-                } else {
-                    scx_guest::cfs_case(g)?
-                })
-            }
-            _ => None,
-        };
-        let prefix = if names.len() > 1 {
-            format!("{name}: ")
-        } else {
-            String::new()
-        };
-        let mut review = review_of(name, &args.out_dir, &progress, &mut plots)?;
-        let extra = std::mem::take(&mut review.cases);
-        let plain = |case| Row {
-            case,
-            guest: Value::Null,
-        };
-        let guest_rows = guest_case.map(|g| Row {
-            case: g.case,
-            guest: g.guest,
-        });
-        let rows = out.cases.into_iter().map(plain);
-        cases.extend(
-            rows.chain(guest_rows)
-                .chain(extra.into_iter().map(plain))
-                .map(|mut r| {
-                    r.case.case = format!("{prefix}{}", r.case.case);
-                    r
-                }),
-        );
-        plots.extend(out.plots);
-        sensitivity_plot::write_all(name, &review, &args.out_dir, &mut plots)?;
-        reviews.extend(review, &prefix);
+    let report = schedlab_experiments::reproduce(&args.experiment, &opts, &progress)?;
+    if let (Some(path), Some(data)) = (&args.record, &report.record) {
+        let mut text =
+            serde_json::to_string_pretty(data).map_err(|e| Failure::output(e.to_string()))?;
+        text.push('\n');
+        crate::atomic::write_atomic(path, text.as_bytes())
+            .map_err(|e| Failure::output(format!("{}: {e}", path.display())))?;
     }
+    let plots = write_figures(&report, &args.out_dir)?;
     progress.done();
     let text = if args.output.json {
-        let v = serde_json::json!({
-            "experiment": args.experiment,
-            "cases": cases,
-            "headlines": reviews.headlines,
-            "claims": reviews.claims,
-            "assumptions": reviews.assumptions,
-            "not_modelled": reviews.not_modelled,
-            // File names in --out-dir (not full paths: the same run elsewhere prints the
-            // same JSON).
-            "plots": plots
-                .iter()
-                .map(|p| p.strip_prefix(&args.out_dir).unwrap_or(p).display().to_string())
-                .collect::<Vec<_>>(),
-        });
-        // Every case's workload fixes its own seeds: the command takes none.
-        let prov = crate::output::Provenance {
-            seed: None,
-            options: serde_json::json!({
-                "experiment": args.experiment,
-                "no_real": args.no_real,
-                "guest": args.guest,
-                "guest_results": args.guest_results.as_ref().map(|p| p.display().to_string()),
-            }),
-        };
-        let v = prov.stamp(v).map_err(|e| Failure::output(e.to_string()))?;
-        format!(
-            "{}\n",
-            serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
-        )
+        report_json(
+            &report,
+            args.no_real,
+            args.guest,
+            args.guest_results.as_deref(),
+        )?
     } else {
-        render(&args.experiment, &cases, &reviews, &plots)
+        render(&args.experiment, &report.cases, &report.review, &plots)
     };
     emit(&text, args.output.output.as_deref())
 }
 
-/// An experiment's review: headlines with their sensitivity, the seed's claims checked,
-/// assumptions and steps not modelled (empty for experiments without a seed headline).
-fn review_of(
-    name: &str,
-    dir: &Path,
-    progress: &Progress,
-    plots: &mut Vec<PathBuf>,
-) -> Result<Review, Failure> {
-    match name {
-        "illf" => illf::review(dir, progress, plots),
-        "bfs" => bfs_machines::review(dir, progress, plots),
-        "latency" => latency_review::review(progress),
-        "shield" => shield_review::review(progress),
-        "cfs-weights" => cfs_weights_review::review(progress),
-        _ => Ok(Review::default()),
+/// `report` as `reproduce --json` prints it: the report's JSON with the provenance keys
+/// (the options as given; no seed: every case's workload fixes its own). The Python
+/// module returns the same text.
+pub fn report_json(
+    report: &Report,
+    no_real: bool,
+    guest: bool,
+    guest_results: Option<&Path>,
+) -> Result<String, Failure> {
+    let prov = crate::output::Provenance {
+        seed: None,
+        options: serde_json::json!({
+            "experiment": report.experiment,
+            "no_real": no_real,
+            "guest": guest,
+            "guest_results": guest_results.map(|p| p.display().to_string()),
+        }),
+    };
+    let v = prov
+        .stamp(report.to_json())
+        .map_err(|e| Failure::output(e.to_string()))?;
+    Ok(format!(
+        "{}\n",
+        serde_json::to_string(&v).map_err(|e| Failure::output(e.to_string()))?
+    ))
+}
+
+/// Write every figure of `report` into `dir` as SVG (atomically), and remove the
+/// sensitivity charts of headlines a review no longer has; the paths written, in order.
+fn write_figures(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let mut plots = Vec::new();
+    for f in &report.figures {
+        let p = dir.join(&f.file);
+        crate::atomic::write_atomic(&p, f.plot.to_svg().as_bytes())
+            .map_err(|e| Failure::output(format!("cannot write {}: {e}", p.display())))?;
+        plots.push(p);
+    }
+    for (experiment, kept) in &report.sensitivity_charts {
+        remove_stale(experiment, *kept, dir)?;
+    }
+    Ok(plots)
+}
+
+/// Charts an earlier version wrote for headlines the review no longer has would be read
+/// as current: remove `experiment`'s numbered charts after the first `kept`, in sequence
+/// (up to the first number missing).
+fn remove_stale(experiment: &str, kept: usize, dir: &Path) -> Result<(), Failure> {
+    for n in kept + 1.. {
+        let stale = dir.join(format!("{experiment}-sensitivity-{n}.svg"));
+        if !stale.is_file() {
+            break;
+        }
+        std::fs::remove_file(&stale).map_err(|e| {
+            Failure::output(format!(
+                "cannot remove the stale chart {}: {e}",
+                stale.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// A review for the terminal.
+fn render_review(review: &Review) -> String {
+    let mut s = String::new();
+    if !review.headlines.is_empty() {
+        s.push_str("Headlines: the result across the choices that can change it\n\n");
+    }
+    for h in &review.headlines {
+        s.push_str(&wrap_words("", "  ", &h.headline));
+        s.push_str(&wrap_words("  paper: ", "    ", &h.paper));
+        let mut rows = Map::new();
+        for r in &h.sensitivity {
+            let mut v = r.values.as_object().cloned().unwrap_or_default();
+            v.insert("holds".into(), Value::String(yes_no(r.holds).into()));
+            rows.insert(format!("{}: {}", r.choice, r.setting), Value::Object(v));
+        }
+        if let Some(t) = table(&Value::Object(rows)) {
+            s.push_str(&t);
+        }
+        s.push_str(&wrap_words("  verdict: ", "    ", &h.verdict));
+        s.push('\n');
+    }
+    if !review.claims.is_empty() {
+        s.push_str("Claims of the seed, checked\n");
+        for c in &review.claims {
+            s.push_str(&wrap_words(
+                &format!("  [{}] ", c.verdict.label()),
+                "      ",
+                &format!("{} — {}", c.claim, c.why),
+            ));
+        }
+        s.push('\n');
+    }
+    if !review.assumptions.is_empty() {
+        s.push_str("Assumptions (not stated by the seed)\n");
+        for a in &review.assumptions {
+            s.push_str(&wrap_words("  - ", "    ", a));
+        }
+        s.push('\n');
+    }
+    if !review.not_modelled.is_empty() {
+        s.push_str("Not modelled\n");
+        for n in &review.not_modelled {
+            s.push_str(&wrap_words(
+                "  - ",
+                "    ",
+                &format!("{}: {}", n.step, n.why),
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
     }
 }
 
@@ -290,7 +227,7 @@ fn render(name: &str, rows: &[Row], review: &Review, plots: &[PathBuf]) -> Strin
         }
         s.push('\n');
     }
-    s.push_str(&review.render());
+    s.push_str(&render_review(review));
     if !plots.is_empty() {
         s.push_str("plots:\n");
         for p in plots {
@@ -337,64 +274,25 @@ fn table(v: &Value) -> Option<String> {
         None => String::new(),
     };
     let w0 = rows.keys().map(|k| k.chars().count()).max().unwrap_or(0);
-    let widths: Vec<usize> = cols
-        .iter()
-        .map(|c| {
-            rows.values()
-                .map(|r| cell(r, c).chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(c.len())
-        })
-        .collect();
     // Text columns align left, numbers right.
-    let text: Vec<bool> = cols
-        .iter()
-        .map(|c| {
-            rows.values()
-                .any(|r| r.get(*c).is_some_and(Value::is_string))
-        })
-        .collect();
-    let pad = |s: &mut String, v: &str, w: usize, left: bool| {
-        let _ = if left {
-            write!(s, "  {v:<w$}")
-        } else {
-            write!(s, "  {v:>w$}")
-        };
-    };
-    // Columns in blocks that fit the terminal width, each block with the row names again.
-    let mut blocks: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut start = 0;
-    let mut used = 4 + w0;
-    for (i, w) in widths.iter().enumerate() {
-        if i > start && used + 2 + w > WIDTH {
-            blocks.push(start..i);
-            start = i;
-            used = 4 + w0;
-        }
-        used += 2 + w;
+    let mut t = Table::new(std::iter::once("").chain(cols.iter().copied()))
+        .indent("    ")
+        .fit(WIDTH);
+    for (i, c) in cols.iter().enumerate() {
+        let text = rows
+            .values()
+            .any(|r| r.get(*c).is_some_and(Value::is_string));
+        t = t.align_left(i + 1, text);
     }
-    blocks.push(start..cols.len());
+    for (name, r) in rows {
+        t.row(
+            std::iter::once(name.clone())
+                .chain(cols.iter().map(|c| cell(r, c)))
+                .collect(),
+        );
+    }
     let mut s = String::new();
-    for (b, range) in blocks.into_iter().enumerate() {
-        if b > 0 {
-            s.push('\n');
-        }
-        let mut line = format!("    {:w0$}", "");
-        for i in range.clone() {
-            pad(&mut line, cols[i], widths[i], text[i]);
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-        for (name, r) in rows {
-            let mut line = format!("    {name:w0$}");
-            for i in range.clone() {
-                pad(&mut line, &cell(r, cols[i]), widths[i], text[i]);
-            }
-            s.push_str(line.trim_end());
-            s.push('\n');
-        }
-    }
+    t.render(&mut s);
     for (name, r) in side {
         let mut line = format!("    {name:w0$}");
         let indent = " ".repeat(line.chars().count());
@@ -522,33 +420,6 @@ fn compact(v: &Value) -> String {
     out.join("  ")
 }
 
-pub(super) fn fmt_num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
-/// Round to 2 decimals for JSON (results stay deterministic; this is presentation).
-pub fn r2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
-/// Write `content` to `dir/file` atomically and remember the path.
-pub fn write_plot(
-    dir: &Path,
-    file: &str,
-    content: &str,
-    plots: &mut Vec<PathBuf>,
-) -> Result<(), Failure> {
-    let p = dir.join(file);
-    crate::atomic::write_atomic(&p, content.as_bytes())
-        .map_err(|e| Failure::output(format!("cannot write {}: {e}", p.display())))?;
-    plots.push(p);
-    Ok(())
-}
-
 #[cfg(test)]
 mod table_tests {
     use super::table;
@@ -601,5 +472,27 @@ mod table_tests {
             "    difference  bfs_faster_than_cfs_pct=0.04  bfs-nolocality_faster_than_cfs_pct=-0.05"
         );
         assert_eq!(lines[3], "                eevdf_faster_than_cfs_pct=-0.21");
+    }
+
+    /// Charts of headlines no longer reviewed are removed, and nothing else.
+    #[test]
+    fn charts_of_headlines_no_longer_reviewed_are_removed_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("schedlab-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = [
+            "x-sensitivity-1.svg",
+            "x-sensitivity-2.svg",
+            "x-sensitivity-3.svg",
+            "x-sensitivity-5.svg",
+            "y-sensitivity-2.svg",
+        ];
+        for f in files {
+            std::fs::write(dir.join(f), "old").unwrap();
+        }
+        super::remove_stale("x", 1, &dir).unwrap();
+        let left: Vec<bool> = files.iter().map(|f| dir.join(f).exists()).collect();
+        // The kept chart stays; past a gap, and another experiment's, are not ours to judge.
+        assert_eq!(left, [true, false, false, true, true]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,13 +3,14 @@
 //! migration and the runner's per-job costs, `platform.job_costs`) and for real (as
 //! root), same file, same seed, same releases; the table gives each metric on both sides
 //! and the prediction error. With `--no-real` the real side is the last recorded one
-//! (crates/cli/src/builtin/fidelity-real.json, written by `--record FILE`), and so is
+//! (crates/experiments/src/fidelity-real.json, written by `--record FILE`), and so is
 //! the calibration the simulator uses, so the table is reproducible anywhere.
 //! docs/fidelity.md explains each remaining error.
 
 use super::{r2, Case, Outcome};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::workloads::{dur, Draft};
+use crate::Error;
+use crate::Progress;
 use schedlab_linux::calibrate::{self, Calibration};
 use schedlab_linux::host::HostSched;
 use schedlab_linux::measure::RunResult;
@@ -24,10 +25,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The real figures recorded last (`--record`), used by `--no-real`.
-const RECORDED: &str = include_str!("../../builtin/fidelity-real.json");
+const RECORDED: &str = include_str!("fidelity-real.json");
 
 /// The 2-CPU Table-1 analogue (examples/table1-2cpu.yaml).
-const TABLE1: &str = include_str!("../../../../../examples/table1-2cpu.yaml");
+const TABLE1: &str = include_str!("../../../examples/table1-2cpu.yaml");
 
 /// Overloaded: U = 2/5 + 5/7 = 1.11 on one CPU. Under RM the fast task meets every
 /// deadline and the slow one falls further behind at every hyperperiod.
@@ -41,11 +42,11 @@ tasks:
 
 /// Fair tasks beside a real-time one on one CPU: a SCHED_FIFO periodic task (RM), two
 /// interactive fair tasks (run 2 ms, sleep 8 ms) and a CPU hog, under EEVDF (the
-/// kernel's fair class since 6.6) with this host's base slice (`{slice}`).
+/// kernel's fair class since 6.6); [`draft_of`] sets this host's base slice.
 const FAIR_MIX: &str = "name: fair-mix
 platform: { cpus: 1, hz: 250 }
 duration: 3s
-scheduler: { fair: eevdf, eevdf: { base_slice: {slice} } }
+scheduler: { fair: eevdf }
 tasks:
   - { name: rt, runtime: 2ms, period: 10ms }
   - { name: ui, count: 2, run: 2ms, sleep: 8ms }
@@ -160,25 +161,28 @@ impl Costs {
     }
 }
 
-fn yaml_of(key: &str, base_slice_ns: u64) -> String {
+/// The workload of setup `key` (named `name` in errors): its file, and for the fair mix
+/// this host's base slice.
+fn draft_of(key: &str, name: &str, base_slice_ns: u64) -> Result<Draft, Error> {
     if key.starts_with("table1-2cpu") {
-        TABLE1.to_string()
+        Draft::parse(TABLE1, name)
     } else if key.starts_with("overload") {
-        OVERLOAD.to_string()
+        Draft::parse(OVERLOAD, name)
     } else {
-        FAIR_MIX.replace("{slice}", &format!("{base_slice_ns}ns"))
+        let mut d = Draft::parse(FAIR_MIX, name)?;
+        d.eevdf().base_slice = dur(base_slice_ns);
+        Ok(d)
     }
 }
 
 /// The workload of `s`, with `costs` as its platform's costs (None: the file's own).
-fn load(s: &Setup, base_slice_ns: u64, costs: Option<Costs>) -> Result<Workload, Failure> {
+fn load(s: &Setup, base_slice_ns: u64, costs: Option<Costs>) -> Result<Workload, Error> {
     let ov = Overrides {
         policy: Some(s.policy),
         ..Overrides::default()
     };
     let name = format!("<fidelity {}>", s.key);
-    let mut w = Workload::parse_str(&yaml_of(s.key, base_slice_ns), Path::new(&name), &ov)
-        .map_err(Failure::input)?;
+    let mut w = draft_of(s.key, &name, base_slice_ns)?.workload(&ov)?;
     if let Some(m) = s.margin {
         w.scheduler.dl_margin = m;
     }
@@ -293,7 +297,7 @@ pub fn error_pct(sim: f64, real: f64) -> Option<f64> {
     (real != 0.0).then(|| r2(100.0 * (sim - real) / real))
 }
 
-fn simulate_setup(s: &Setup, base: u64, costs: Option<Costs>) -> Result<Metrics, Failure> {
+fn simulate_setup(s: &Setup, base: u64, costs: Option<Costs>) -> Result<Metrics, Error> {
     simulate_seeded(s, base, costs, None)
 }
 
@@ -302,13 +306,13 @@ fn simulate_seeded(
     base: u64,
     costs: Option<Costs>,
     seed: Option<u64>,
-) -> Result<Metrics, Failure> {
+) -> Result<Metrics, Error> {
     let mut w = load(s, base, costs)?;
     if let Some(seed) = seed {
         w.seed = seed;
     }
     let r = simulate(&w, &SimOptions { trace: true })
-        .map_err(|e| Failure::input(format!("fidelity {}: {e}", s.key)))?;
+        .map_err(|e| Error::input(format!("fidelity {}: {e}", s.key)))?;
     Ok(sim_metrics(&r))
 }
 
@@ -325,7 +329,7 @@ fn seed_ranges(
     base: u64,
     costs: Costs,
     own: &Metrics,
-) -> Result<BTreeMap<String, (f64, f64)>, Failure> {
+) -> Result<BTreeMap<String, (f64, f64)>, Error> {
     let own_seed = load(s, base, Some(costs))?.seed;
     let mut out: BTreeMap<String, (f64, f64)> =
         rows_of(own).into_iter().map(|(l, v)| (l, (v, v))).collect();
@@ -358,19 +362,19 @@ fn rows_of(m: &Metrics) -> Vec<(String, f64)> {
 }
 
 /// The recorded real side built into the binary.
-pub fn recorded() -> Result<Record, Failure> {
-    serde_json::from_str(RECORDED)
-        .map_err(|e| Failure::bug(format!("built-in fidelity record: {e}")))
+pub fn recorded() -> Result<Record, Error> {
+    serde_json::from_str(RECORDED).map_err(|e| Error::bug(format!("built-in fidelity record: {e}")))
 }
 
 /// Run the comparison. `real`: measure this machine (root) instead of using the
-/// record; `record`: write what was measured there.
-pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Outcome, Failure> {
+/// record; `record`: the file the caller will write what was measured to (checked here,
+/// before 20 s of real runs); what was measured is then in [`Outcome::record`].
+pub fn run(progress: &dyn Progress, real: bool, record: Option<&Path>) -> Result<Outcome, Error> {
     if let Some(path) = record {
         // Said before 20 s of real runs, not after them.
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) || path.is_dir() {
-            return Err(Failure::output(format!(
+            return Err(Error::output(format!(
                 "--record {}: its directory does not exist or it is a directory",
                 path.display()
             )));
@@ -383,7 +387,7 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
         false => Some("--no-real".to_string()),
     };
     if let (Some(path), Some(why)) = (record, &cannot) {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "--record {}: nothing measured to record ({why})",
             path.display()
         )));
@@ -392,13 +396,6 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
         None => (measure(progress)?, "measured now".to_string()),
         Some(why) => (recorded()?, format!("recorded, not measured: {why}")),
     };
-    if let Some(path) = record {
-        let mut text =
-            serde_json::to_string_pretty(&data).map_err(|e| Failure::output(e.to_string()))?;
-        text.push('\n');
-        crate::atomic::write_atomic(path, text.as_bytes())
-            .map_err(|e| Failure::output(format!("{}: {e}", path.display())))?;
-    }
     let mut cases = Vec::new();
     let mut table = serde_json::Map::new();
     for (i, s) in SETUPS.iter().enumerate() {
@@ -467,7 +464,8 @@ pub fn run(progress: &Progress, real: bool, record: Option<&Path>) -> Result<Out
     });
     Ok(Outcome {
         cases,
-        plots: Vec::new(),
+        figures: Vec::new(),
+        record: record.map(|_| data),
     })
 }
 
@@ -490,7 +488,7 @@ fn note(sim: &Metrics, plain: &Metrics, real: Option<&Metrics>) -> String {
 }
 
 /// Measure this machine: calibrate, then run every setup for real.
-fn measure(progress: &Progress) -> Result<Record, Failure> {
+fn measure(progress: &dyn Progress) -> Result<Record, Error> {
     progress.step("[fidelity] calibrating this machine (about 3 s)...");
     let cal = calibrate::calibrate();
     let host = HostSched::read();
@@ -511,13 +509,13 @@ fn measure(progress: &Progress) -> Result<Record, Failure> {
             trace: true,
             ..RunConfig::default()
         };
-        let r = runner::run(&w, &cfg)
-            .map_err(|e| Failure::input(format!("fidelity {}: {e}", s.key)))?;
+        let r =
+            runner::run(&w, &cfg).map_err(|e| Error::input(format!("fidelity {}: {e}", s.key)))?;
         if let Some(why) = &r.stopped_by {
-            return Err(Failure {
-                code: if why == "SIGINT" { 130 } else { 1 },
-                message: format!("the real run of {} was stopped by {why}", s.key),
-            });
+            return Err(Error::stopped(
+                why,
+                format!("the real run of {} was stopped by {why}", s.key),
+            ));
         }
         cases.insert(s.key.to_string(), real_metrics(&r));
     }

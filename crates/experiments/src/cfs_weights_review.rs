@@ -5,14 +5,15 @@
 //! direction checked, the table sizes included.
 
 use super::cfs_weights::{
-    fibo_app_sysbench, fibo_sysbench, fibo_sysbench_4cpu, finished_ms, mix, order_vs, run, share,
-    vruntime_s, weight, TABLES,
+    draft, fibo_app_sysbench, fibo_sysbench, fibo_sysbench_4cpu, finished_ms, mix, order_vs, run,
+    run_draft, share, vruntime_s, weight, TABLES,
 };
 use super::r2;
 use super::review::{row, Review, Verdict};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::Error;
+use crate::Progress;
 use schedlab_model::WeightTable;
+use schedlab_sim::SimResult;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -42,16 +43,20 @@ fn batch_mix(batch: i8) -> String {
 }
 
 /// When the last batch job (tasks 0 and 1) finished, ms.
-fn batch_done(yaml: &str, table: &str) -> Result<f64, Failure> {
-    let r = run(yaml, table)?;
-    Ok([0, 1]
+fn batch_done(yaml: &str, table: &str) -> Result<f64, Error> {
+    Ok(batch_finished(&run(yaml, table)?))
+}
+
+/// When the later of the two batch jobs finished (ms; infinite if one did not).
+fn batch_finished(r: &SimResult) -> f64 {
+    [0, 1]
         .iter()
-        .map(|&i| finished_ms(&r, i).as_f64().unwrap_or(f64::INFINITY))
-        .fold(0.0, f64::max))
+        .map(|&i| finished_ms(r, i).as_f64().unwrap_or(f64::INFINITY))
+        .fold(0.0, f64::max)
 }
 
 /// Seed 004's review.
-pub fn review(progress: &Progress) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
 
     // Fig. 2: finer weights, smaller vruntime — fibo in the shared-nice-0 mix, for each
@@ -262,8 +267,8 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
         ),
     );
     let y2 = fibo_sysbench(0, 0);
-    let y4 = y2.replace("count: 2", "count: 4");
-    let (t2, t4) = (batch_done(&y2, "linux")?, batch_done(&y4, "linux")?);
+    let d4 = draft(&y2)?.with_count("sysbench", 4)?.with_weights("linux");
+    let (t2, t4) = (batch_done(&y2, "linux")?, batch_finished(&run_draft(&d4)?));
     let spread = TABLES
         .iter()
         .map(|t| batch_done(&y2, t))

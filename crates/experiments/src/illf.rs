@@ -5,14 +5,15 @@
 //! asks for more than 80% of a CPU, so it never engages (docs/reproduction.md).
 
 use super::review::{row, Review, Row, Verdict};
-use super::{r2, sim, write_plot, Case, Outcome};
-use crate::failure::Failure;
-use crate::plot::{Chart, Series};
-use crate::progress::Progress;
+use super::{r2, sim, Case, Outcome};
+use crate::figure::{Chart, Figure, Series};
+use crate::workloads::Draft;
+use crate::Error;
+use crate::Progress;
+use schedlab_model::spec::IllfSpec;
 use schedlab_model::Policy;
 use schedlab_sim::SimResult;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 
 const MS: u64 = 1_000_000;
 
@@ -34,7 +35,7 @@ fn dhall(m: u64, p_ms: u64, e_ms: u64) -> String {
 const E2: &str = "name: e2
 platform: { cpus: 1, hz: 1000 }
 duration: 100ms
-scheduler: { placement: linux, illf: ILLF }
+scheduler: { placement: linux }
 tasks:
   - { name: t1, runtime: 5ms, period: 50ms }
   - { name: t2, runtime: 5ms, period: 50ms }
@@ -44,7 +45,7 @@ tasks:
 const PARTITION: &str = "name: table1-partition
 platform: { cpus: 1, hz: 1000 }
 duration: 3s
-scheduler: { placement: linux, illf: ILLF }
+scheduler: { placement: linux }
 tasks:
   - { name: T1, runtime: 60ms, period: 100ms }
   - { name: T5, runtime: 5ms, period: 60ms }
@@ -126,12 +127,40 @@ fn rates(r: &SimResult) -> Value {
     })
 }
 
-fn with_illf(yaml: &str, illf: &str) -> String {
-    yaml.replace("ILLF", illf)
+/// The ILLF option sets the experiments compare (`scheduler.illf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IllfOpts {
+    /// The four rules, the swap at every pick (Algorithm 2), its `S_k >= R_q`.
+    Default,
+    /// Rules 1-3 only: LLF with rule 3, no swap.
+    Rules123,
+    /// Rule 4's swap at activations only (the paper's narrative of E2).
+    SwapAtActivation,
+    /// The prose's strict `R_q < S_k`.
+    Strict,
 }
 
-/// Run every case and write the two sweep plots into `dir`.
-pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
+impl IllfOpts {
+    /// Set these options in `illf`.
+    pub fn apply(self, illf: &mut IllfSpec) {
+        match self {
+            IllfOpts::Default => {}
+            IllfOpts::Rules123 => illf.rules = Some(vec![1, 2, 3]),
+            IllfOpts::SwapAtActivation => illf.swap_at = Some("activation".into()),
+            IllfOpts::Strict => illf.strict = Some(true),
+        }
+    }
+}
+
+/// `yaml` (named `name` in errors) with the ILLF options `illf`.
+fn with_illf(yaml: &str, name: &str, illf: IllfOpts) -> Result<Draft, Error> {
+    let mut d = Draft::parse(yaml, name)?;
+    illf.apply(d.illf());
+    Ok(d)
+}
+
+/// Run every case; the two sweeps are also plotted.
+pub fn run(progress: &dyn Progress) -> Result<Outcome, Error> {
     let mut cases = Vec::new();
     let mut plots = Vec::new();
 
@@ -165,24 +194,28 @@ pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
     // E2: one run queue, three variants of the laxity rules.
     progress.step("illf: E2");
     let names = ["t1", "t2", "t3"];
-    let variants: [(&str, Policy, &str); 5] = [
-        ("edf", Policy::Edf, "{}"),
-        ("llf", Policy::Llf, "{}"),
+    let variants: [(&str, Policy, IllfOpts); 5] = [
+        ("edf", Policy::Edf, IllfOpts::Default),
+        ("llf", Policy::Llf, IllfOpts::Default),
         (
             "llf+rule3 (illf rules 1-3)",
             Policy::Illf,
-            "{ rules: [1, 2, 3] }",
+            IllfOpts::Rules123,
         ),
-        ("illf, swap at every pick (Algorithm 2)", Policy::Illf, "{}"),
+        (
+            "illf, swap at every pick (Algorithm 2)",
+            Policy::Illf,
+            IllfOpts::Default,
+        ),
         (
             "illf, swap at activation only (paper's narrative)",
             Policy::Illf,
-            "{ swap_at: activation }",
+            IllfOpts::SwapAtActivation,
         ),
     ];
     let mut e2 = serde_json::Map::new();
     for (label, pol, opts) in variants {
-        let r = sim(&with_illf(E2, opts), "e2", pol, true)?;
+        let r = with_illf(E2, "e2", opts)?.simulate(pol, true)?;
         e2.insert(
             label.into(),
             json!({
@@ -214,12 +247,12 @@ pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
     progress.step("illf: Table 1 partition");
     let mut part = serde_json::Map::new();
     for (label, pol, opts) in [
-        ("edf", Policy::Edf, "{}"),
-        ("llf", Policy::Llf, "{}"),
-        ("llf+rule3", Policy::Illf, "{ rules: [1, 2, 3] }"),
-        ("illf", Policy::Illf, "{}"),
+        ("edf", Policy::Edf, IllfOpts::Default),
+        ("llf", Policy::Llf, IllfOpts::Default),
+        ("llf+rule3", Policy::Illf, IllfOpts::Rules123),
+        ("illf", Policy::Illf, IllfOpts::Default),
     ] {
-        let r = sim(&with_illf(PARTITION, opts), "partition", pol, true)?;
+        let r = with_illf(PARTITION, "partition", opts)?.simulate(pol, true)?;
         part.insert(
             label.into(),
             json!({
@@ -360,19 +393,17 @@ pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
         y_label: "context switches per CPU per second".into(),
         series: fig5,
     };
-    write_plot(dir, "illf-fig4.svg", &chart4.to_svg(), &mut plots)?;
-    write_plot(dir, "illf-fig5.svg", &chart5.to_svg(), &mut plots)?;
-    Ok(Outcome { cases, plots })
+    plots.push(Figure::new("illf-fig4.svg", chart4));
+    plots.push(Figure::new("illf-fig5.svg", chart5));
+    Ok(Outcome::new(cases, plots))
 }
 
 /// Table 1's task set with the choices a reviewer may vary: placement, tick rate, ILLF
 /// options and the order the tasks are created in (which decides their first CPU).
 /// `interleaved`: T1 S1 T2 S2 T3 S3 T4 S4 S5..S8, so that two big tasks start on CPU 0
 /// (placed i mod 4) instead of the paper's one big and two small per CPU.
-fn table1(placement: &str, hz: u64, illf: &str, interleaved: bool) -> String {
-    let mut y = format!(
-        "name: table1\nplatform: {{ cpus: 4, hz: {hz} }}\nduration: 3s\nscheduler: {{ placement: {placement}, illf: {illf} }}\ntasks:\n"
-    );
+fn table1(placement: &str, hz: u32, illf: IllfOpts, interleaved: bool) -> Result<Draft, Error> {
+    let mut y = "name: table1\nplatform: { cpus: 4, hz: 1000 }\nduration: 3s\nscheduler: { placement: linux }\ntasks:\n".to_string();
     let big = |i: usize| format!("  - {{ name: T{i}, runtime: 60ms, period: 100ms }}\n");
     let small = |i: usize| format!("  - {{ name: S{i}, runtime: 5ms, period: 60ms }}\n");
     if interleaved {
@@ -391,7 +422,10 @@ fn table1(placement: &str, hz: u64, illf: &str, interleaved: bool) -> String {
             y += &small(i);
         }
     }
-    y
+    let mut d = Draft::parse(&y, "table1")?.with_hz(hz);
+    d.scheduler().placement = Some(placement.into());
+    illf.apply(d.illf());
+    Ok(d)
 }
 
 /// Switches per CPU per second: with idle counted (vmstat's `cs`, the default) or
@@ -405,11 +439,11 @@ fn switch_rate(r: &SimResult, task_only: bool) -> f64 {
 }
 
 /// The Table 1 rates of EDF, LLF and ILLF under one set of choices, with misses.
-fn table1_rates(yaml: &str, task_only: bool) -> Result<([f64; 3], u64), Failure> {
+fn table1_rates(table1: &Draft, task_only: bool) -> Result<([f64; 3], u64), Error> {
     let mut got = [0.0; 3];
     let mut misses = 0;
     for (i, (_, pol)) in POLICIES.iter().enumerate() {
-        let r = sim(yaml, "table1", *pol, false)?;
+        let r = table1.simulate(*pol, false)?;
         got[i] = switch_rate(&r, task_only);
         misses += r.deadline_misses;
     }
@@ -423,9 +457,9 @@ struct Choice {
     /// Its setting.
     setting: &'static str,
     placement: &'static str,
-    hz: u64,
+    hz: u32,
     /// `scheduler.illf` options.
-    illf: &'static str,
+    illf: IllfOpts,
     /// Task-to-task switches instead of switches with idle counted.
     task_only: bool,
     /// Fig. 4 periods rounded to 1 µs instead of 1 ms; Table 1: the interleaved order.
@@ -438,7 +472,7 @@ const fn choice(choice: &'static str, setting: &'static str) -> Choice {
         setting,
         placement: "linux",
         hz: 1000,
-        illf: "{}",
+        illf: IllfOpts::Default,
         task_only: false,
         alt: false,
     }
@@ -450,7 +484,7 @@ const TASK_ONLY: Choice = Choice {
     ..choice("switch metric", "task-to-task only")
 };
 const SWAP_AT_ACTIVATION: Choice = Choice {
-    illf: "{ swap_at: activation }",
+    illf: IllfOpts::SwapAtActivation,
     ..choice("ILLF swap", "at activation only")
 };
 const GLOBAL: Choice = Choice {
@@ -480,7 +514,7 @@ const TABLE1_CHOICES: [Choice; 9] = [
     },
     SWAP_AT_ACTIVATION,
     Choice {
-        illf: "{ strict: true }",
+        illf: IllfOpts::Strict,
         ..choice("ILLF swap condition", "strict (prose)")
     },
     TASK_ONLY,
@@ -498,24 +532,18 @@ const TABLE1_CHOICES: [Choice; 9] = [
     },
 ];
 
-/// A generated sweep workload with a choice's placement, HZ and ILLF options.
-fn set_choice(yaml: &str, c: &Choice) -> String {
-    yaml.replace("hz: 1000", &format!("hz: {}", c.hz)).replace(
-        "scheduler: { placement: linux }",
-        &format!(
-            "scheduler: {{ placement: {}, illf: {} }}",
-            c.placement, c.illf
-        ),
-    )
+/// A generated sweep workload (named `name` in errors) with a choice's placement, HZ
+/// and ILLF options.
+fn set_choice(yaml: &str, name: &str, c: &Choice) -> Result<Draft, Error> {
+    let mut d = Draft::parse(yaml, name)?.with_hz(c.hz);
+    d.scheduler().placement = Some(c.placement.into());
+    c.illf.apply(d.illf());
+    Ok(d)
 }
 
 /// Seed 000's headlines across the choices that can change them, its claims checked,
 /// assumptions and what is not modelled; the Fig. 4 sensitivity is also plotted.
-pub fn review(
-    dir: &Path,
-    progress: &Progress,
-    plots: &mut Vec<PathBuf>,
-) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
 
     // E1: the Dhall effect, for several M.
@@ -548,19 +576,23 @@ pub fn review(
     progress.step("illf review: E2");
     let mut rows = Vec::new();
     for (choice, setting, opts) in [
-        ("default", "swap at every pick (Algorithm 2)", "{}"),
+        (
+            "default",
+            "swap at every pick (Algorithm 2)",
+            IllfOpts::Default,
+        ),
         (
             "ILLF swap",
             "at activation only (paper's narrative)",
-            "{ swap_at: activation }",
+            IllfOpts::SwapAtActivation,
         ),
         (
             "ILLF swap condition",
             "strict R_q < S_k (the prose)",
-            "{ strict: true }",
+            IllfOpts::Strict,
         ),
     ] {
-        let r = sim(&with_illf(E2, opts), "e2", Policy::Illf, true)?;
+        let r = with_illf(E2, "e2", opts)?.simulate(Policy::Illf, true)?;
         let o = order(&r, &["t1", "t2", "t3"], 100 * MS);
         let holds = o.starts_with("t1 t3 t2 t3") && r.deadline_misses == 0;
         rows.push(row(
@@ -582,30 +614,37 @@ pub fn review(
     progress.step("illf review: Table 1 partition");
     let mut rows = Vec::new();
     for (choice, setting, hz, opts) in [
-        ("default", "swap at every pick, HZ 1000", 1000u64, "{}"),
+        (
+            "default",
+            "swap at every pick, HZ 1000",
+            1000u32,
+            IllfOpts::Default,
+        ),
         (
             "ILLF swap",
             "at activation only",
             1000,
-            "{ swap_at: activation }",
+            IllfOpts::SwapAtActivation,
         ),
         (
             "ILLF swap condition",
             "strict (the prose)",
             1000,
-            "{ strict: true }",
+            IllfOpts::Strict,
         ),
-        ("tick", "HZ 250", 250, "{}"),
+        ("tick", "HZ 250", 250, IllfOpts::Default),
     ] {
-        let y = PARTITION.replace("hz: 1000", &format!("hz: {hz}"));
+        let y = Draft::parse(PARTITION, "partition")?.with_hz(hz);
         let mut v = [(0u64, 0u64); 3];
         let runs = [
-            (Policy::Edf, "{}"),
-            (Policy::Illf, "{ rules: [1, 2, 3] }"),
+            (Policy::Edf, IllfOpts::Default),
+            (Policy::Illf, IllfOpts::Rules123),
             (Policy::Illf, opts),
         ];
         for (i, (pol, o)) in runs.into_iter().enumerate() {
-            let r = sim(&with_illf(&y, o), "partition", pol, true)?;
+            let mut d = y.clone();
+            o.apply(d.illf());
+            let r = d.simulate(pol, true)?;
             v[i] = (r.deadline_misses, r.dispatches(300 * MS));
         }
         let holds = v[1].0 > 0 && v[2].0 == 0 && v[2].1 < v[0].1;
@@ -637,8 +676,8 @@ pub fn review(
             "illf review: Table 1, {}: {}",
             c.choice, c.setting
         ));
-        let yaml = table1(c.placement, c.hz, c.illf, c.alt);
-        let (g, misses) = table1_rates(&yaml, c.task_only)?;
+        let t1 = table1(c.placement, c.hz, c.illf, c.alt)?;
+        let (g, misses) = table1_rates(&t1, c.task_only)?;
         let vals = json!({
             "edf": r2(g[0]),
             "llf": r2(g[1]),
@@ -682,9 +721,9 @@ pub fn review(
         let mut ratio = Vec::new();
         for &u in &us {
             let grain = if c.alt { 1 } else { 1000 };
-            let y = set_choice(&case1_with(u, seconds, grain), c);
-            let e = switch_rate(&sim(&y, "case1", Policy::Edf, false)?, c.task_only);
-            let i = switch_rate(&sim(&y, "case1", Policy::Illf, false)?, c.task_only);
+            let y = set_choice(&case1_with(u, seconds, grain), "case1", c)?;
+            let e = switch_rate(&y.simulate(Policy::Edf, false)?, c.task_only);
+            let i = switch_rate(&y.simulate(Policy::Illf, false)?, c.task_only);
             ratio.push(i / e);
         }
         if k == 0 {
@@ -732,7 +771,8 @@ pub fn review(
         y_label: "ILLF rate / EDF rate".into(),
         series: ratio_series,
     };
-    write_plot(dir, "illf-fig4-sensitivity.svg", &chart.to_svg(), plots)?;
+    rv.figures
+        .push(Figure::new("illf-fig4-sensitivity.svg", chart));
 
     // Fig. 5: LLF far above EDF and ILLF with equal laxities.
     let mut rows = Vec::new();
@@ -742,8 +782,8 @@ pub fn review(
         let mut worst = f64::MAX;
         let mut llf = Vec::new();
         for s0 in [200u64, 230, 270] {
-            let y = set_choice(&case2(s0, seconds), c);
-            let rate = |p| sim(&y, "case2", p, false).map(|r| switch_rate(&r, c.task_only));
+            let y = set_choice(&case2(s0, seconds), "case2", c)?;
+            let rate = |p| y.simulate(p, false).map(|r| switch_rate(&r, c.task_only));
             let (e, l, i) = (rate(Policy::Edf)?, rate(Policy::Llf)?, rate(Policy::Illf)?);
             worst = worst.min(l / e.max(i));
             llf.push(l);
@@ -845,9 +885,9 @@ pub fn review(
         Verdict::of(rv.headlines.last().is_some_and(|h| h.sensitivity[0].holds)),
         "at least twice as often (headline above)",
     );
-    let t1_yaml = table1("linux", 1000, "{}", false);
-    let lax_illf = sim(&t1_yaml, "table1", Policy::Illf, false)?.laxity_evaluations;
-    let lax_llf = sim(&t1_yaml, "table1", Policy::Llf, false)?.laxity_evaluations;
+    let t1 = table1("linux", 1000, IllfOpts::Default, false)?;
+    let lax_illf = t1.simulate(Policy::Illf, false)?.laxity_evaluations;
+    let lax_llf = t1.simulate(Policy::Llf, false)?.laxity_evaluations;
     let ut = |s0: f64| {
         (1..=16)
             .map(|i| 5.0 * i as f64 / (5.0 * i as f64 + s0))
@@ -917,6 +957,7 @@ fn onset(us: &[u64], ratio: &[f64], threshold: f64) -> Option<u64> {
 mod tests {
     use super::*;
     use schedlab_model::{Overrides, Workload};
+    use std::path::Path;
 
     #[test]
     fn case_generators_follow_the_paper_formulas() {

@@ -3,90 +3,108 @@
 //! give — how many timers the RT core holds, what moving one costs, the wake-up cost,
 //! the tick rate and the number of cores — with its claims checked.
 
-use super::latency::simulate_probe;
+use super::latency::probe_run;
 use super::review::{row, Review, Verdict};
 use super::shield::board;
 use super::{r2, Case};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::workloads::{dur, Draft};
+use crate::Error;
+use crate::Progress;
+use schedlab_model::spec::TimerGroupSpec;
+use schedlab_model::time::MS;
+use schedlab_model::Overrides;
 use serde_json::{json, Map, Value};
 
-/// A variation of the board: (choice, setting, substitutions in the board's text).
+/// A variation of the board: (choice, setting, its change to the board).
 type Variation = (
     &'static str,
     &'static str,
-    &'static [(&'static str, &'static str)],
+    fn(&mut Draft) -> Result<(), Error>,
 );
+
+/// The board's timer group `name`.
+fn group<'a>(d: &'a mut Draft, name: &str) -> Result<&'a mut TimerGroupSpec, Error> {
+    d.timers()
+        .groups
+        .iter_mut()
+        .flatten()
+        .find(|g| g.name.as_deref() == Some(name))
+        .ok_or_else(|| {
+            Error::bug(format!(
+                "shield review: no timer group `{name}` in the board"
+            ))
+        })
+}
+
+/// The board on `cpus` CPUs with the RT core (isolated, the probe's) the last one.
+fn cores(d: &mut Draft, cpus: u64) -> Result<(), Error> {
+    let rt = cpus as i64 - 1;
+    d.platform().cpus = Some(cpus);
+    let isolated = d.platform().isolated.as_mut();
+    *isolated.ok_or_else(|| Error::bug("shield review: the board has no shield"))? = vec![rt];
+    d.task("rt")?.affinity = Some(vec![rt]);
+    Ok(())
+}
 
 const VARIATIONS: [Variation; 9] = [
     (
         "default",
         "2200 timers x 0.5 us, wake-up 25 us, 4 cores, HZ 1000",
-        &[],
+        |_| Ok(()),
     ),
-    (
-        "timers on the RT core",
-        "1000",
-        &[("count: 2200", "count: 1000")],
-    ),
-    (
-        "timers on the RT core",
-        "4000",
-        &[("count: 2200", "count: 4000")],
-    ),
-    (
-        "cost per timer moved",
-        "0.25 us",
-        &[("cascade_per_timer: 500ns", "cascade_per_timer: 250ns")],
-    ),
-    (
-        "cost per timer moved",
-        "1 us",
-        &[("cascade_per_timer: 500ns", "cascade_per_timer: 1us")],
-    ),
+    ("timers on the RT core", "1000", |d| {
+        group(d, "connections")?.count = Some(1000);
+        Ok(())
+    }),
+    ("timers on the RT core", "4000", |d| {
+        group(d, "connections")?.count = Some(4000);
+        Ok(())
+    }),
+    ("cost per timer moved", "0.25 us", |d| {
+        d.timers().cascade_per_timer = dur(250);
+        Ok(())
+    }),
+    ("cost per timer moved", "1 us", |d| {
+        d.timers().cascade_per_timer = dur(1_000);
+        Ok(())
+    }),
     (
         "wake-up cost",
         "35 us (calibrate's median here: 25-35 us)",
-        &[("wakeup_cost: 25us", "wakeup_cost: 35us")],
+        |d| {
+            d.platform().wakeup_cost = dur(35_000);
+            Ok(())
+        },
     ),
-    ("tick", "HZ 250", &[("hz: 1000", "hz: 250")]),
-    (
-        "cores",
-        "2 (RT core 1)",
-        &[
-            ("cpus: 4", "cpus: 2"),
-            ("isolated: [3]", "isolated: [1]"),
-            ("affinity: [3]", "affinity: [1]"),
-        ],
-    ),
-    (
-        "cores",
-        "8 (RT core 7)",
-        &[
-            ("cpus: 4", "cpus: 8"),
-            ("isolated: [3]", "isolated: [7]"),
-            ("affinity: [3]", "affinity: [7]"),
-        ],
-    ),
+    ("tick", "HZ 250", |d| {
+        d.platform().hz = Some(250);
+        Ok(())
+    }),
+    ("cores", "2 (RT core 1)", |d| cores(d, 2)),
+    ("cores", "8 (RT core 7)", |d| cores(d, 8)),
 ];
 
-/// The board with a variation applied; an error when a substitution finds nothing.
-fn varied(shield: bool, migrate: bool, v: &Variation) -> Result<String, Failure> {
-    let mut y = board(shield, migrate, "cascading");
-    for (from, to) in v.2 {
-        if !y.contains(from) {
-            return Err(Failure::input(format!(
-                "shield review: `{from}` not in the board"
-            )));
-        }
-        y = y.replacen(from, to, 1);
-    }
-    Ok(y)
+/// The board (see [`board`]) as a draft.
+fn board_draft(shield: bool, migrate: bool, wheel: &str) -> Result<Draft, Error> {
+    Draft::parse(&board(shield, migrate, wheel), "seed-003.yaml")
+}
+
+/// The board with a variation applied.
+fn varied(shield: bool, migrate: bool, v: &Variation) -> Result<Draft, Error> {
+    varied_on(shield, migrate, v, "cascading")
+}
+
+/// [`varied`] with the timer wheel `wheel` (`cascading` or `hierarchical`).
+fn varied_on(shield: bool, migrate: bool, v: &Variation, wheel: &str) -> Result<Draft, Error> {
+    let mut d = board_draft(shield, migrate, wheel)?;
+    (v.2)(&mut d)?;
+    Ok(d)
 }
 
 /// (max µs, p99 µs, share ≤ 100 µs, largest cascade on the RT core in µs).
-fn measure(y: &str) -> Result<(f64, f64, f64, f64), Failure> {
-    let (l, r) = simulate_probe(y, "seed-003.yaml")?;
+fn measure(d: &Draft) -> Result<(f64, f64, f64, f64), Error> {
+    let w = d.workload(&Overrides::default())?;
+    let (l, r) = probe_run(&w, "seed-003.yaml")?;
     let rt = r
         .kernel
         .as_ref()
@@ -103,7 +121,7 @@ fn measure(y: &str) -> Result<(f64, f64, f64, f64), Failure> {
 }
 
 /// Seed 003's review.
-pub fn review(progress: &Progress) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
     let (mut spike, mut size, mut moved) = (Vec::new(), Vec::new(), Vec::new());
     for v in &VARIATIONS {
@@ -124,7 +142,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     let a_holds = spike[0].holds;
     let num = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
     progress.step("shield review: no shield");
-    let unshielded = measure(&board(false, false, "cascading"))?;
+    let unshielded = measure(&board_draft(false, false, "cascading")?)?;
     let a_robust = size.iter().all(|r| r.holds);
     let b_robust = moved.iter().all(|r| r.holds);
     rv.headline(
@@ -193,33 +211,39 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
         (
             "default",
             "both halves: timers moved, new registrations forbidden",
-            "true",
-            "2200",
+            true,
+            2200,
         ),
         (
             "technique",
             "first half only: timers moved, new ones allowed",
-            "false",
-            "2200",
+            false,
+            2200,
         ),
         (
             "technique",
             "first half only, 500 timers registered",
-            "false",
-            "500",
+            false,
+            500,
         ),
     ] {
         progress.step(&format!("shield review: {setting}"));
-        let y = board(true, true, "cascading")
-            .replacen("migrate: true\n", &format!("migrate: true\n    forbid_new: {forbid}\n"), 1)
-            .replacen(
-                "periodic: true }\n",
-                &format!("periodic: true }}\n      - {{ name: application, count: {count}, timeout: 300ms, spread: 200ms, offset: 500ms, cpus: [3] }}\n"),
-                1,
-            );
-        if !y.contains("name: application") || !y.contains("forbid_new") {
-            return Err(Failure::input("shield review: the board changed shape"));
-        }
+        // The application's timers, registered on the RT core 500 ms into the run.
+        let mut d = board_draft(true, true, "cascading")?;
+        d.timers().forbid_new = Some(forbid);
+        d.timers()
+            .groups
+            .get_or_insert_with(Vec::new)
+            .push(TimerGroupSpec {
+                name: Some("application".into()),
+                count: Some(count),
+                timeout: dur(300 * MS),
+                spread: dur(200 * MS),
+                offset: dur(500 * MS),
+                cpus: Some(vec![3]),
+                ..TimerGroupSpec::default()
+            });
+        let y = d;
         let x = measure(&y)?;
         rows.push(row(
             choice,
@@ -246,7 +270,7 @@ pub fn review(progress: &Progress) -> Result<Review, Failure> {
     let mut t = Map::new();
     for v in &VARIATIONS[..3] {
         progress.step(&format!("shield review: v4.8+ wheel, {}", v.1));
-        let y = varied(true, false, v)?.replace("wheel: cascading", "wheel: hierarchical");
+        let y = varied_on(true, false, v, "hierarchical")?;
         let x = measure(&y)?;
         t.insert(v.1.into(), json!({ "max_us": x.0, "p99_us": x.1 }));
     }

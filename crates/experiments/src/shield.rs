@@ -6,13 +6,12 @@
 //! (docs/reproduction.md).
 
 use super::latency::{log_hist, measure, real_figures, real_possible, sim_figures, simulate_probe};
-use super::{write_plot, Case, Outcome};
-use crate::failure::Failure;
-use crate::plot::Chart;
-use crate::progress::Progress;
+use super::{Case, Outcome};
+use crate::figure::{Chart, Figure};
+use crate::Error;
+use crate::Progress;
 use schedlab_linux::latency::ProbePolicy;
 use serde_json::{json, Value};
-use std::path::Path;
 
 /// The board: 4 cores at HZ 1000 with the RT patch; the RT task (the probe) on core 3;
 /// general work (file and network processing that disables interrupts for up to 600 us)
@@ -52,7 +51,7 @@ tasks:
 }
 
 /// Run the experiment. `real`: also measure on this host when it allows.
-pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failure> {
+pub fn run(progress: &dyn Progress, real: bool) -> Result<Outcome, Error> {
     let real_ok = if real {
         real_possible()
     } else {
@@ -170,8 +169,8 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
         y_label: "log10(1 + samples)".into(),
         series,
     };
-    write_plot(dir, "shield-histograms.svg", &chart.to_svg(), &mut plots)?;
-    Ok(Outcome { cases, plots })
+    plots.push(Figure::new("shield-histograms.svg", chart));
+    Ok(Outcome::new(cases, plots))
 }
 
 /// Share of samples at most `us` microseconds.

@@ -11,10 +11,11 @@
 //! scaling and no real dependencies between the stages of a pipeline, so its makespans
 //! are not the seed's seconds (docs/reproduction.md says what follows and what does not).
 
-use super::{bfs_machines, r2, write_plot, Case, Outcome};
-use crate::failure::Failure;
-use crate::plot::{Chart, Series};
-use crate::progress::Progress;
+use super::{bfs_machines, r2, Case, Outcome};
+use crate::figure::{Chart, Figure, Series};
+use crate::workloads::{dur, Draft};
+use crate::Error;
+use crate::Progress;
 use schedlab_model::{Overrides, Phase, Policy, Workload};
 use schedlab_sim::{simulate, SimError, SimOptions, SimResult};
 use serde_json::{json, Map, Value};
@@ -109,13 +110,9 @@ const CASE_DURATION: &str = "30s";
 /// The shortest possible makespan on 4 CPUs, ns: the total work spread evenly, or the
 /// task that needs longest on its own (its start, its work and the sleeps between its
 /// bursts), whichever is longer.
-fn ideal_makespan(yaml: &str) -> Result<u64, Failure> {
-    let w = Workload::parse_str(
-        &yaml.replace("PLATFORM", "").replace("LOCALITY", "true"),
-        Path::new("bfs"),
-        &Overrides::default(),
-    )
-    .map_err(Failure::input)?;
+fn ideal_makespan(yaml: &str) -> Result<u64, Error> {
+    let w =
+        Workload::parse_str(yaml, Path::new("bfs"), &Overrides::default()).map_err(Error::input)?;
     let total: u64 = w.tasks.iter().filter_map(|t| t.work).sum();
     let alone = w
         .tasks
@@ -140,24 +137,22 @@ pub(super) fn try_sim(
     policy: Policy,
     locality: bool,
     costs: bool,
-) -> Result<Option<SimResult>, Failure> {
-    let platform = if costs {
-        ", context_switch: 2us, migration: 50us"
-    } else {
-        ""
-    };
+) -> Result<Option<SimResult>, Error> {
+    let mut d = Draft::parse(yaml, "bfs")?;
+    if costs {
+        d.platform().context_switch = dur(2_000);
+        d.platform().migration = dur(50_000);
+    }
+    d.bfs().locality = Some(locality);
     let ov = Overrides {
         policy: Some(policy),
         ..Overrides::default()
     };
-    let yaml = yaml
-        .replace("PLATFORM", platform)
-        .replace("LOCALITY", &locality.to_string());
-    let w = Workload::parse_str(&yaml, Path::new("bfs"), &ov).map_err(Failure::input)?;
+    let w = d.workload(&ov)?;
     match simulate(&w, &SimOptions::default()) {
         Ok(r) => Ok(Some(r)),
         Err(SimError::Unsupported(_)) => Ok(None),
-        Err(e) => Err(Failure::input(format!("bfs: {e}"))),
+        Err(e) => Err(Error::input(format!("bfs: {e}"))),
     }
 }
 
@@ -207,8 +202,8 @@ fn case(
     make: fn(u64) -> String,
     rows: &[Row],
     costs: bool,
-    progress: &Progress,
-) -> Result<(Case, Ratios), Failure> {
+    progress: &dyn Progress,
+) -> Result<(Case, Ratios), Error> {
     let ideal = ideal_makespan(&make(0))? as f64 / MS;
     let mut sim = Map::new();
     let mut means: Vec<(&'static str, f64)> = Vec::new();
@@ -329,7 +324,7 @@ fn case(
 
 /// Run the three benchmarks, without and with switch/migration costs; one plot of
 /// makespan over the ideal per workload and policy.
-pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
+pub fn run(progress: &dyn Progress) -> Result<Outcome, Error> {
     let mut cases = Vec::new();
     let mut plots = Vec::new();
     let mut series: Vec<Series> = POLICIES
@@ -375,8 +370,8 @@ pub fn run(dir: &Path, progress: &Progress) -> Result<Outcome, Failure> {
         y_label: "mean makespan / ideal makespan".into(),
         series,
     };
-    write_plot(dir, "bfs-makespan.svg", &chart.to_svg(), &mut plots)?;
-    Ok(Outcome { cases, plots })
+    plots.push(Figure::new("bfs-makespan.svg", chart));
+    Ok(Outcome::new(cases, plots))
 }
 
 #[cfg(test)]
@@ -386,12 +381,7 @@ mod tests {
     #[test]
     fn workloads_are_valid_and_finite() {
         for y in [compile(3), compression(3), video(3)] {
-            let w = Workload::parse_str(
-                &y.replace("PLATFORM", "").replace("LOCALITY", "true"),
-                Path::new("w"),
-                &Overrides::default(),
-            )
-            .unwrap();
+            let w = Workload::parse_str(&y, Path::new("w"), &Overrides::default()).unwrap();
             assert!(w.tasks.iter().all(|t| t.work.is_some()));
         }
         // The seed's percentages are its own: (cfs − bfs) / cfs.

@@ -10,23 +10,24 @@
 //! `--guest` is given.
 
 use super::Case;
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::workloads::Draft;
+use crate::Error;
+use crate::Progress;
 use schedlab_model::{Overrides, WeightTable, Workload};
 use schedlab_sim::{simulate, SimOptions, SimResult};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
 /// The lane's CFS mix (nice −5/0/5 on one CPU), `WEIGHTS` standing for the table.
-const CFS_NICE: &str = include_str!("../../../../../scx/guest/fair/cfs-nice.yaml");
+const CFS_NICE: &str = include_str!("../../../scx/guest/fair/cfs-nice.yaml");
 /// The lane's extended-60 mix beyond the kernel's nice range (nice −25/−20/0).
-const CFS_EXTENDED: &str = include_str!("../../../../../scx/guest/fair/cfs-extended.yaml");
+const CFS_EXTENDED: &str = include_str!("../../../scx/guest/fair/cfs-extended.yaml");
 /// Its tasks and their nice values.
 const EXTENDED_TASKS: [(&str, i8); 3] = [("n-25", -25), ("n-20", -20), ("n0", 0)];
 /// Its row in the case.
 const EXTENDED_ROW: &str = "extended-60 at -25/-20/0";
 /// The lane's BFS mix (nice 0 and 19 hogs and an interactive task on one CPU).
-const BFS_MIX: &str = include_str!("../../../../../scx/guest/fair/bfs-mix.yaml");
+const BFS_MIX: &str = include_str!("../../../scx/guest/fair/bfs-mix.yaml");
 
 /// What `fair-shares.json` declares itself as.
 pub const SCHEMA: &str = "schedlab-scx-fair-shares/1";
@@ -120,14 +121,14 @@ pub fn read_results(path: &Path) -> Result<Value, String> {
 
 /// The lane's results for this run of `reproduce`: run the lane if asked, then read the
 /// given file (an error if it is missing or invalid) or the default one (a note if so).
-pub fn load(src: &GuestSource, progress: &Progress) -> Result<GuestResults, Failure> {
+pub fn load(src: &GuestSource, progress: &dyn Progress) -> Result<GuestResults, Error> {
     if src.run {
         run_lane(progress)?;
     }
     match &src.results {
         Some(p) => read_results(p)
             .map(|v| GuestResults::Found(p.clone(), v))
-            .map_err(|e| Failure::input(format!("--guest-results {e}"))),
+            .map_err(|e| Error::input(format!("--guest-results {e}"))),
         None => {
             let p = default_results_file();
             if !p.is_file() {
@@ -145,14 +146,14 @@ pub fn load(src: &GuestSource, progress: &Progress) -> Result<GuestResults, Fail
 }
 
 /// Run scx/guest/run.sh of the source checkout the current directory is in.
-fn run_lane(progress: &Progress) -> Result<(), Failure> {
-    let cwd = std::env::current_dir().map_err(|e| Failure::input(format!("--guest: {e}")))?;
+fn run_lane(progress: &dyn Progress) -> Result<(), Error> {
+    let cwd = std::env::current_dir().map_err(|e| Error::input(format!("--guest: {e}")))?;
     let script = cwd
         .ancestors()
         .map(|d| d.join("scx/guest/run.sh"))
         .find(|p| p.is_file())
         .ok_or_else(|| {
-            Failure::input(
+            Error::input(
                 "--guest runs scx/guest/run.sh of a schedlab source checkout: run reproduce from inside one (or give --guest-results FILE)",
             )
         })?;
@@ -162,9 +163,9 @@ fn run_lane(progress: &Progress) -> Result<(), Failure> {
         .arg(&script)
         .stdout(std::process::Stdio::null())
         .status()
-        .map_err(|e| Failure::input(format!("cannot run {}: {e}", script.display())))?;
+        .map_err(|e| Error::input(format!("cannot run {}: {e}", script.display())))?;
     if !st.success() {
-        return Err(Failure::input(format!(
+        return Err(Error::input(format!(
             "the sched_ext guest lane failed ({}; {st}): see its report.txt and console.txt in target/scx/guest/",
             script.display()
         )));
@@ -172,10 +173,10 @@ fn run_lane(progress: &Progress) -> Result<(), Failure> {
     Ok(())
 }
 
-fn simulate_yaml(yaml: &str, name: &str) -> Result<SimResult, Failure> {
-    let w = Workload::parse_str(yaml, Path::new(name), &Overrides::default())
-        .map_err(Failure::input)?;
-    simulate(&w, &SimOptions { trace: false }).map_err(|e| Failure::input(format!("{name}: {e}")))
+fn simulate_yaml(yaml: &str, name: &str) -> Result<SimResult, Error> {
+    let w =
+        Workload::parse_str(yaml, Path::new(name), &Overrides::default()).map_err(Error::input)?;
+    simulate(&w, &SimOptions { trace: false }).map_err(|e| Error::input(format!("{name}: {e}")))
 }
 
 fn share(r: &SimResult, task: &str) -> f64 {
@@ -213,12 +214,20 @@ pub struct GuestCase {
     pub guest: Value,
 }
 
+/// scx/guest/fair/cfs-nice.yaml under the weight table `table` (the lane fills the
+/// file's `WEIGHTS` in its name and its `scheduler.weights`; here they are set as fields).
+fn cfs_nice(table: &str) -> Result<Draft, Error> {
+    let mut d = Draft::parse(CFS_NICE, "scx/guest/fair")?.with_weights(table);
+    d.spec.name = Some(format!("cfs-nice-{table}"));
+    Ok(d)
+}
+
 /// One of the guest lane's CFS mixes: a row of the case.
 struct CfsMix<'a> {
     /// Row name.
     row: String,
-    /// The workload, table filled in.
-    yaml: String,
+    /// The workload, its weight table set.
+    draft: Draft,
     /// Weight table.
     table: &'a str,
     /// Tasks and their nice values.
@@ -230,13 +239,15 @@ struct CfsMix<'a> {
 /// One row of the CFS case for `tasks` under `table`: simulated shares, the table's
 /// weight ratios and, when the results have them (`rows`, keyed by task), the guest's.
 fn cfs_row(
-    yaml: &str,
+    draft: &Draft,
     table: &str,
     tasks: &[(&str, i8)],
     rows: Option<&Value>,
-) -> Result<(Value, Value, Option<Value>), Failure> {
-    let r = simulate_yaml(yaml, "scx/guest/fair")?;
-    let t = WeightTable::parse(table).map_err(Failure::bug)?;
+) -> Result<(Value, Value, Option<Value>), Error> {
+    let w = draft.workload(&Overrides::default())?;
+    let r = simulate(&w, &SimOptions { trace: false })
+        .map_err(|e| Error::input(format!("scx/guest/fair: {e}")))?;
+    let t = WeightTable::parse(table).map_err(Error::bug)?;
     let total: u64 = tasks.iter().map(|&(_, n)| t.weight(n)).sum();
     let (mut sim, mut ratio, mut guest) = (Map::new(), Map::new(), Map::new());
     for &(task, nice) in tasks {
@@ -257,7 +268,7 @@ fn cfs_row(
 /// `reproduce cfs-weights`: the lane's nice −5/0/5 mix under every table and its
 /// extended-60 mix beyond the kernel's range, simulated here and measured in the guest
 /// under scx_cfsw.
-pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
+pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Error> {
     let found = match g {
         GuestResults::Found(_, v) => Some(v),
         GuestResults::Missing(_) => None,
@@ -265,25 +276,27 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
     let (mut sim, mut ratios, mut guest) = (Map::new(), Map::new(), Map::new());
     let mut mixes: Vec<CfsMix> = TABLES
         .iter()
-        .map(|&t| CfsMix {
-            row: t.to_string(),
-            yaml: CFS_NICE.replace("WEIGHTS", t),
-            table: t,
-            tasks: &CFS_TASKS,
-            results: found
-                .and_then(|v| v.get("cfs_weights"))
-                .and_then(|c| c.get(t)),
+        .map(|&t| {
+            Ok(CfsMix {
+                row: t.to_string(),
+                draft: cfs_nice(t)?,
+                table: t,
+                tasks: &CFS_TASKS,
+                results: found
+                    .and_then(|v| v.get("cfs_weights"))
+                    .and_then(|c| c.get(t)),
+            })
         })
-        .collect();
+        .collect::<Result<_, Error>>()?;
     mixes.push(CfsMix {
         row: EXTENDED_ROW.into(),
-        yaml: CFS_EXTENDED.into(),
+        draft: Draft::parse(CFS_EXTENDED, "scx/guest/fair")?,
         table: "extended-60",
         tasks: &EXTENDED_TASKS,
         results: found.and_then(|v| v.get("cfs_extended")),
     });
     for m in mixes {
-        let (s, r, gu) = cfs_row(&m.yaml, m.table, m.tasks, m.results)?;
+        let (s, r, gu) = cfs_row(&m.draft, m.table, m.tasks, m.results)?;
         sim.insert(m.row.clone(), s);
         ratios.insert(m.row.clone(), r);
         if let Some(gu) = gu {
@@ -323,15 +336,15 @@ pub fn cfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
 /// (d(19) − d(0)) of the hogs' time: k = ⌊(d(19) − d(0)) × (1 − u) / slice⌋ + 1 slices,
 /// where `u` is the CPU share other tasks take meanwhile; the nice-19 part is 1 / (k + 1).
 pub fn bfs_n19_of_hogs(rr_ms: u64, u: f64) -> f64 {
-    use schedlab_sim::policy::bfs::{prio_deadline_diff, timeslice_ns};
-    let gap = (prio_deadline_diff(19, rr_ms) - prio_deadline_diff(0, rr_ms)) as f64;
-    let k = (gap * (1.0 - u.clamp(0.0, 0.99)) / timeslice_ns(rr_ms) as f64).floor() + 1.0;
+    use schedlab_sim::derived::{bfs_deadline_offset, bfs_timeslice};
+    let gap = (bfs_deadline_offset(19, rr_ms) - bfs_deadline_offset(0, rr_ms)) as f64;
+    let k = (gap * (1.0 - u.clamp(0.0, 0.99)) / bfs_timeslice(rr_ms) as f64).floor() + 1.0;
     1.0 / (k + 1.0)
 }
 
 /// `reproduce bfs`: nice 0 and nice 19 hogs beside an interactive task, simulated here and
 /// measured in the guest under scx_bfs, with prio_ratio's prediction.
-pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Failure> {
+pub fn bfs_case(g: &GuestResults) -> Result<GuestCase, Error> {
     let r = simulate_yaml(BFS_MIX, "scx/guest/fair/bfs-mix.yaml")?;
     let rr_ms = 6;
     let (n0, n19, ui) = (share(&r, "n0"), share(&r, "n19"), share(&r, "ui"));
@@ -432,10 +445,11 @@ mod tests {
         let bad = dir.join("bad.json");
         std::fs::write(&bad, r#"{"schema": "other"}"#).unwrap();
         assert!(read_results(&bad).unwrap_err().contains("schema: expected"));
-        let text = std::fs::read_to_string(fixture())
-            .unwrap()
-            .replace("0.6742", "1.6742");
-        std::fs::write(&bad, text).unwrap();
+        // One share above 1.
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+        v["cfs_weights"]["grouped-5"]["n-5"]["guest"] = json!(1.6742);
+        std::fs::write(&bad, v.to_string()).unwrap();
         let e = read_results(&bad).unwrap_err();
         assert!(
             e.contains("cfs_weights.grouped-5.n-5.guest: expected a CPU share"),
@@ -446,7 +460,7 @@ mod tests {
                 results: Some(dir.join("none.json")),
                 run: false,
             },
-            &Progress::new(),
+            &crate::NoProgress,
         )
         .unwrap_err();
         assert!(

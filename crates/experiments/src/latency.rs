@@ -3,10 +3,10 @@
 //! cyclictest-like probe pinned to CPU 3, and — where the host allows (root) — the same
 //! steps measured with `schedlab latency` on this machine (docs/reproduction.md).
 
-use super::{r2, write_plot, Case, Outcome};
-use crate::failure::Failure;
-use crate::plot::{Chart, Series};
-use crate::progress::Progress;
+use super::{r2, Case, Outcome};
+use crate::figure::{Chart, Figure, Series};
+use crate::Error;
+use crate::Progress;
 use schedlab_linux::latency::{self, LatencyConfig, LatencyResult, ProbePolicy};
 use schedlab_model::{Overrides, Workload};
 use schedlab_sim::result::LatencyStats;
@@ -304,18 +304,23 @@ pub fn real_figures(r: &LatencyResult) -> Value {
 }
 
 /// The probe's latency and the mean CPU utilisation of a simulated workload.
-pub fn simulate_probe(yaml: &str, name: &str) -> Result<(LatencyStats, SimResult), Failure> {
-    let w = Workload::parse_str(yaml, Path::new(name), &Overrides::default())
-        .map_err(Failure::input)?;
+pub fn simulate_probe(yaml: &str, name: &str) -> Result<(LatencyStats, SimResult), Error> {
+    let w =
+        Workload::parse_str(yaml, Path::new(name), &Overrides::default()).map_err(Error::input)?;
+    probe_run(&w, name)
+}
+
+/// [`simulate_probe`] of a validated workload (`name` in errors).
+pub fn probe_run(w: &Workload, name: &str) -> Result<(LatencyStats, SimResult), Error> {
     let r =
-        simulate(&w, &SimOptions::default()).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+        simulate(w, &SimOptions::default()).map_err(|e| Error::input(format!("{name}: {e}")))?;
     let l = r
         .tasks
         .iter()
         .zip(&w.tasks)
         .find(|(_, t)| t.probe.is_some())
         .and_then(|(tr, _)| tr.latency.clone())
-        .ok_or_else(|| Failure::input(format!("{name}: the probe never ran")))?;
+        .ok_or_else(|| Error::input(format!("{name}: the probe never ran")))?;
     Ok((l, r))
 }
 
@@ -374,7 +379,7 @@ fn knob_reason(knob: &str) -> String {
 }
 
 /// Run the experiment. `real`: also measure the steps on this host when it allows.
-pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failure> {
+pub fn run(progress: &dyn Progress, real: bool) -> Result<Outcome, Error> {
     let real_ok = if real {
         real_possible()
     } else {
@@ -469,15 +474,15 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
             },
         ],
     };
-    write_plot(dir, "latency-steps.svg", &chart.to_svg(), &mut plots)?;
+    plots.push(Figure::new("latency-steps.svg", chart));
     let chart = Chart {
         title: "Seed 002: simulated probe histograms".into(),
         x_label: "latency (us)".into(),
         y_label: "log10(1 + samples)".into(),
         series: hist_series,
     };
-    write_plot(dir, "latency-histograms.svg", &chart.to_svg(), &mut plots)?;
-    Ok(Outcome { cases, plots })
+    plots.push(Figure::new("latency-histograms.svg", chart));
+    Ok(Outcome::new(cases, plots))
 }
 
 /// A histogram as a line of log10(1 + samples) per microsecond bucket.

@@ -6,10 +6,10 @@
 //! wake-up latency (p50, p99) and the hogs' mean slice (CPU time per switch-out)
 //! (docs/reproduction.md, "interactive").
 
-use super::{r2, write_plot, Case, Outcome};
-use crate::failure::Failure;
-use crate::plot::{Chart, Series};
-use crate::progress::Progress;
+use super::{r2, Case, Outcome};
+use crate::figure::{Chart, Figure, Series};
+use crate::Error;
+use crate::Progress;
 use schedlab_linux::host::HostSched;
 use schedlab_linux::runner::{self, RunConfig};
 use schedlab_model::{format_ns, Overrides, Policy, Workload};
@@ -71,16 +71,16 @@ fn ms3(ns: u64) -> f64 {
     (ns as f64 / 1e3).round() / 1e3
 }
 
-fn load(yaml: &str, name: &str, fair: Policy) -> Result<Workload, Failure> {
+fn load(yaml: &str, name: &str, fair: Policy) -> Result<Workload, Error> {
     let ov = Overrides {
         policy: Some(fair),
         ..Overrides::default()
     };
-    Workload::parse_str(yaml, Path::new(name), &ov).map_err(Failure::input)
+    Workload::parse_str(yaml, Path::new(name), &ov).map_err(Error::input)
 }
 
 /// Run the experiment; `real`: also run each mix on this kernel (needs root).
-pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failure> {
+pub fn run(progress: &dyn Progress, real: bool) -> Result<Outcome, Error> {
     let host = HostSched::read();
     let real_ok = if real {
         super::latency::real_possible()
@@ -107,7 +107,7 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
         for (k, (label, p, hrtick)) in variants.into_iter().enumerate() {
             let w = load(&workload(hogs, &host, hrtick), &name, p)?;
             let r = simulate(&w, &SimOptions::default())
-                .map_err(|e| Failure::input(format!("{name}: {e}")))?;
+                .map_err(|e| Error::input(format!("{name}: {e}")))?;
             let f = figures(&r);
             push_point(&mut lat[k], &mut share[k], hogs, &f);
             sim.insert(label.into(), f);
@@ -124,13 +124,12 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
                     fair_group: true,
                     ..RunConfig::default()
                 };
-                let r =
-                    runner::run(&w, &cfg).map_err(|e| Failure::input(format!("{name}: {e}")))?;
+                let r = runner::run(&w, &cfg).map_err(|e| Error::input(format!("{name}: {e}")))?;
                 if let Some(why) = &r.stopped_by {
-                    return Err(Failure {
-                        code: if why == "SIGINT" { 130 } else { 1 },
-                        message: format!("the real run was stopped by {why}"),
-                    });
+                    return Err(Error::stopped(
+                        why,
+                        format!("the real run was stopped by {why}"),
+                    ));
                 }
                 let f = figures(&r.result);
                 push_point(&mut lat[3], &mut share[3], hogs, &f);
@@ -177,10 +176,9 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
             })
             .collect(),
     };
-    write_plot(
-        dir,
+    plots.push(Figure::new(
         "interactive-latency.svg",
-        &chart(
+        chart(
             &format!(
                 "Wake-up latency p50 of run 2ms / sleep 8ms (base slice {}, HZ {})",
                 format_ns(host.base_slice.ns),
@@ -188,22 +186,17 @@ pub fn run(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failu
             ),
             "p50 wake-up latency (ms)",
             &lat,
-        )
-        .to_svg(),
-        &mut plots,
-    )?;
-    write_plot(
-        dir,
+        ),
+    ));
+    plots.push(Figure::new(
         "interactive-share.svg",
-        &chart(
+        chart(
             "CPU share of the interactive task (it wants 20%)",
             "share of the CPU (%)",
             &share,
-        )
-        .to_svg(),
-        &mut plots,
-    )?;
-    Ok(Outcome { cases, plots })
+        ),
+    ));
+    Ok(Outcome::new(cases, plots))
 }
 
 fn push_point(lat: &mut Vec<(f64, f64)>, share: &mut Vec<(f64, f64)>, hogs: usize, f: &Value) {

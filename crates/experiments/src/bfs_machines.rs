@@ -7,13 +7,12 @@
 use super::bfs::{latency, makespan_ms, try_sim, Row, COMPILE, COMPRESSION, VIDEO};
 use super::review::{row, Review, Verdict};
 use super::{r2, Case};
-use crate::failure::Failure;
-use crate::progress::Progress;
+use crate::Error;
+use crate::Progress;
 use schedlab_model::Policy;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
 /// The seed's machines in its order, with their logical CPUs (cores × SMT threads).
 pub const MACHINES: [(&str, usize); 7] = [
@@ -37,12 +36,10 @@ type Shape = (&'static str, fn(usize, u64) -> String);
 /// done, so a shorter bound keeps the sweep fast.
 const SWEEP_DURATION: &str = "3s";
 
-/// A workload's head: `n` CPUs, `duration`, BFS's locality and the platform's costs left
-/// as the placeholders `LOCALITY` and `PLATFORM` ([`try_sim`] fills them).
+/// A workload's head: `n` CPUs and `duration` ([`try_sim`] sets BFS's locality and the
+/// platform's costs as typed fields).
 fn head(name: &str, n: usize, duration: &str) -> String {
-    format!(
-        "name: {name}\nplatform: {{ cpus: {n}, hz: 1000PLATFORM }}\nduration: {duration}\nscheduler: {{ bfs: {{ locality: LOCALITY }} }}\ntasks:\n"
-    )
+    format!("name: {name}\nplatform: {{ cpus: {n}, hz: 1000 }}\nduration: {duration}\ntasks:\n")
 }
 
 /// `make -jJ`: six waves of J compiler runs (60-250 ms of CPU in 4 ms bursts, 1 ms of
@@ -166,7 +163,7 @@ fn mean_span(
     policy: Policy,
     locality: bool,
     costs: bool,
-) -> Result<Option<f64>, Failure> {
+) -> Result<Option<f64>, Error> {
     let mut sum = 0.0;
     for v in 0..VARIANTS {
         let Some(r) = try_sim(&make(n, v), policy, locality, costs)? else {
@@ -189,7 +186,7 @@ type Grid = [[Option<f64>; 7]; 3];
 /// setups share their CFS runs.
 type Spans = HashMap<(usize, usize, usize, bool, bool, bool), Option<f64>>;
 
-fn grid(s: &Setup, spans: &mut Spans, progress: &Progress) -> Result<Grid, Failure> {
+fn grid(s: &Setup, spans: &mut Spans, progress: &dyn Progress) -> Result<Grid, Error> {
     let mut g: Grid = [[None; 7]; 3];
     for (b, (label, make)) in SHAPES[s.shape].iter().enumerate() {
         for (m, (machine, n)) in MACHINES.iter().enumerate() {
@@ -197,7 +194,7 @@ fn grid(s: &Setup, spans: &mut Spans, progress: &Progress) -> Result<Grid, Failu
                 "bfs review: {} {label}, {machine} ({n} CPUs), {}",
                 BENCH[b].0, s.setting
             ));
-            let mut span = |bfs: bool, locality: bool| -> Result<Option<f64>, Failure> {
+            let mut span = |bfs: bool, locality: bool| -> Result<Option<f64>, Error> {
                 let key = (s.shape, b, *n, bfs, locality, s.costs);
                 if let Some(x) = spans.get(&key) {
                     return Ok(*x);
@@ -251,11 +248,7 @@ fn agree(g: &Grid) -> usize {
 
 /// Seed 001's review: the seven-machine sweep under four setups, the table laid out like
 /// the seed's, headlines, claims, assumptions and what is not modelled.
-pub fn review(
-    _dir: &Path,
-    progress: &Progress,
-    _plots: &mut Vec<PathBuf>,
-) -> Result<Review, Failure> {
+pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
     let mut rv = Review::default();
     let mut grids = Vec::new();
     let mut spans = Spans::new();
@@ -339,7 +332,7 @@ pub fn review(
     let mut wakeups = Vec::new();
     for (b, (bench, _)) in BENCH.iter().enumerate() {
         let make = SHAPES[0][b].1;
-        let mean = |policy| -> Result<f64, Failure> {
+        let mean = |policy| -> Result<f64, Error> {
             Ok(try_sim(&make(4, 0), policy, true, false)?.map_or(f64::NAN, |r| latency(&r).1))
         };
         wakeups.push((*bench, mean(Policy::Bfs)?, mean(Policy::Cfs)?));
@@ -396,17 +389,12 @@ pub fn review(
 mod tests {
     use super::*;
     use schedlab_model::{Overrides, Workload};
+    use std::path::Path;
 
     #[test]
     fn shapes_scale_with_the_machine() {
-        let parse = |y: String| {
-            Workload::parse_str(
-                &y.replace("PLATFORM", "").replace("LOCALITY", "true"),
-                Path::new("w"),
-                &Overrides::default(),
-            )
-            .unwrap()
-        };
+        let parse =
+            |y: String| Workload::parse_str(&y, Path::new("w"), &Overrides::default()).unwrap();
         // Shape A on 8 CPUs: 6 waves of 16 jobs + make; 9 compression threads + reader;
         // decode + 8 encoders + mux.
         assert_eq!(parse((SHAPES[0][0].1)(8, 0)).tasks.len(), 97);

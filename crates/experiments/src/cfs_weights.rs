@@ -9,10 +9,11 @@
 //! 7 ms), run together as the paper ran them, on one CPU at HZ = 1000 with the kernel's
 //! CFS tunables for one CPU (latency 6 ms, min_granularity 0.75 ms, wakeup 1 ms).
 
-use super::{r2, write_plot, Case, Outcome};
-use crate::failure::Failure;
-use crate::plot::{Chart, Series};
-use crate::progress::Progress;
+use super::{r2, Case, Outcome};
+use crate::figure::{Chart, Figure, Series};
+use crate::workloads::Draft;
+use crate::Error;
+use crate::Progress;
 use schedlab_model::{Overrides, WeightTable, Workload};
 use schedlab_sim::{simulate, SimError, SimOptions, SimResult};
 use serde_json::{json, Map, Value};
@@ -24,22 +25,25 @@ const S: f64 = 1e9;
 /// The four tables, in the order they are reported.
 pub const TABLES: [&str; 4] = ["linux", "grouped-2", "grouped-5", "extended-60"];
 
-/// Parse a workload text.
-fn workload(yaml: &str) -> Result<Workload, Failure> {
-    Workload::parse_str(yaml, Path::new("cfs-weights"), &Overrides::default())
-        .map_err(Failure::input)
+/// A workload text as a draft, named as the experiment in errors.
+pub(super) fn draft(yaml: &str) -> Result<Draft, Error> {
+    Draft::parse(yaml, "cfs-weights")
 }
 
-/// Simulate `yaml` with its `WEIGHTS` placeholder set to `table`; the trace is kept.
-pub(super) fn run(yaml: &str, table: &str) -> Result<SimResult, Failure> {
-    let w = workload(&yaml.replace("WEIGHTS", table))?;
-    simulate(&w, &SimOptions { trace: true })
-        .map_err(|e| Failure::input(format!("cfs-weights: {e}")))
+/// Simulate `yaml` under the weight table `table`; the trace is kept.
+pub(super) fn run(yaml: &str, table: &str) -> Result<SimResult, Error> {
+    run_draft(&draft(yaml)?.with_weights(table))
+}
+
+/// Simulate a draft (its weight table set); the trace is kept.
+pub(super) fn run_draft(d: &Draft) -> Result<SimResult, Error> {
+    let w = d.workload(&Overrides::default())?;
+    simulate(&w, &SimOptions { trace: true }).map_err(|e| Error::input(format!("cfs-weights: {e}")))
 }
 
 pub(super) fn mix(cpus: usize, duration: &str, fair: &str, tasks: &str) -> String {
     format!(
-        "name: cfs-weights\nplatform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {duration}\nscheduler: {{ fair: {fair}, weights: WEIGHTS }}\ntasks:\n{tasks}"
+        "name: cfs-weights\nplatform: {{ cpus: {cpus}, hz: 1000 }}\nduration: {duration}\nscheduler: {{ fair: {fair} }}\ntasks:\n{tasks}"
     )
 }
 
@@ -178,7 +182,7 @@ fn fibo_case(
     yaml: &str,
     claim_text: &str,
     shared: bool,
-) -> Result<(Case, bool), Failure> {
+) -> Result<(Case, bool), Error> {
     let base = run(yaml, "linux")?;
     let mut rows = Map::new();
     let mut all_same = true;
@@ -244,7 +248,7 @@ fn fibo_case(
 /// Run every case and write the two plots into `dir`.
 /// Every case of seed 004; `real`: also measure the nice mix on this host's kernel (3 s;
 /// `--no-real` turns it off).
-pub fn run_all(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, Failure> {
+pub fn run_all(progress: &dyn Progress, real: bool) -> Result<Outcome, Error> {
     let mut cases = Vec::new();
     let mut plots = Vec::new();
 
@@ -428,7 +432,7 @@ pub fn run_all(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, F
         cases.push(c);
     }
     if !all_done {
-        return Err(Failure::input(
+        return Err(Error::input(
             "cfs-weights: a batch job did not finish within the run (model change?)",
         ));
     }
@@ -440,9 +444,10 @@ pub fn run_all(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, F
     for table in TABLES {
         let mut pts = vec![(0.0, 0.0)];
         for ms in (250..=1500).step_by(250) {
-            let r = run(
-                &y.replace("duration: 10s", &format!("duration: {ms}ms")),
-                table,
+            let r = run_draft(
+                &draft(&y)?
+                    .with_duration(ms as u64 * 1_000_000)
+                    .with_weights(table),
             )?;
             pts.push((ms as f64 / 1e3, vruntime_s(&r, 0)));
         }
@@ -454,7 +459,9 @@ pub fn run_all(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, F
 
     // 6. Today's kernel: the nice −5/0/5 mix under eevdf (same weights), when simulated.
     progress.step("cfs-weights: eevdf");
-    let w = workload(&three_nice("eevdf").replace("WEIGHTS", "linux"))?;
+    let w = draft(&three_nice("eevdf"))?
+        .with_weights("linux")
+        .workload(&Overrides::default())?;
     match simulate(&w, &SimOptions::default()) {
         Ok(r) => {
             let mut rows = Map::new();
@@ -485,7 +492,7 @@ pub fn run_all(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, F
             expected: Value::Null,
             note: format!("skipped: {m}"),
         }),
-        Err(e) => return Err(Failure::input(format!("cfs-weights: {e}"))),
+        Err(e) => return Err(Error::input(format!("cfs-weights: {e}"))),
     }
 
     // The shares plot: a nice-k task against a nice-0 task, k = −10..10, per table:
@@ -526,38 +533,23 @@ pub fn run_all(dir: &Path, progress: &Progress, real: bool) -> Result<Outcome, F
         y_label: "fibo vruntime (s)".into(),
         series: fig2,
     };
-    write_plot(
-        dir,
-        "cfs-weights-shares.svg",
-        &chart_shares.to_svg(),
-        &mut plots,
-    )?;
-    write_plot(
-        dir,
-        "cfs-weights-vruntime.svg",
-        &chart_rate.to_svg(),
-        &mut plots,
-    )?;
-    write_plot(
-        dir,
-        "cfs-weights-fig2.svg",
-        &chart_fig2.to_svg(),
-        &mut plots,
-    )?;
+    plots.push(Figure::new("cfs-weights-shares.svg", chart_shares));
+    plots.push(Figure::new("cfs-weights-vruntime.svg", chart_rate));
+    plots.push(Figure::new("cfs-weights-fig2.svg", chart_fig2));
     // 6. The same mix on this host's kernel (EEVDF), pinned to CPU 0.
     progress.step("cfs-weights: nice -5/0/5 on the host kernel");
     cases.push(real_nice_mix(real, progress)?);
 
-    Ok(Outcome { cases, plots })
+    Ok(Outcome::new(cases, plots))
 }
 
 /// The nice −5/0/5 mix of examples/nice-mix.yaml measured on the host kernel (3 s, CPU 0)
 /// next to the simulated EEVDF shares; `real` is null without CAP_SYS_NICE, and when
 /// `measure` is false (`--no-real`).
-fn real_nice_mix(measure: bool, progress: &Progress) -> Result<Case, Failure> {
-    let yaml = include_str!("../../../../../examples/nice-mix.yaml");
+fn real_nice_mix(measure: bool, progress: &dyn Progress) -> Result<Case, Error> {
+    let yaml = include_str!("../../../examples/nice-mix.yaml");
     let w = Workload::parse_str(yaml, Path::new("nice-mix.yaml"), &Default::default())
-        .map_err(Failure::input)?;
+        .map_err(Error::input)?;
     let shares = |r: &SimResult| {
         let total: u64 = r.tasks.iter().map(|t| t.cpu_time_ns).sum();
         let mut m = Map::new();
@@ -569,7 +561,7 @@ fn real_nice_mix(measure: bool, progress: &Progress) -> Result<Case, Failure> {
         }
         Value::Object(m)
     };
-    let sim = simulate(&w, &SimOptions::default()).map_err(|e| Failure::input(e.to_string()))?;
+    let sim = simulate(&w, &SimOptions::default()).map_err(|e| Error::input(e.to_string()))?;
     let measured = if measure {
         let _countdown = progress.countdown(
             "cfs-weights: nice -5/0/5 on the host kernel",
