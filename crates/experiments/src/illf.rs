@@ -10,7 +10,6 @@ use crate::figure::{Chart, Figure, Series};
 use crate::workloads::Draft;
 use crate::Error;
 use crate::Progress;
-use schedlab_model::spec::IllfSpec;
 use schedlab_model::Policy;
 use schedlab_sim::SimResult;
 use serde_json::{json, Value};
@@ -141,13 +140,16 @@ pub enum IllfOpts {
 }
 
 impl IllfOpts {
-    /// Set these options in `illf`.
-    pub fn apply(self, illf: &mut IllfSpec) {
+    /// Set these options in the draft's `scheduler.illf:` block.
+    pub fn apply(self, d: &mut Draft) {
+        use schedlab_model::options::RawValue;
         match self {
             IllfOpts::Default => {}
-            IllfOpts::Rules123 => illf.rules = Some(vec![1, 2, 3]),
-            IllfOpts::SwapAtActivation => illf.swap_at = Some("activation".into()),
-            IllfOpts::Strict => illf.strict = Some(true),
+            IllfOpts::Rules123 => d.set_option("illf", "rules", RawValue::Ints(vec![1, 2, 3])),
+            IllfOpts::SwapAtActivation => {
+                d.set_option("illf", "swap_at", RawValue::Word("activation".into()))
+            }
+            IllfOpts::Strict => d.set_option("illf", "strict", RawValue::Bool(true)),
         }
     }
 }
@@ -155,7 +157,7 @@ impl IllfOpts {
 /// `yaml` (named `name` in errors) with the ILLF options `illf`.
 fn with_illf(yaml: &str, name: &str, illf: IllfOpts) -> Result<Draft, Error> {
     let mut d = Draft::parse(yaml, name)?;
-    illf.apply(d.illf());
+    illf.apply(&mut d);
     Ok(d)
 }
 
@@ -424,7 +426,7 @@ fn table1(placement: &str, hz: u32, illf: IllfOpts, interleaved: bool) -> Result
     }
     let mut d = Draft::parse(&y, "table1")?.with_hz(hz);
     d.scheduler().placement = Some(placement.into());
-    illf.apply(d.illf());
+    illf.apply(&mut d);
     Ok(d)
 }
 
@@ -537,7 +539,7 @@ const TABLE1_CHOICES: [Choice; 9] = [
 fn set_choice(yaml: &str, name: &str, c: &Choice) -> Result<Draft, Error> {
     let mut d = Draft::parse(yaml, name)?.with_hz(c.hz);
     d.scheduler().placement = Some(c.placement.into());
-    c.illf.apply(d.illf());
+    c.illf.apply(&mut d);
     Ok(d)
 }
 
@@ -643,7 +645,7 @@ pub fn review(progress: &dyn Progress) -> Result<Review, Error> {
         ];
         for (i, (pol, o)) in runs.into_iter().enumerate() {
             let mut d = y.clone();
-            o.apply(d.illf());
+            o.apply(&mut d);
             let r = d.simulate(pol, true)?;
             v[i] = (r.deadline_misses, r.dispatches(300 * MS));
         }

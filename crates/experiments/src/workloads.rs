@@ -6,8 +6,9 @@
 //! workload text: a change to an example's spelling cannot change an experiment.
 
 use crate::Error;
+use schedlab_model::options::{RawOptions, RawValue};
 use schedlab_model::spec::{
-    BfsSpec, Dur, EevdfSpec, IllfSpec, PlatformSpec, SchedulerSpec, SimDur, TaskSpec, TimersSpec,
+    BfsSpec, Dur, EevdfSpec, PlatformSpec, SchedulerSpec, SimDur, TaskSpec, TimersSpec,
     WorkloadSpec,
 };
 use schedlab_model::workload::parse_spec;
@@ -80,9 +81,20 @@ impl Draft {
             .get_or_insert_with(SchedulerSpec::default)
     }
 
-    /// `scheduler.illf:`, created empty if the file has none.
-    pub fn illf(&mut self) -> &mut IllfSpec {
-        self.scheduler().illf.get_or_insert_with(IllfSpec::default)
+    /// Sets `scheduler.<block>.<field>:` as if written in the file (the block is created
+    /// if the file has none; the value is checked against the policy's declaration when
+    /// the draft is validated, like a user's file).
+    pub fn set_option(&mut self, block: &'static str, field: &'static str, value: RawValue) {
+        let options = &mut self.scheduler().options;
+        let raw = match options.iter().position(|(b, _)| *b == block) {
+            Some(i) => &mut options[i].1,
+            None => {
+                options.push((block, RawOptions::default()));
+                &mut options.last_mut().expect("just pushed").1
+            }
+        };
+        raw.0.retain(|(f, _)| *f != field);
+        raw.0.push((field, value));
     }
 
     /// `scheduler.eevdf:`, created empty if the file has none.
