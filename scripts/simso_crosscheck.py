@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import redirect_stdout
+from contextlib import contextmanager, redirect_stdout
 from fractions import Fraction
 
 import tomllib
@@ -66,9 +66,14 @@ POLICIES = {
     "edhs": {"simso": "EDHS", "policy": "edhs", "placement": "global"},
     "ekg": {"simso": "EKG", "policy": "ekg", "placement": "global"},
     # Pfair family (quantum-based)
-    "pd2": {"simso": "PD2", "policy": "pd2", "placement": "global", "quantum": True},
-    "er-pd2": {"simso": "ER_PD2", "policy": "er-pd2", "placement": "global", "quantum": True},
-    "epdf": {"simso": "EPDF", "policy": "epdf", "placement": "global", "quantum": True},
+    # SimSo's PD2 and ER_PD2 decide every 0.1 ms, its EPDF every 1 ms (schedlab's default
+    # quantum, the tick of hz 1000); BF decides at deadlines only.
+    "pd2": {"simso": "PD2", "policy": "pd2", "placement": "global", "quantum": True,
+            "platform": {"quantum": "100us"}, "pfair_q": 100_000},
+    "er-pd2": {"simso": "ER_PD2", "policy": "er-pd2", "placement": "global", "quantum": True,
+               "platform": {"quantum": "100us"}, "pfair_q": 100_000},
+    "epdf": {"simso": "EPDF", "policy": "epdf", "placement": "global", "quantum": True,
+             "pfair_q": MS},
     "bf": {"simso": "BF", "policy": "bf", "placement": "global", "quantum": True},
     # fluid / DP-fair
     "llref": {"simso": "LLREF", "policy": "llref", "placement": "global"},
@@ -90,6 +95,8 @@ POLICIES = {
              "partition": "load-balance"},
 }
 
+# SimSo schedulers that decide at a periodic quantum timer (see releases_first).
+QUANTUM_TIMER = ("PD2", "ER_PD2")
 DEFAULT_POLICIES = "edf,rm,llf,edzl,p-edf,p-edf-wf,lb-p-edf,p-rm"
 # Periods (ms): divisors of 100, so a set's hyperperiod is at most 100 ms.
 PERIODS_MS = (5, 10, 20, 25, 50, 100)
@@ -147,6 +154,11 @@ def job_at(task, t):
     return (t - task["o"]) // task["t"] if t >= task["o"] else -1
 
 
+def released_at(task, t):
+    """A job of `task` is released at t."""
+    return t >= task["o"] and (t - task["o"]) % task["t"] == 0
+
+
 def release(task, k):
     """Release instant of job k of `task`."""
     return task["o"] + k * task["t"]
@@ -180,6 +192,51 @@ def zero_timer_overheads():
 
     zeroed.crosscheck_zeroed = True
     mod.Timer = zeroed
+
+
+@contextmanager
+def releases_first(cls):
+    """SimSo's PD2 and ER_PD2 decide at a periodic quantum timer on CPU 0. A job released
+    at the same instant reaches the scheduler through an ACTIVATE event queued on its
+    task's CPU (`task.cpu`: the CPU it last ran on), and SimPy runs the job's activation
+    after the timer (the timer's event was posted a quantum earlier): the decision at a
+    quantum boundary misses the jobs released on it whenever their activation is queued
+    on another CPU or behind the timer, and they wait one quantum (docs/simso.md,
+    `release-seen-late`). schedlab, as the Pfair papers, makes a subtask eligible in the
+    quantum it is released in. To compare like with like, for these two schedulers a
+    job's activation is posted ahead of the other events of its instant (SimPy's `prior`)
+    and queued on CPU 0, before the timer. Restored on exit."""
+    if cls not in QUANTUM_TIMER:
+        yield
+        return
+    from simso.core.Job import Job
+    from simso.core.Processor import Processor
+    from simso.core.Task import GenericTask
+
+    create, activate = GenericTask.create_job, Processor.activate
+
+    def create_job(self, pred=None):
+        sim_activate = self.sim.activate
+
+        def prior(obj, process, *a, **kw):
+            if isinstance(obj, Job):
+                kw["prior"] = True
+            return sim_activate(obj, process, *a, **kw)
+
+        self.sim.activate = prior
+        try:
+            return create(self, pred)
+        finally:
+            del self.sim.activate  # back to the class's method
+
+    def activate_on_cpu0(self, job):
+        activate(self.sim.processors[0], job)
+
+    GenericTask.create_job, Processor.activate = create_job, activate_on_cpu0
+    try:
+        yield
+    finally:
+        GenericTask.create_job, Processor.activate = create, activate
 
 
 def _alarm(signum, frame):
@@ -219,7 +276,7 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        with redirect_stdout(sink):
+        with redirect_stdout(sink), releases_first(cls if not as_released else None):
             model.run_model()
     except AssertionError as e:  # PartitionedScheduler: assert self.packer(), "Packing failed"
         raise Unpartitioned(str(e)) from None
@@ -377,6 +434,63 @@ def priority_key(policy, task, t, slices):
     return deadline
 
 
+def pfair_subtask(task, t, slices, q):
+    """The Pfair view of a task's current job at quantum boundary t: (anchor, e, L, i),
+    the job's first quantum, its quanta of WCET and of window, and the index of its next
+    subtask (1 + quanta the job received before t, from the schedule up to t)."""
+    rel = release(task, job_at(task, t))
+    done = sum(min(e, t) - max(s, rel) for s, e, n, _ in slices
+               if n == task["name"] and e > rel and s < t)
+    return -(-rel // q), -(-task["c"] // q), task["t"] // q, done // q + 1
+
+
+def pd2_group_deadline(e, L, i):
+    """PD2's group deadline of subtask i (relative quanta; 0 for a light task), as
+    schedlab's pd2 computes it (Anderson & Srinivasan: the earliest t >= d(T_i) with
+    t = d(T_k) and b(T_k) = 0, or t + 1 = d(T_k) and |w(T_k)| = 3)."""
+    if 2 * e < L:
+        return 0
+    d_i, k = -(-i * L // e), i
+    while True:
+        r, d = (k - 1) * L // e, -(-k * L // e)
+        if k > i and d - r == 3 and d > d_i:
+            return d - 1
+        if k * L % e == 0:
+            return d
+        k += 1
+
+
+def pfair_key(policy, task, t, slices, q):
+    """schedlab's priority of a task's next subtask at t (smaller is higher): EPDF the
+    pseudo-deadline; PD2 and ER-PD2 (pseudo-deadline, b-bit 0 last, later group deadline
+    first). The task index, schedlab's last tie-break, is left out: equal keys are a tie."""
+    anchor, e, L, i = pfair_subtask(task, t, slices, q)
+    d = anchor + -(-i * L // e)
+    if policy == "epdf":
+        return (d,)
+    gd = pd2_group_deadline(e, L, i)
+    return (d, i * L % e == 0, -(anchor + gd if gd else 0))
+
+
+def simso_pd2_key(task, t, slices, q):
+    """SimSo's PD2/ER_PD2 `PseudoJob.cmp_key` for the same subtask, in cycles
+    (simso/schedulers/PD2.py): the same pseudo-deadline and b-bit, but the group deadline
+    is relative to the job, in units of 10 quanta (`ceil(D*(j-1)/C * cycles_per_ms)`
+    with D/C in ms counts quanta, multiplied by 1e6 cycles instead of the 1e5 of a
+    quantum), stops at the last window of size 2 (d(T_{j-1}), not the paper's
+    d(T_j) - 1), and has the job's activation date in ms added to it."""
+    anchor, e, L, i = pfair_subtask(task, t, slices, q)
+    d = anchor + -(-i * L // e)
+    b = i * L % e != 0
+    act_ms = release(task, job_at(task, t)) / MS
+    if 2 * e < L:
+        return (d, not b, -act_ms)
+    j = i + 1
+    while j <= e and (j - 1) * L % e != 0 and -(-j * L // e) - (j - 1) * L // e == 2:
+        j += 1
+    return (d, not b, -(act_ms + -(-(j - 1) * L // e) * MS))
+
+
 def dropped(name, t, task, theirs):
     """In SimSo, the current job of `name` at t never runs again before its deadline and
     ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
@@ -451,9 +565,15 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             # A tie: both tools run jobs of the same priorities at t (the same multiset
             # of keys), only different jobs among equals. Keys come from schedlab's
             # history, the same as SimSo's before t.
+            q = entry.get("pfair_q")
+
+            def key(n):
+                if q:
+                    return pfair_key(policy, byname[n], t, ours["slices"], q)
+                return priority_key(policy, byname[n], t, ours["slices"])
+
             def keys(names):
-                return sorted(priority_key(policy, byname[n], t, ours["slices"])
-                              for n in names)
+                return sorted(key(n) for n in names)
 
             same_keys = keys(only_ours) == keys(only_theirs)
             zero = {n for n in only_ours
@@ -464,8 +584,26 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 if (t - x["o"]) % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
             if aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
                 pattern = "abort-drops-running"
+            elif (q and entry["simso"] in QUANTUM_TIMER and t > 0
+                  and any(released_at(byname[n], t) for n in only_ours)
+                  and not any(released_at(byname[n], t)
+                              for n in running_at(theirs["slices"], t))):
+                # A job released at t runs at t in schedlab; SimSo runs none of the jobs
+                # released at t before t + q (only with --simso-as-released: see
+                # releases_first).
+                pattern = "release-seen-late"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
+            elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
+                  and sorted(key(n)[:2] for n in only_ours)
+                  == sorted(key(n)[:2] for n in only_theirs)
+                  and max(key(n) for n in only_ours) <= min(key(n) for n in only_theirs)
+                  and max(simso_pd2_key(byname[n], t, ours["slices"], q) for n in only_theirs)
+                  <= min(simso_pd2_key(byname[n], t, ours["slices"], q) for n in only_ours)):
+                # Same pseudo-deadlines and b-bits, different keys: each tool ran the
+                # higher group deadline by its own formula (simso_pd2_key; SimSo's may
+                # tie where schedlab's does not, then its ready list decides).
+                pattern = "simso-group-deadline"
             elif policy in ("edzl", "g-fl-zl") and zero:
                 # A zero-laxity job runs in schedlab and waits in SimSo behind a job of
                 # positive laxity.
