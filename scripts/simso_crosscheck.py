@@ -278,8 +278,12 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     try:
         with redirect_stdout(sink), releases_first(cls if not as_released else None):
             model.run_model()
-    except AssertionError as e:  # PartitionedScheduler: assert self.packer(), "Packing failed"
-        raise Unpartitioned(str(e)) from None
+    except AssertionError as e:
+        if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
+            raise Unpartitioned(str(e)) from None
+        # Any other assertion is SimSo failing on the set (EPDF: a negative timer delay
+        # on overloaded sets, docs/simso.md): the set is counted apart, not compared.
+        raise SimsoCrash(f"AssertionError: {e}") from None
     finally:
         if timeout:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -310,6 +314,10 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
 # --------------------------------------------------------------------------- schedlab
 class Unknown(Exception):
     """schedlab does not know this policy or partition heuristic (yet)."""
+
+
+class SimsoCrash(Exception):
+    """SimSo stopped on an assertion of its own (not a partitioning failure)."""
 
 
 class SimsoTimeout(Exception):
@@ -491,6 +499,22 @@ def simso_pd2_key(task, t, slices, q):
     return (d, not b, -(act_ms + -(-(j - 1) * L // e) * MS))
 
 
+def simso_epdf_window(task, i):
+    """SimSo's EPDF window of subtask i in quanta of 1 ms (simso/schedulers/EPDF.py):
+    int((i-1) / (C/D)) and ceil(i / (C/D)) in floats, C and D in ms, where the exact
+    ones are floor((i-1)D/C) and ceil(iD/C): the float quotient can land just below an
+    integer (11 / (11/25) = 24.999999999999996: released at 24, not 25) or just above
+    one (21 / (35/100) = 60.00000000000001: due at 61, not 60)."""
+    c, d = task["c"] / MS, task["t"] / MS
+    return int((i - 1) / (c / d)), math.ceil(i / (c / d))
+
+
+def epdf_float_window(task, t, slices):
+    """The task's next subtask at t has another window in SimSo's float arithmetic."""
+    _, e, L, i = pfair_subtask(task, t, slices, MS)
+    return simso_epdf_window(task, i) != ((i - 1) * L // e, -(-i * L // e))
+
+
 def dropped(name, t, task, theirs):
     """In SimSo, the current job of `name` at t never runs again before its deadline and
     ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
@@ -592,6 +616,12 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # released at t before t + q (only with --simso-as-released: see
                 # releases_first).
                 pattern = "release-seen-late"
+            elif entry["simso"] == "EPDF" and any(
+                    epdf_float_window(byname[n], t, ours["slices"])
+                    for n in only_ours | only_theirs):
+                # A task that runs in one tool only has a subtask window that SimSo
+                # computes one quantum off (simso_epdf_window).
+                pattern = "simso-float-window"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
@@ -673,6 +703,11 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                                                      penalties)
             except Unpartitioned:
                 o_jobs = None
+            except SimsoCrash as e:
+                row["simso_crash"] = row.get("simso_crash", 0) + 1
+                if verbose:
+                    print(f"\n[{name}] {describe(ws)}: SimSo failed: {e}", file=sys.stderr)
+                continue
             except SimsoTimeout:
                 row["simso_timeout"] = row.get("simso_timeout", 0) + 1
                 if verbose:
@@ -760,7 +795,8 @@ def table(rows, markdown):
                         for k, v in sorted(r["classes"].items())) or "-"
         for key, what in (("unplaced_both", "no partition in either tool"),
                           ("unplaced_one", "no partition in one tool only"),
-                          ("simso_timeout", "SimSo did not finish (not compared)")):
+                          ("simso_timeout", "SimSo did not finish (not compared)"),
+                          ("simso_crash", "SimSo failed on an assertion (not compared)")):
             if r.get(key):
                 cls = f"{cls}; {what}: {r[key]} sets" if cls != "-" else f"{what}: {r[key]} sets"
         lines.append((r["policy"], r["simso"], str(r["sets"]), str(r["jobs"]),
