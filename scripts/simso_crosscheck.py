@@ -27,6 +27,7 @@ import argparse
 import io
 import json
 import math
+import operator
 import os
 import random
 import signal
@@ -515,6 +516,91 @@ def epdf_float_window(task, t, slices):
     return simso_epdf_window(task, i) != ((i - 1) * L // e, -(-i * L // e))
 
 
+def sign(v):
+    return (v > 0) - (v < 0)
+
+
+def bf_alpha(e, per, t):
+    """BF's characteristic α(T, t) = sign(w(t+1) − ⌊wt⌋ − 1), t in quanta, w = e/per."""
+    return sign(e * (t + 1) - per * (e * t // per) - per)
+
+
+def bf_ours(elig, spare, end):
+    """schedlab's optional quanta: the paper's characteristic strings from `end`, '+' >
+    '0' > '−', equal up to a '0' in both: task order. elig: [(name, e, per)]."""
+    from functools import cmp_to_key
+
+    def cmp(a, z):
+        for q in range(end, end + 100_000):
+            ca, cz = bf_alpha(a[1], a[2], q), bf_alpha(z[1], z[2], q)
+            if ca != cz:
+                return cz - ca
+            if ca == 0:
+                break
+        return 0  # stable sort: task order
+
+    return {x[0] for x in sorted(elig, key=cmp_to_key(cmp))[:spare]}
+
+
+def bf_simso(elig, spare, bk1, bk2):
+    """SimSo's optional quanta (simso/schedulers/BF.py, in its floats): the sign of
+    w·bk2 − ⌊w·bk1⌋ − (bk2 − bk1), then urgency factors, one pick at a time."""
+    def alpha(x):
+        u = x[1] / x[2]
+        return sign(bk2 * u - int(bk1 * u) - bk2 + bk1)
+
+    def uf(u):
+        return (1. - (bk1 * u - int(bk1 * u))) / u
+
+    def keeps(i, j):  # BF.compare(i, j) == -1
+        ai, aj = alpha(i), alpha(j)
+        if ai != aj:
+            return ai > aj
+        if ai == 0:
+            return True
+        if ai == -1:
+            return not uf(i[1] / i[2]) > uf(j[1] / j[2])
+        return uf(1 - i[1] / i[2]) >= uf(1 - j[1] / j[2])
+
+    pool, chosen = list(elig), set()
+    for _ in range(min(spare, len(pool))):
+        best = pool[0]
+        for x in pool[1:]:
+            if not keeps(best, x):
+                best = x
+        chosen.add(best[0])
+        pool.remove(best)
+    return chosen
+
+
+def bf_optional(ws, t):
+    """The tasks given an optional quantum in the BF interval that contains t (ns), by
+    schedlab's rule (bf_ours) and by SimSo's (bf_simso, bk1 and bk2 the two earliest
+    current deadlines in ms); the intervals before planned by schedlab's rule (the
+    schedules agree before t). Quanta of 1 ms, periodic tasks released at 0."""
+    tasks = [(x["name"], x["c"] // MS, x["t"] // MS) for x in ws["tasks"]]
+    m, rw, b = ws["cpus"], {x[0]: Fraction(0) for x in tasks}, 0
+    while True:
+        end = min((b // per + 1) * per for _, _, per in tasks)
+        n, mand, elig = end - b, {}, []
+        for name, e, per in tasks:
+            if b % per == 0:
+                rw[name] = Fraction(0)
+            total = rw[name] + Fraction(n * e, per)
+            mand[name] = min(n, max(0, math.floor(total)))
+            rw[name] = total - mand[name]
+            if rw[name] > 0 and mand[name] < n:
+                elig.append((name, e, per))
+        spare = m * n - sum(mand.values())
+        ours = bf_ours(elig, spare, end)
+        if end * MS > t:
+            dl = sorted(float((b // per + 1) * per) for _, _, per in tasks)
+            return ours, bf_simso(elig, spare, dl[0], dl[1])
+        for name in ours:
+            rw[name] -= 1
+        b = end
+
+
 def dropped(name, t, task, theirs):
     """In SimSo, the current job of `name` at t never runs again before its deadline and
     ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
@@ -622,6 +708,11 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # A task that runs in one tool only has a subtask window that SimSo
                 # computes one quantum off (simso_epdf_window).
                 pattern = "simso-float-window"
+            elif (entry["simso"] == "BF" and not any(x["o"] for x in ws["tasks"])
+                  and operator.ne(*bf_optional(ws, t))):
+                # The interval's optional quanta went to other tasks: SimSo ranks them
+                # by its own formula (bf_optional).
+                pattern = "simso-bf-ranking"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
