@@ -504,7 +504,7 @@ def simso_epdf_window(task, i):
     """SimSo's EPDF window of subtask i in quanta of 1 ms (simso/schedulers/EPDF.py):
     int((i-1) / (C/D)) and ceil(i / (C/D)) in floats, C and D in ms, where the exact
     ones are floor((i-1)D/C) and ceil(iD/C): the float quotient can land just below an
-    integer (11 / (11/25) = 24.999999999999996: released at 24, not 25) or just above
+    integer (14 / (56/100) = 24.999999999999996: released at 24, not 25) or just above
     one (21 / (35/100) = 60.00000000000001: due at 61, not 60)."""
     c, d = task["c"] / MS, task["t"] / MS
     return int((i - 1) / (c / d)), math.ceil(i / (c / d))
