@@ -694,13 +694,10 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 if (t - x["o"]) % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
             if aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
                 pattern = "abort-drops-running"
-            elif (q and entry["simso"] in QUANTUM_TIMER and t > 0
-                  and any(released_at(byname[n], t) for n in only_ours)
-                  and not any(released_at(byname[n], t)
-                              for n in running_at(theirs["slices"], t))):
-                # A job released at t runs at t in schedlab; SimSo runs none of the jobs
-                # released at t before t + q (only with --simso-as-released: see
-                # releases_first).
+            elif (q and entry["simso"] in QUANTUM_TIMER and entry.get("as_released")
+                  and t > 0 and any(released_at(byname[n], t) for n in only_ours)):
+                # A job released at t runs at t in schedlab, not in SimSo as released,
+                # whose decision at t may not see it (releases_first).
                 pattern = "release-seen-late"
             elif entry["simso"] == "EPDF" and any(
                     epdf_float_window(byname[n], t, ours["slices"])
@@ -833,8 +830,8 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
             if not ndiff:
                 continue
             row["sets_differing"] += 1
-            pattern, cls, why, t0 = classify(dict(entry, name=name), ws, ours, theirs, rules,
-                                             penalties)
+            pattern, cls, why, t0 = classify(dict(entry, name=name, as_released=as_released),
+                                             ws, ours, theirs, rules, penalties)
             c = row["classes"].setdefault(cls, {"sets": 0, "jobs": 0, "patterns": {}})
             c["sets"] += 1
             c["jobs"] += ndiff
