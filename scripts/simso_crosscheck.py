@@ -282,9 +282,14 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     except AssertionError as e:
         if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
             raise Unpartitioned(str(e)) from None
-        # Any other assertion is SimSo failing on the set (EPDF: a negative timer delay
-        # on overloaded sets, docs/simso.md): the set is counted apart, not compared.
+        # Any other assertion, or exception, is SimSo failing on the set (EPDF: a negative
+        # timer delay on overloaded sets; BF: a task not yet released, with --offsets;
+        # docs/simso.md): the set is counted apart, not compared.
         raise SimsoCrash(f"AssertionError: {e}") from None
+    except SimsoTimeout:
+        raise
+    except Exception as e:  # SimSo failing on its own (BF with --offsets): counted apart
+        raise SimsoCrash(f"{type(e).__name__}: {e}") from None
     finally:
         if timeout:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -318,7 +323,7 @@ class Unknown(Exception):
 
 
 class SimsoCrash(Exception):
-    """SimSo stopped on an assertion of its own (not a partitioning failure)."""
+    """SimSo stopped on an assertion or exception of its own (not a failed packing)."""
 
 
 class SimsoTimeout(Exception):
@@ -884,7 +889,7 @@ def table(rows, markdown):
         for key, what in (("unplaced_both", "no partition in either tool"),
                           ("unplaced_one", "no partition in one tool only"),
                           ("simso_timeout", "SimSo did not finish (not compared)"),
-                          ("simso_crash", "SimSo failed on an assertion (not compared)")):
+                          ("simso_crash", "SimSo failed (not compared)")):
             if r.get(key):
                 cls = f"{cls}; {what}: {r[key]} sets" if cls != "-" else f"{what}: {r[key]} sets"
         lines.append((r["policy"], r["simso"], str(r["sets"]), str(r["jobs"]),
