@@ -288,7 +288,7 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
         raise SimsoCrash(f"AssertionError: {e}") from None
     except SimsoTimeout:
         raise
-    except Exception as e:  # SimSo failing on its own (BF with --offsets): counted apart
+    except Exception as e:  # noqa: BLE001 (SimSo failing on its own: counted apart)
         raise SimsoCrash(f"{type(e).__name__}: {e}") from None
     finally:
         if timeout:
