@@ -27,6 +27,7 @@ import argparse
 import io
 import json
 import math
+import operator
 import os
 import random
 import signal
@@ -34,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import redirect_stdout
+from contextlib import contextmanager, redirect_stdout
 from fractions import Fraction
 
 import tomllib
@@ -66,9 +67,14 @@ POLICIES = {
     "edhs": {"simso": "EDHS", "policy": "edhs", "placement": "global"},
     "ekg": {"simso": "EKG", "policy": "ekg", "placement": "global"},
     # Pfair family (quantum-based)
-    "pd2": {"simso": "PD2", "policy": "pd2", "placement": "global", "quantum": True},
-    "er-pd2": {"simso": "ER_PD2", "policy": "er-pd2", "placement": "global", "quantum": True},
-    "epdf": {"simso": "EPDF", "policy": "epdf", "placement": "global", "quantum": True},
+    # SimSo's PD2 and ER_PD2 decide every 0.1 ms, its EPDF every 1 ms (schedlab's default
+    # quantum, the tick of hz 1000); BF decides at deadlines only.
+    "pd2": {"simso": "PD2", "policy": "pd2", "placement": "global", "quantum": True,
+            "platform": {"quantum": "100us"}, "pfair_q": 100_000},
+    "er-pd2": {"simso": "ER_PD2", "policy": "er-pd2", "placement": "global", "quantum": True,
+               "platform": {"quantum": "100us"}, "pfair_q": 100_000},
+    "epdf": {"simso": "EPDF", "policy": "epdf", "placement": "global", "quantum": True,
+             "pfair_q": MS},
     "bf": {"simso": "BF", "policy": "bf", "placement": "global", "quantum": True},
     # fluid / DP-fair
     "llref": {"simso": "LLREF", "policy": "llref", "placement": "global"},
@@ -90,6 +96,8 @@ POLICIES = {
              "partition": "load-balance"},
 }
 
+# SimSo schedulers that decide at a periodic quantum timer (see releases_first).
+QUANTUM_TIMER = ("PD2", "ER_PD2")
 DEFAULT_POLICIES = "edf,rm,llf,edzl,p-edf,p-edf-wf,lb-p-edf,p-rm"
 # Periods (ms): divisors of 100, so a set's hyperperiod is at most 100 ms.
 PERIODS_MS = (5, 10, 20, 25, 50, 100)
@@ -147,6 +155,11 @@ def job_at(task, t):
     return (t - task["o"]) // task["t"] if t >= task["o"] else -1
 
 
+def released_at(task, t):
+    """A job of `task` is released at t."""
+    return t >= task["o"] and (t - task["o"]) % task["t"] == 0
+
+
 def release(task, k):
     """Release instant of job k of `task`."""
     return task["o"] + k * task["t"]
@@ -180,6 +193,51 @@ def zero_timer_overheads():
 
     zeroed.crosscheck_zeroed = True
     mod.Timer = zeroed
+
+
+@contextmanager
+def releases_first(cls):
+    """SimSo's PD2 and ER_PD2 decide at a periodic quantum timer on CPU 0. A job released
+    at the same instant reaches the scheduler through an ACTIVATE event queued on its
+    task's CPU (`task.cpu`: the CPU it last ran on), and SimPy runs the job's activation
+    after the timer (the timer's event was posted a quantum earlier): the decision at a
+    quantum boundary misses the jobs released on it whenever their activation is queued
+    on another CPU or behind the timer, and they wait one quantum (docs/simso.md,
+    `release-seen-late`). schedlab, as the Pfair papers, makes a subtask eligible in the
+    quantum it is released in. To compare like with like, for these two schedulers a
+    job's activation is posted ahead of the other events of its instant (SimPy's `prior`)
+    and queued on CPU 0, before the timer. Restored on exit."""
+    if cls not in QUANTUM_TIMER:
+        yield
+        return
+    from simso.core.Job import Job
+    from simso.core.Processor import Processor
+    from simso.core.Task import GenericTask
+
+    create, activate = GenericTask.create_job, Processor.activate
+
+    def create_job(self, pred=None):
+        sim_activate = self.sim.activate
+
+        def prior(obj, process, *a, **kw):
+            if isinstance(obj, Job):
+                kw["prior"] = True
+            return sim_activate(obj, process, *a, **kw)
+
+        self.sim.activate = prior
+        try:
+            return create(self, pred)
+        finally:
+            del self.sim.activate  # back to the class's method
+
+    def activate_on_cpu0(self, job):
+        activate(self.sim.processors[0], job)
+
+    GenericTask.create_job, Processor.activate = create_job, activate_on_cpu0
+    try:
+        yield
+    finally:
+        GenericTask.create_job, Processor.activate = create, activate
 
 
 def _alarm(signum, frame):
@@ -219,10 +277,19 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        with redirect_stdout(sink):
+        with redirect_stdout(sink), releases_first(cls if not as_released else None):
             model.run_model()
-    except AssertionError as e:  # PartitionedScheduler: assert self.packer(), "Packing failed"
-        raise Unpartitioned(str(e)) from None
+    except AssertionError as e:
+        if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
+            raise Unpartitioned(str(e)) from None
+        # Any other assertion, or exception, is SimSo failing on the set (EPDF: a negative
+        # timer delay on overloaded sets; BF: a task not yet released, with --offsets;
+        # docs/simso.md): the set is counted apart, not compared.
+        raise SimsoCrash(f"AssertionError: {e}") from None
+    except SimsoTimeout:
+        raise
+    except Exception as e:  # noqa: BLE001 (SimSo failing on its own: counted apart)
+        raise SimsoCrash(f"{type(e).__name__}: {e}") from None
     finally:
         if timeout:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -253,6 +320,10 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
 # --------------------------------------------------------------------------- schedlab
 class Unknown(Exception):
     """schedlab does not know this policy or partition heuristic (yet)."""
+
+
+class SimsoCrash(Exception):
+    """SimSo stopped on an assertion or exception of its own (not a failed packing)."""
 
 
 class SimsoTimeout(Exception):
@@ -377,6 +448,164 @@ def priority_key(policy, task, t, slices):
     return deadline
 
 
+def pfair_subtask(task, t, slices, q):
+    """The Pfair view of a task's current job at quantum boundary t: (anchor, e, L, i),
+    the job's first quantum, its quanta of WCET and of window, and the index of its next
+    subtask (1 + quanta the job received before t, from the schedule up to t)."""
+    rel = release(task, job_at(task, t))
+    done = sum(min(e, t) - max(s, rel) for s, e, n, _ in slices
+               if n == task["name"] and e > rel and s < t)
+    return -(-rel // q), -(-task["c"] // q), task["t"] // q, done // q + 1
+
+
+def pd2_group_deadline(e, L, i):
+    """PD2's group deadline of subtask i (relative quanta; 0 for a light task), as
+    schedlab's pd2 computes it (Anderson & Srinivasan: the earliest t >= d(T_i) with
+    t = d(T_k) and b(T_k) = 0, or t + 1 = d(T_k) and |w(T_k)| = 3)."""
+    if 2 * e < L:
+        return 0
+    d_i, k = -(-i * L // e), i
+    while True:
+        r, d = (k - 1) * L // e, -(-k * L // e)
+        if k > i and d - r == 3 and d > d_i:
+            return d - 1
+        if k * L % e == 0:
+            return d
+        k += 1
+
+
+def pfair_key(policy, task, t, slices, q):
+    """schedlab's priority of a task's next subtask at t (smaller is higher): EPDF the
+    pseudo-deadline; PD2 and ER-PD2 (pseudo-deadline, b-bit 0 last, later group deadline
+    first). The task index, schedlab's last tie-break, is left out: equal keys are a tie."""
+    anchor, e, L, i = pfair_subtask(task, t, slices, q)
+    d = anchor + -(-i * L // e)
+    if policy == "epdf":
+        return (d,)
+    gd = pd2_group_deadline(e, L, i)
+    return (d, i * L % e == 0, -(anchor + gd if gd else 0))
+
+
+def simso_pd2_key(task, t, slices, q):
+    """SimSo's PD2/ER_PD2 `PseudoJob.cmp_key` for the same subtask, in cycles
+    (simso/schedulers/PD2.py): the same pseudo-deadline and b-bit, but the group deadline
+    is relative to the job, in units of 10 quanta (`ceil(D*(j-1)/C * cycles_per_ms)`
+    with D/C in ms counts quanta, multiplied by 1e6 cycles instead of the 1e5 of a
+    quantum), stops at the last window of size 2 (d(T_{j-1}), not the paper's
+    d(T_j) - 1), and has the job's activation date in ms added to it."""
+    anchor, e, L, i = pfair_subtask(task, t, slices, q)
+    d = anchor + -(-i * L // e)
+    b = i * L % e != 0
+    act_ms = release(task, job_at(task, t)) / MS
+    if 2 * e < L:
+        return (d, not b, -act_ms)
+    j = i + 1
+    while j <= e and (j - 1) * L % e != 0 and -(-j * L // e) - (j - 1) * L // e == 2:
+        j += 1
+    return (d, not b, -(act_ms + -(-(j - 1) * L // e) * MS))
+
+
+def simso_epdf_window(task, i):
+    """SimSo's EPDF window of subtask i in quanta of 1 ms (simso/schedulers/EPDF.py):
+    int((i-1) / (C/D)) and ceil(i / (C/D)) in floats, C and D in ms, where the exact
+    ones are floor((i-1)D/C) and ceil(iD/C): the float quotient can land just below an
+    integer (14 / (56/100) = 24.999999999999996: released at 24, not 25) or just above
+    one (21 / (35/100) = 60.00000000000001: due at 61, not 60)."""
+    c, d = task["c"] / MS, task["t"] / MS
+    return int((i - 1) / (c / d)), math.ceil(i / (c / d))
+
+
+def epdf_float_window(task, t, slices):
+    """The task's next subtask at t has another window in SimSo's float arithmetic."""
+    _, e, L, i = pfair_subtask(task, t, slices, MS)
+    return simso_epdf_window(task, i) != ((i - 1) * L // e, -(-i * L // e))
+
+
+def sign(v):
+    return (v > 0) - (v < 0)
+
+
+def bf_alpha(e, per, t):
+    """BF's characteristic α(T, t) = sign(w(t+1) − ⌊wt⌋ − 1), t in quanta, w = e/per."""
+    return sign(e * (t + 1) - per * (e * t // per) - per)
+
+
+def bf_ours(elig, spare, end):
+    """schedlab's optional quanta: the paper's characteristic strings from `end`, '+' >
+    '0' > '−', equal up to a '0' in both: task order. elig: [(name, e, per)]."""
+    from functools import cmp_to_key
+
+    def cmp(a, z):
+        for q in range(end, end + 100_000):
+            ca, cz = bf_alpha(a[1], a[2], q), bf_alpha(z[1], z[2], q)
+            if ca != cz:
+                return cz - ca
+            if ca == 0:
+                break
+        return 0  # stable sort: task order
+
+    return {x[0] for x in sorted(elig, key=cmp_to_key(cmp))[:spare]}
+
+
+def bf_simso(elig, spare, bk1, bk2):
+    """SimSo's optional quanta (simso/schedulers/BF.py, in its floats): the sign of
+    w·bk2 − ⌊w·bk1⌋ − (bk2 − bk1), then urgency factors, one pick at a time."""
+    def alpha(x):
+        u = x[1] / x[2]
+        return sign(bk2 * u - int(bk1 * u) - bk2 + bk1)
+
+    def uf(u):
+        return (1. - (bk1 * u - int(bk1 * u))) / u
+
+    def keeps(i, j):  # BF.compare(i, j) == -1
+        ai, aj = alpha(i), alpha(j)
+        if ai != aj:
+            return ai > aj
+        if ai == 0:
+            return True
+        if ai == -1:
+            return not uf(i[1] / i[2]) > uf(j[1] / j[2])
+        return uf(1 - i[1] / i[2]) >= uf(1 - j[1] / j[2])
+
+    pool, chosen = list(elig), set()
+    for _ in range(min(spare, len(pool))):
+        best = pool[0]
+        for x in pool[1:]:
+            if not keeps(best, x):
+                best = x
+        chosen.add(best[0])
+        pool.remove(best)
+    return chosen
+
+
+def bf_optional(ws, t):
+    """The tasks given an optional quantum in the BF interval that contains t (ns), by
+    schedlab's rule (bf_ours) and by SimSo's (bf_simso, bk1 and bk2 the two earliest
+    current deadlines in ms); the intervals before planned by schedlab's rule (the
+    schedules agree before t). Quanta of 1 ms, periodic tasks released at 0."""
+    tasks = [(x["name"], x["c"] // MS, x["t"] // MS) for x in ws["tasks"]]
+    m, rw, b = ws["cpus"], {x[0]: Fraction(0) for x in tasks}, 0
+    while True:
+        end = min((b // per + 1) * per for _, _, per in tasks)
+        n, mand, elig = end - b, {}, []
+        for name, e, per in tasks:
+            if b % per == 0:
+                rw[name] = Fraction(0)
+            total = rw[name] + Fraction(n * e, per)
+            mand[name] = min(n, max(0, math.floor(total)))
+            rw[name] = total - mand[name]
+            if rw[name] > 0 and mand[name] < n:
+                elig.append((name, e, per))
+        spare = m * n - sum(mand.values())
+        ours = bf_ours(elig, spare, end)
+        if end * MS > t:
+            dl = sorted(float((b // per + 1) * per) for _, _, per in tasks)
+            return ours, bf_simso(elig, spare, dl[0], dl[1])
+        for name in ours:
+            rw[name] -= 1
+        b = end
+
+
 def dropped(name, t, task, theirs):
     """In SimSo, the current job of `name` at t never runs again before its deadline and
     ends aborted: SimSo lost it (see the `abort-drops-running` rule)."""
@@ -451,9 +680,15 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             # A tie: both tools run jobs of the same priorities at t (the same multiset
             # of keys), only different jobs among equals. Keys come from schedlab's
             # history, the same as SimSo's before t.
+            q = entry.get("pfair_q")
+
+            def key(n):
+                if q:
+                    return pfair_key(policy, byname[n], t, ours["slices"], q)
+                return priority_key(policy, byname[n], t, ours["slices"])
+
             def keys(names):
-                return sorted(priority_key(policy, byname[n], t, ours["slices"])
-                              for n in names)
+                return sorted(key(n) for n in names)
 
             same_keys = keys(only_ours) == keys(only_theirs)
             zero = {n for n in only_ours
@@ -464,8 +699,34 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 if (t - x["o"]) % x["t"] == 0 and 0 <= k < len(theirs["jobs"][x["name"]]))
             if aborted_now and any(dropped(n, t, byname[n], theirs) for n in only_ours):
                 pattern = "abort-drops-running"
+            elif (q and entry["simso"] in QUANTUM_TIMER and entry.get("as_released")
+                  and t > 0 and any(released_at(byname[n], t) for n in only_ours)):
+                # A job released at t runs at t in schedlab, not in SimSo as released,
+                # whose decision at t may not see it (releases_first).
+                pattern = "release-seen-late"
+            elif entry["simso"] == "EPDF" and any(
+                    epdf_float_window(byname[n], t, ours["slices"])
+                    for n in only_ours | only_theirs):
+                # A task that runs in one tool only has a subtask window that SimSo
+                # computes one quantum off (simso_epdf_window).
+                pattern = "simso-float-window"
+            elif (entry["simso"] == "BF" and not any(x["o"] for x in ws["tasks"])
+                  and operator.ne(*bf_optional(ws, t))):
+                # The interval's optional quanta went to other tasks: SimSo ranks them
+                # by its own formula (bf_optional).
+                pattern = "simso-bf-ranking"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
+            elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
+                  and sorted(key(n)[:2] for n in only_ours)
+                  == sorted(key(n)[:2] for n in only_theirs)
+                  and max(key(n) for n in only_ours) <= min(key(n) for n in only_theirs)
+                  and max(simso_pd2_key(byname[n], t, ours["slices"], q) for n in only_theirs)
+                  <= min(simso_pd2_key(byname[n], t, ours["slices"], q) for n in only_ours)):
+                # Same pseudo-deadlines and b-bits, different keys: each tool ran the
+                # higher group deadline by its own formula (simso_pd2_key; SimSo's may
+                # tie where schedlab's does not, then its ready list decides).
+                pattern = "simso-group-deadline"
             elif policy in ("edzl", "g-fl-zl") and zero:
                 # A zero-laxity job runs in schedlab and waits in SimSo behind a job of
                 # positive laxity.
@@ -535,6 +796,11 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                                                      penalties)
             except Unpartitioned:
                 o_jobs = None
+            except SimsoCrash as e:
+                row["simso_crash"] = row.get("simso_crash", 0) + 1
+                if verbose:
+                    print(f"\n[{name}] {describe(ws)}: SimSo failed: {e}", file=sys.stderr)
+                continue
             except SimsoTimeout:
                 row["simso_timeout"] = row.get("simso_timeout", 0) + 1
                 if verbose:
@@ -569,8 +835,8 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
             if not ndiff:
                 continue
             row["sets_differing"] += 1
-            pattern, cls, why, t0 = classify(dict(entry, name=name), ws, ours, theirs, rules,
-                                             penalties)
+            pattern, cls, why, t0 = classify(dict(entry, name=name, as_released=as_released),
+                                             ws, ours, theirs, rules, penalties)
             c = row["classes"].setdefault(cls, {"sets": 0, "jobs": 0, "patterns": {}})
             c["sets"] += 1
             c["jobs"] += ndiff
@@ -622,7 +888,8 @@ def table(rows, markdown):
                         for k, v in sorted(r["classes"].items())) or "-"
         for key, what in (("unplaced_both", "no partition in either tool"),
                           ("unplaced_one", "no partition in one tool only"),
-                          ("simso_timeout", "SimSo did not finish (not compared)")):
+                          ("simso_timeout", "SimSo did not finish (not compared)"),
+                          ("simso_crash", "SimSo failed (not compared)")):
             if r.get(key):
                 cls = f"{cls}; {what}: {r[key]} sets" if cls != "-" else f"{what}: {r[key]} sets"
         lines.append((r["policy"], r["simso"], str(r["sets"]), str(r["jobs"]),

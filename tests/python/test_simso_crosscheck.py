@@ -91,3 +91,61 @@ def test_offsets_are_whole_ms_below_the_period_and_lengthen_the_horizon(xc):
     t = dict(ws["tasks"][0], o=3 * xc.MS, t=10 * xc.MS)
     assert [xc.job_at(t, v * xc.MS) for v in (0, 3, 12, 13)] == [-1, 0, 0, 1]
     assert xc.release(t, 2) == 23 * xc.MS
+
+
+def test_pd2_group_deadlines_and_simsos_key(xc):
+    # Weight 8/11 (Anderson & Srinivasan's figure): group deadlines 4, 4, 8, 8, 8, 11, 11, 11,
+    # as schedlab's pd2 computes them.
+    assert [xc.pd2_group_deadline(8, 11, i) for i in range(1, 9)] == [4, 4, 8, 8, 8, 11, 11, 11]
+    assert xc.pd2_group_deadline(3, 7, 1) == 0  # light
+    # (72, 100) ms at 0.1 ms: e = 720, L = 1000. T_24 is due at 34 (b = 1), T_25 at 35
+    # (size 2), T_26 at 37 (size 3): the group deadline is 37 - 1 = 36. SimSo stops at the
+    # last window of size 2 (35) and scales it by 1e6 cycles, not by the quantum.
+    task = {"name": "a", "c": 72 * xc.MS, "t": 100 * xc.MS, "o": 0}
+    slices = [(0, 2_300_000, "a", 0)]  # 23 quanta received: next is T_24
+    assert xc.pfair_key("pd2", task, 3_100_000, slices, 100_000) == (34, False, -36)
+    assert xc.simso_pd2_key(task, 3_100_000, slices, 100_000) == (34, False, -35_000_000.0)
+
+
+def test_simso_epdf_windows_in_floats(xc):
+    # 14 / (56/100) = 24.999999999999996: SimSo releases subtask 15 of (56, 100) at 24,
+    # not 25 = floor(14 * 100 / 56).
+    t = {"name": "a", "c": 56 * xc.MS, "t": 100 * xc.MS, "o": 0}
+    assert xc.simso_epdf_window(t, 15) == (24, 27)
+    assert xc.epdf_float_window(t, 24 * xc.MS, [(0, 14 * xc.MS, "a", 0)])
+    # 21 / (35/100) = 60.00000000000001: subtask 21 of (35, 100) due at 61, not 60.
+    t = {"name": "b", "c": 35 * xc.MS, "t": 100 * xc.MS, "o": 0}
+    assert xc.simso_epdf_window(t, 21) == (57, 61)
+    assert not xc.epdf_float_window(t, 0, [])  # subtask 1: (0, 3) in both
+
+
+def test_simso_bf_gives_optional_quanta_by_its_own_ranking(xc):
+    # 2 CPUs, interval [0, 5): mandatory 4 (t1), 1 (t2), 1 (t3), 2 (t4), 2 optional quanta.
+    # Paper strings from 5: t1 ++, t2 +-, t4 +-+ (w(t+1) - floor(wt) - 1 at t = 5, 6, 7):
+    # t1 and t4. SimSo: every alpha is -1 (bk1 = 5, bk2 = 100), smallest urgency factor
+    # (1 - frac(5w))/w first: t2 (0.556), t1 (0.618).
+    ws = task_set(xc, 2, [("t1", 89, 100), ("t2", 36, 100), ("t3", 1, 5), ("t4", 53, 100)])
+    ws["horizon"] = 5 * xc.MS
+    assert xc.bf_optional(ws, 0) == ({"t1", "t4"}, {"t1", "t2"})
+    # SimSo's own schedule of [0, 5) agrees with that ranking: t2 runs 2 ms, t4 2 ms.
+    _, slices, _ = xc.simso_run(ws, "BF")
+    ran = {n: sum(min(e, 5 * xc.MS) - s for s, e, n2, _ in slices if n2 == n and s < 5 * xc.MS)
+           for n in ("t1", "t2", "t3", "t4")}
+    assert ran == {"t1": 5 * xc.MS, "t2": 2 * xc.MS, "t3": xc.MS, "t4": 2 * xc.MS}
+
+
+def test_simso_pd2_sees_a_job_released_on_a_boundary_one_quantum_late(xc):
+    # ER_PD2, 2 CPUs; t4's job released at 5 ms should run at once. As released, SimSo's
+    # decision at 5 ms misses it (its activation is queued on its last CPU, after the
+    # quantum timer): it starts at 5.1 ms. Aligned (the default), it starts at 5 ms.
+    from simso.core.Task import GenericTask
+
+    create = GenericTask.create_job
+    ws = task_set(xc, 2, [("t1", 4, 20), ("t2", 8, 25), ("t3", 1, 20), ("t4", 2, 5)])
+
+    def t4_starts(slices):
+        return min(s for s, e, n, _ in slices if n == "t4" and s >= 5 * xc.MS)
+
+    assert t4_starts(xc.simso_run(ws, "ER_PD2", as_released=True)[1]) == 5_100_000
+    assert t4_starts(xc.simso_run(ws, "ER_PD2")[1]) == 5 * xc.MS
+    assert GenericTask.create_job is create  # the alignment is undone after the run
