@@ -109,6 +109,23 @@ fn illf_experiment_reproduces_the_papers_findings() {
         assert!(svg.starts_with("<svg"));
         assert_eq!(svg.matches("<polyline").count(), 3, "{f}");
     }
+    // Fig. 4's sets under global placement: the optimal schedulers meet every deadline
+    // (implicit deadlines, U <= m) and none switches less often than EDF but RUN, which
+    // partitions these sets.
+    for u in (10..=80).step_by(10) {
+        let c = case(
+            &v,
+            &format!("Fig. 4's set under global placement, ILLF against the optimal schedulers, U per CPU = {u}%"),
+        );
+        for p in ["pd2", "er-pd2", "bf", "llref", "lre-tl", "dp-wrap", "run"] {
+            assert_eq!(c["simulated"][p]["misses"], 0, "{p} at U={u}%");
+            if p != "run" {
+                assert!(rate(c, p) >= rate(c, "edf"), "{p} at U={u}%");
+            }
+        }
+    }
+    let svg = std::fs::read_to_string(dir.join("illf-optimal.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 9);
     illf_review(&v, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }

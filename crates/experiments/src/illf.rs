@@ -383,6 +383,9 @@ pub fn run(progress: &dyn Progress) -> Result<Outcome, Error> {
                     .into(),
         });
     }
+    // Fig. 4's sets under global placement: ILLF against the optimal multiprocessor
+    // schedulers (and EDF), for misses and the context-switch cost of optimality.
+    let optimal = optimal_sweep(progress, &mut cases)?;
     let chart4 = Chart {
         title: "ILLF paper Fig. 4: equal per-task utilisation (4 CPUs, HZ=1000)".into(),
         x_label: "utilisation per CPU (%)".into(),
@@ -397,7 +400,67 @@ pub fn run(progress: &dyn Progress) -> Result<Outcome, Error> {
     };
     plots.push(Figure::new("illf-fig4.svg", chart4));
     plots.push(Figure::new("illf-fig5.svg", chart5));
+    plots.push(Figure::new("illf-optimal.svg", optimal));
     Ok(Outcome::new(cases, plots))
+}
+
+/// ILLF against the optimal global schedulers on Fig. 4's sets (case 1, 4 CPUs, HZ 1000,
+/// every period and run time on the 1 ms tick and quantum grid), all under global
+/// placement: misses and context switches per CPU per second, one case per U.
+const OPTIMAL: [(&str, Policy); 9] = [
+    ("illf", Policy::Illf),
+    ("edf", Policy::Edf),
+    ("pd2", Policy::Pd2),
+    ("er-pd2", Policy::ErPd2),
+    ("bf", Policy::Bf),
+    ("llref", Policy::Llref),
+    ("lre-tl", Policy::LreTl),
+    ("dp-wrap", Policy::DpWrap),
+    ("run", Policy::Run),
+];
+
+/// Simulated seconds per point of the optimal-schedulers sweep.
+const OPTIMAL_SECONDS: u64 = 2;
+
+fn optimal_sweep(progress: &dyn Progress, cases: &mut Vec<Case>) -> Result<Chart, Error> {
+    let mut series: Vec<Series> = OPTIMAL
+        .iter()
+        .map(|p| Series {
+            label: p.0.into(),
+            points: vec![],
+        })
+        .collect();
+    for u in (10..=80).step_by(10) {
+        progress.step(&format!(
+            "illf: Fig. 4 sets against the optimal schedulers, U={u}%"
+        ));
+        let mut d = Draft::parse(&case1(u, OPTIMAL_SECONDS), "case1-global")?;
+        d.scheduler().placement = Some("global".into());
+        let mut v = serde_json::Map::new();
+        for (i, (name, pol)) in OPTIMAL.iter().enumerate() {
+            let r = d.simulate(*pol, false)?;
+            series[i]
+                .points
+                .push((u as f64, r.context_switches_per_cpu_per_s));
+            v.insert((*name).into(), rates(&r));
+        }
+        cases.push(Case {
+            case: format!(
+                "Fig. 4's set under global placement, ILLF against the optimal schedulers, U per CPU = {u}%"
+            ),
+            paper: Value::Null,
+            simulated: Value::Object(v),
+            real: Value::Null,
+            expected: Value::Null,
+            note: "not in the paper: pd2, er-pd2, bf, llref, lre-tl, dp-wrap and run meet every deadline of an implicit-deadline set with U <= m; the price is in context switches".into(),
+        });
+    }
+    Ok(Chart {
+        title: "Fig. 4's sets, global placement: ILLF against optimal schedulers (4 CPUs)".into(),
+        x_label: "utilisation per CPU (%)".into(),
+        y_label: "context switches per CPU per second".into(),
+        series,
+    })
 }
 
 /// Table 1's task set with the choices a reviewer may vary: placement, tick rate, ILLF
