@@ -124,20 +124,39 @@ def uunifast_discard(rng, n, total, umax=1.0):
             return us
 
 
+def repair_to_target(tasks, excess, target, grain_ns):
+    """Rounding WCETs to the grain can push U past the target (past m at level 1.0,
+    which `run` and every optimal scheduler rightly refuse): take one grain off the WCET
+    of a task that was rounded up (the longest period first: the smallest step in U),
+    again, until U <= target. Sets already within it are unchanged."""
+    while sum(Fraction(x["c"], x["t"]) for x in tasks) > target:
+        i = max(range(len(tasks)),
+                key=lambda k: (excess[k] > 0, excess[k] > -1, tasks[k]["t"], excess[k], -k))
+        if excess[i] == -1:  # every WCET is down to one grain
+            raise ValueError(f"cannot bring the set to U <= {target} with WCETs >= one grain")
+        tasks[i]["c"] -= grain_ns
+        excess[i] -= Fraction(grain_ns, tasks[i]["t"])
+        if tasks[i]["c"] == grain_ns:
+            excess[i] = Fraction(-1)
+
+
 def make_set(seed, cpus, ntasks, level, grain_ns, offsets=False):
     """A seeded implicit-deadline set: UUniFast utilisations for U = level·m, periods
-    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T).
+    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T),
+    then repaired so that U never exceeds the target level·m.
     With `offsets`, each task's first release is a whole millisecond in [0, T) (fewer
     equal deadlines, so fewer ties), and the horizon is the largest offset plus two
     hyperperiods (the feasibility interval of an asynchronous set); else one
     hyperperiod."""
     rng = random.Random(f"{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
     us = uunifast_discard(rng, ntasks, level * cpus)
-    tasks = []
+    tasks, excess = [], []
     for i, u in enumerate(us):
         t = rng.choice(PERIODS_MS) * MS
         c = max(grain_ns, min(t, round(u * t / grain_ns) * grain_ns))
         tasks.append({"name": f"t{i + 1}", "c": c, "t": t, "o": 0})
+        excess.append(Fraction(c, t) - Fraction(u) if c > grain_ns else Fraction(-1))
+    repair_to_target(tasks, excess, Fraction(str(level)) * cpus, grain_ns)
     if offsets:
         orng = random.Random(f"offsets/{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
         for x in tasks:

@@ -149,3 +149,29 @@ def test_simso_pd2_sees_a_job_released_on_a_boundary_one_quantum_late(xc):
     assert t4_starts(xc.simso_run(ws, "ER_PD2", as_released=True)[1]) == 5_100_000
     assert t4_starts(xc.simso_run(ws, "ER_PD2")[1]) == 5 * xc.MS
     assert GenericTask.create_job is create  # the alignment is undone after the run
+
+
+def test_wcet_rounding_never_exceeds_the_target_utilisation(xc):
+    from fractions import Fraction
+    # Hand-checked: u = 0.58 and 0.46 round up to 3/5 and 5/10, the 1-grain task stays:
+    # U = 1.15 > 1. The rounded-up task of the longest period loses a grain (U = 1.05);
+    # it is then rounded down, so the 5-ms task loses one (U = 0.85).
+    ms = xc.MS
+    tasks = [{"name": "a", "c": 3 * ms, "t": 5 * ms, "o": 0},
+             {"name": "b", "c": 5 * ms, "t": 10 * ms, "o": 0},
+             {"name": "c", "c": 1 * ms, "t": 20 * ms, "o": 0}]
+    excess = [Fraction(3, 5) - Fraction(58, 100), Fraction(5, 10) - Fraction(46, 100),
+              Fraction(-1)]
+    xc.repair_to_target(tasks, excess, Fraction(1), ms)
+    assert [t["c"] // ms for t in tasks] == [2, 4, 1]
+    # The set `run` refused (U = 501/250 on 2 CPUs) and every generated set: U <= level·m.
+    assert sum(Fraction(t["c"], t["t"]) for t in xc.make_set(0, 2, 4, 1.0, xc.GRAIN_NS)["tasks"]) <= 2
+    for m, n in ((2, 4), (4, 8), (8, 16)):
+        for level in (0.5, 0.75, 0.9, 1.0):
+            for seed in range(5):
+                for grain in (xc.GRAIN_NS, xc.MS):
+                    ws = xc.make_set(seed, m, n, level, grain)
+                    u = sum(Fraction(t["c"], t["t"]) for t in ws["tasks"])
+                    assert u <= Fraction(str(level)) * m, (seed, m, n, level, grain)
+                    assert all(grain <= t["c"] <= t["t"] and t["c"] % grain == 0
+                               for t in ws["tasks"])
