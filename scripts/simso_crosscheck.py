@@ -82,7 +82,9 @@ POLICIES = {
     "dp-wrap": {"simso": "DP_WRAP", "policy": "dp-wrap", "placement": "global"},
     # server-based
     "u-edf": {"simso": "U_EDF", "policy": "u-edf", "placement": "global"},
-    "run": {"simso": "RUN", "policy": "run", "placement": "global"},
+    # SimSo's RUN packs first-fit in task order; schedlab (as the paper's evaluation)
+    # worst-fit decreasing: SimSo's is switched to that (simso_wfd_pack).
+    "run": {"simso": "RUN", "policy": "run", "placement": "global", "simso_wfd_pack": True},
     # partitioned: SimSo's P_EDF is first-fit decreasing (schedlab's default); P_EDF_WF is
     # meant as worst-fit decreasing; LB_P_EDF and P_RM put each task, in task order, on
     # the least loaded CPU without a test (schedlab's `load-balance`).
@@ -259,11 +261,42 @@ def releases_first(cls):
         GenericTask.create_job, Processor.activate = create, activate
 
 
+@contextmanager
+def simso_wfd_pack(on):
+    """SimSo's RUN packing switched to schedlab's worst-fit decreasing: servers by
+    decreasing utilisation (ties in order), each into the least-loaded bin where it fits
+    (ties: the first), else a new bin (crates/sim/src/policy/run_tree.rs `pack`)."""
+    if not on:
+        yield
+        return
+    import simso.schedulers.RUN as run_mod
+    from simso.schedulers.RUNServer import EDFServer
+
+    def wfd(servers):
+        bins = []
+        for server in sorted(servers, key=lambda x: x.utilization, reverse=True):
+            least = min(bins, key=lambda b: b.utilization, default=None)
+            if least is not None and least.utilization + server.utilization <= 1:
+                least.add_child(server)
+            else:
+                least = EDFServer()
+                least.add_child(server)
+                bins.append(least)
+        return bins
+
+    saved = run_mod.pack
+    run_mod.pack = wfd
+    try:
+        yield
+    finally:
+        run_mod.pack = saved
+
+
 def _alarm(signum, frame):
     raise SimsoTimeout()
 
 
-def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
+def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, wfd_pack=False):
     """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
     schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
     from simso.configuration import Configuration
@@ -296,7 +329,8 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        with redirect_stdout(sink), releases_first(cls if not as_released else None):
+        with redirect_stdout(sink), releases_first(cls if not as_released else None), \
+                simso_wfd_pack(wfd_pack):
             model.run_model()
     except AssertionError as e:
         if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
@@ -659,6 +693,29 @@ def penalty_sum(diff, penalties):
                              for a in range(-2, 3) for b in range(-2, 3))
 
 
+def float_instant(a, b, t, near=20):
+    """At the divergence t, the tools change their schedules at instants a few ns apart
+    (within `near`), not at the same one: SimSo's float-millisecond budgets and timers
+    moved a decision instant, and the schedules part there."""
+    def bounds(slices):
+        return {v for s, e, *_ in slices for v in (s, e) if abs(v - t) <= near}
+    ba, bb = bounds(a), bounds(b)
+    return bool(ba) and bool(bb) and ba != bb
+
+
+def short_of_wcet(ws, first, theirs):
+    """The first differing job finished in schedlab, was aborted in SimSo, and had run
+    there within ROUNDING_NS of its WCET: SimSo stopped it a few ns short (its times are
+    floats) and never ran it again before its deadline."""
+    _, name, k, x, y = first
+    if not (isinstance(x[0], int) and not x[1] and y[1]):
+        return False
+    spec = next(v for v in ws["tasks"] if v["name"] == name)
+    lo, hi = release(spec, k), release(spec, k + 1)
+    ran = sum(max(0, min(e, hi) - max(b, lo)) for b, e, n, _ in theirs["slices"] if n == name)
+    return spec["c"] - ROUNDING_NS <= ran < spec["c"]
+
+
 def classify(entry, ws, ours, theirs, rules, penalties=None):
     """Name the pattern of a set's first difference and look it up in the rules."""
     policy = entry["policy"]
@@ -681,6 +738,8 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             pattern = "partition-next-fit"
     elif penalties and late:
         pattern = "late-not-aborted"
+    elif first is not None and short_of_wcet(ws, first, theirs):
+        pattern = "simso-short-of-wcet"
     elif (penalties and first is not None and isinstance(first[3][0], int)
           and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
           and divergence(ours["slices"], theirs["slices"]) is not None
@@ -753,6 +812,8 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
                 pattern = "timer-overhead"
+            elif float_instant(ours["slices"], theirs["slices"], t):
+                pattern = "simso-float-instant"
             elif not only_ours or not only_theirs:
                 pattern = "idle-cpu"
             else:
@@ -812,7 +873,7 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                 s_jobs = None
             try:
                 o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout,
-                                                     penalties)
+                                                     penalties, entry.get("simso_wfd_pack"))
             except Unpartitioned:
                 o_jobs = None
             except SimsoCrash as e:

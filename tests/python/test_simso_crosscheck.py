@@ -175,3 +175,48 @@ def test_wcet_rounding_never_exceeds_the_target_utilisation(xc):
                     assert u <= Fraction(str(level)) * m, (seed, m, n, level, grain)
                     assert all(grain <= t["c"] <= t["t"] and t["c"] % grain == 0
                                for t in ws["tasks"])
+
+
+def test_simso_run_packs_worst_fit_decreasing_when_aligned(xc):
+    from collections import namedtuple
+    from fractions import Fraction
+
+    import simso.schedulers.RUN as run_mod
+    from simso.schedulers.RUNServer import TaskServer
+
+    task = namedtuple("T", ["utilization"])
+
+    def bins(pack):
+        servers = [TaskServer(task(Fraction(u, 10))) for u in (3, 5, 4, 6)]
+        return [[int(c.utilization * 10) for c in b.children] for b in pack(servers)]
+
+    assert bins(run_mod.pack) == [[3, 5], [4, 6]]  # SimSo: first fit, task order
+    with xc.simso_wfd_pack(True):
+        assert bins(run_mod.pack) == [[6, 3], [5, 4]]  # schedlab: worst fit decreasing
+    assert bins(run_mod.pack) == [[3, 5], [4, 6]]
+
+
+def test_simso_run_stops_a_job_one_ns_short_of_its_wcet_and_aborts_it(xc, schedlab):
+    # SimSo's server utilisation is Fraction(28.9) / Fraction(50) from float ms, a hair
+    # below 289/500: t2's budget ends 1 ns before its job's WCET, the job is never run
+    # again and is aborted at 50 ms; schedlab finishes it at 30.5 ms.
+    ws = xc.make_set(0, 2, 4, 0.75, xc.GRAIN_NS)
+    assert [(t["c"], t["t"]) for t in ws["tasks"]][1] == (28_900_000, 50_000_000)
+    jobs, slices, _ = xc.simso_run(ws, "RUN", wfd_pack=True)
+    assert jobs["t2"][0] == (None, True)
+    ran = sum(min(e, 50 * xc.MS) - s for s, e, n, _ in slices if n == "t2" and s < 50 * xc.MS)
+    assert ran == 28_900_000 - 1
+    theirs = {"jobs": jobs, "slices": slices}
+    first = (0, "t2", 0, (30_500_000, False), jobs["t2"][0])
+    assert xc.short_of_wcet(ws, first, theirs)
+    assert not xc.short_of_wcet(ws, (0, "t2", 0, (30_500_000, False), (30_500_000, False)),
+                                theirs)
+
+
+def test_float_instant_is_a_schedule_change_a_few_ns_apart(xc):
+    ours = [(0, 6_890_000, "a", 0), (6_890_000, 9_000_000, "b", 0)]
+    theirs = [(0, 6_889_990, "a", 0), (6_889_990, 9_000_000, "c", 0)]
+    assert xc.float_instant(ours, theirs, 6_889_990)
+    assert not xc.float_instant(ours, ours, 6_890_000)
+    assert not xc.float_instant(ours, [(0, 6_890_000, "a", 0), (6_890_000, 9_000_000, "c", 0)],
+                                6_890_000)
