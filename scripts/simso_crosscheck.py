@@ -703,6 +703,28 @@ def float_instant(a, b, t, near=20):
     return bool(ba) and bool(bb) and ba != bb
 
 
+def pending(task, t, run):
+    """The task's job at t is released and not finished at t in that tool's run."""
+    k = job_at(task, t)
+    jobs = run["jobs"][task["name"]]
+    if k < 0 or k >= len(jobs):
+        return False
+    end, aborted = jobs[k]
+    return not aborted and (end is None or end > t)
+
+
+def float_finish(first, ours, theirs, near=20):
+    """The first differing job finished in both tools within `near` ns (more than
+    ROUNDING_NS) and the schedules are the same until then: SimSo's float-millisecond
+    timers and budgets moved the bounds of the job's slices by a few ns."""
+    x, y = first[3], first[4]
+    if not (isinstance(x[0], int) and isinstance(y[0], int) and not x[1] and not y[1]
+            and abs(x[0] - y[0]) <= near):
+        return False
+    d = divergence(ours["slices"], theirs["slices"])
+    return d is None or d[0] >= min(x[0], y[0]) - near
+
+
 def short_of_wcet(ws, first, theirs):
     """The first differing job finished in schedlab, was aborted in SimSo, and had run
     there within ROUNDING_NS of its WCET: SimSo stopped it a few ns short (its times are
@@ -740,6 +762,8 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
         pattern = "late-not-aborted"
     elif first is not None and short_of_wcet(ws, first, theirs):
         pattern = "simso-short-of-wcet"
+    elif first is not None and float_finish(first, ours, theirs):
+        pattern = "simso-float-finish"
     elif (penalties and first is not None and isinstance(first[3][0], int)
           and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
           and divergence(ours["slices"], theirs["slices"]) is not None
@@ -812,6 +836,11 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
                 pattern = "timer-overhead"
+            elif (only_theirs and not only_ours
+                  and all(pending(byname[n], t, ours) for n in only_theirs)):
+                # schedlab leaves a CPU idle while the job SimSo runs there is pending in
+                # schedlab too (released, not finished).
+                pattern = "ours-idles-pending"
             elif float_instant(ours["slices"], theirs["slices"], t):
                 pattern = "simso-float-instant"
             elif not only_ours or not only_theirs:

@@ -220,3 +220,39 @@ def test_float_instant_is_a_schedule_change_a_few_ns_apart(xc):
     assert not xc.float_instant(ours, ours, 6_890_000)
     assert not xc.float_instant(ours, [(0, 6_890_000, "a", 0), (6_890_000, 9_000_000, "c", 0)],
                                 6_890_000)
+
+
+def test_pending_and_float_finish(xc):
+    ms = xc.MS
+    task = {"name": "a", "c": 2 * ms, "t": 10 * ms, "o": 0}
+    run = {"jobs": {"a": [(5 * ms, False), (None, True)]}, "slices": []}
+    assert xc.pending(task, 4 * ms, run) and not xc.pending(task, 5 * ms, run)
+    assert not xc.pending(task, 12 * ms, run)  # aborted
+    assert not xc.pending(task, 25 * ms, run)  # not generated
+    # Same schedule, ends 3 ns apart: float finish; 30 ns apart: not.
+    ours = {"slices": [(0, 2 * ms, "a", 0)]}
+    theirs = {"slices": [(0, 2 * ms - 3, "a", 0)]}
+    first = (2 * ms - 3, "a", 0, (2 * ms, False), (2 * ms - 3, False))
+    assert xc.float_finish(first, ours, theirs)
+    far = {"slices": [(0, 2 * ms - 30, "a", 0)]}
+    assert not xc.float_finish((0, "a", 0, (2 * ms, False), (2 * ms - 30, False)), ours, far)
+    # An earlier divergence (another task) is not a float finish.
+    other = {"slices": [(0, 2 * ms - 3, "a", 0), (ms, 2 * ms, "b", 1)]}
+    assert not xc.float_finish(first, ours, other)
+
+
+def test_simso_u_edf_runs_a_job_past_its_allotment(xc, schedlab, tmp_path):
+    # Seed 2 of 2x4 at 0.75: at 15.8 ms t4's job (1 ms, released at 15) has used its
+    # allotments; schedlab idles CPU 0 until 19.8 ms, SimSo runs t4 on to 16 ms.
+    ws = xc.make_set(2, 2, 4, 0.75, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["u-edf"], name="u-edf")
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, "U_EDF")
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    assert s_jobs["t4"][3] == (20 * xc.MS, False) and o_jobs["t4"][3] == (16 * xc.MS, False)
+    import tomllib
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
+    assert (pattern, cls, t) == ("ours-idles-pending", "model", 15_800_000)
