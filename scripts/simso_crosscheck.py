@@ -24,6 +24,7 @@ a Python that has simso==0.8.5 and simpy==2.3.1:
                       [--verbose] [--json FILE]
 """
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -79,12 +80,15 @@ POLICIES = {
     # fluid / DP-fair
     "llref": {"simso": "LLREF", "policy": "llref", "placement": "global"},
     "lre-tl": {"simso": "LRE_TL", "policy": "lre-tl", "placement": "global"},
-    "dp-wrap": {"simso": "DP_WRAP", "policy": "dp-wrap", "placement": "global"},
+    # SimSo's DP_WRAP mirrors every other slice (reverses its McNaughton order);
+    # schedlab's dp-wrap does not: SimSo's mirroring is switched off (simso_align).
+    "dp-wrap": {"simso": "DP_WRAP", "policy": "dp-wrap", "placement": "global",
+                "simso_align": ["no-mirror"]},
     # server-based
     "u-edf": {"simso": "U_EDF", "policy": "u-edf", "placement": "global"},
     # SimSo's RUN packs first-fit in task order; schedlab (as the paper's evaluation)
-    # worst-fit decreasing: SimSo's is switched to that (simso_wfd_pack).
-    "run": {"simso": "RUN", "policy": "run", "placement": "global", "simso_wfd_pack": True},
+    # worst-fit decreasing: SimSo's is switched to that (simso_align, SIMSO_ALIGN).
+    "run": {"simso": "RUN", "policy": "run", "placement": "global", "simso_align": ["wfd-pack"]},
     # partitioned: SimSo's P_EDF is first-fit decreasing (schedlab's default); P_EDF_WF is
     # meant as worst-fit decreasing; LB_P_EDF and P_RM put each task, in task order, on
     # the least loaded CPU without a test (schedlab's `load-balance`).
@@ -262,7 +266,7 @@ def releases_first(cls):
 
 
 @contextmanager
-def simso_wfd_pack(on):
+def simso_wfd_pack(on=True):
     """SimSo's RUN packing switched to schedlab's worst-fit decreasing: servers by
     decreasing utilisation (ties in order), each into the least-loaded bin where it fits
     (ties: the first), else a new bin (crates/sim/src/policy/run_tree.rs `pack`)."""
@@ -292,11 +296,45 @@ def simso_wfd_pack(on):
         run_mod.pack = saved
 
 
+@contextmanager
+def simso_no_mirror(on=True):
+    """SimSo's DP_WRAP without its mirroring: every slice keeps McNaughton's order
+    (DP_WRAP.init_interval reverses every other slice; schedlab's dp-wrap does not)."""
+    if not on:
+        yield
+        return
+    from simso.schedulers.DP_WRAP import DP_WRAP
+
+    saved = DP_WRAP.init_interval
+
+    def unmirrored(self):
+        self.mirroring = False
+        saved(self)
+
+    DP_WRAP.init_interval = unmirrored
+    try:
+        yield
+    finally:
+        DP_WRAP.init_interval = saved
+
+
+# Switches that make SimSo run schedlab's model of a scheduler (POLICIES' simso_align).
+SIMSO_ALIGN = {"wfd-pack": simso_wfd_pack, "no-mirror": simso_no_mirror}
+
+
+@contextmanager
+def simso_aligned(names):
+    with contextlib.ExitStack() as stack:
+        for n in names:
+            stack.enter_context(SIMSO_ALIGN[n](True))
+        yield
+
+
 def _alarm(signum, frame):
     raise SimsoTimeout()
 
 
-def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, wfd_pack=False):
+def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, align=()):
     """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
     schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
     from simso.configuration import Configuration
@@ -330,7 +368,7 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, wfd_pack=Fa
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         with redirect_stdout(sink), releases_first(cls if not as_released else None), \
-                simso_wfd_pack(wfd_pack):
+                simso_aligned(align):
             model.run_model()
     except AssertionError as e:
         if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
@@ -902,7 +940,7 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                 s_jobs = None
             try:
                 o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout,
-                                                     penalties, entry.get("simso_wfd_pack"))
+                                                     penalties, entry.get("simso_align", ()))
             except Unpartitioned:
                 o_jobs = None
             except SimsoCrash as e:

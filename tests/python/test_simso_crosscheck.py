@@ -202,7 +202,7 @@ def test_simso_run_stops_a_job_one_ns_short_of_its_wcet_and_aborts_it(xc, schedl
     # again and is aborted at 50 ms; schedlab finishes it at 30.5 ms.
     ws = xc.make_set(0, 2, 4, 0.75, xc.GRAIN_NS)
     assert [(t["c"], t["t"]) for t in ws["tasks"]][1] == (28_900_000, 50_000_000)
-    jobs, slices, _ = xc.simso_run(ws, "RUN", wfd_pack=True)
+    jobs, slices, _ = xc.simso_run(ws, "RUN", align=("wfd-pack",))
     assert jobs["t2"][0] == (None, True)
     ran = sum(min(e, 50 * xc.MS) - s for s, e, n, _ in slices if n == "t2" and s < 50 * xc.MS)
     assert ran == 28_900_000 - 1
@@ -256,3 +256,13 @@ def test_simso_u_edf_runs_a_job_past_its_allotment(xc, schedlab, tmp_path):
         rules = tomllib.load(f)["rule"]
     pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
     assert (pattern, cls, t) == ("ours-idles-pending", "model", 15_800_000)
+
+
+def test_simso_dp_wrap_without_mirroring_is_schedlabs_dp_wrap(xc, schedlab, tmp_path):
+    ws = xc.make_set(0, 2, 4, 0.75, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["dp-wrap"], name="dp-wrap")
+    s_jobs, *_ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    mirrored, *_ = xc.simso_run(ws, "DP_WRAP")
+    aligned, *_ = xc.simso_run(ws, "DP_WRAP", align=("no-mirror",))
+    assert aligned == s_jobs
+    assert mirrored != s_jobs
