@@ -266,3 +266,22 @@ def test_simso_dp_wrap_without_mirroring_is_schedlabs_dp_wrap(xc, schedlab, tmp_
     aligned, *_ = xc.simso_run(ws, "DP_WRAP", align=("no-mirror",))
     assert aligned == s_jobs
     assert mirrored != s_jobs
+
+
+def test_simso_llref_runs_a_job_past_its_local_budget(xc, schedlab, tmp_path):
+    # Seed 0 of 2x4 at 0.5: t3 = (7.1, 10) gets 0.71 * 5 = 3.55 ms of the TL-plane
+    # [0, 5). At 1.42 ms only t3 has budget; SimSo selects t3 and a job of budget 0, arms
+    # no timer and runs t3 to 5 ms (and finishes it at 7.1); schedlab stops it at 3.55.
+    ws = xc.make_set(0, 2, 4, 0.5, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["llref"], name="llref")
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, "LLREF")
+    assert s_jobs["t3"][0] == (8_550_000, False) and o_jobs["t3"][0] == (7_100_000, False)
+    assert (0, 3_550_000, "t3", 0) in s_slices
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    import tomllib
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
+    assert (pattern, cls, t) == ("ours-idles-pending", "simso-bug", 3_550_000)
