@@ -940,7 +940,8 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                 s_jobs = None
             try:
                 o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout,
-                                                     penalties, entry.get("simso_align", ()))
+                                                     penalties,
+                                                     () if as_released else entry.get("simso_align", ()))
             except Unpartitioned:
                 o_jobs = None
             except SimsoCrash as e:
