@@ -881,6 +881,11 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 pattern = "ours-idles-pending"
             elif float_instant(ours["slices"], theirs["slices"], t):
                 pattern = "simso-float-instant"
+            elif (only_ours and only_theirs and not any(released_at(x, t) for x in ws["tasks"])
+                  and not any(t in (b, e) for b, e, *_ in snap(ours["slices"]))):
+                # SimSo changes its schedule at an instant where schedlab has no event:
+                # no release, and every job schedlab runs there runs on through it.
+                pattern = "simso-no-event"
             elif not only_ours or not only_theirs:
                 pattern = "idle-cpu"
             else:

@@ -285,3 +285,22 @@ def test_simso_llref_runs_a_job_past_its_local_budget(xc, schedlab, tmp_path):
         rules = tomllib.load(f)["rule"]
     pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
     assert (pattern, cls, t) == ("ours-idles-pending", "simso-bug", 3_550_000)
+
+
+def test_simso_llref_stale_timer_resorts_at_no_event(xc, schedlab, tmp_path):
+    # Seed 8 of 2x4 at 1.0: at 25 ms SimSo decides before and after t3's release; the
+    # first decision's timer (t4's budget, 1.8 ms) fires at 26.8 ms, where LLREF has no
+    # event, and t4 preempts t3 in SimSo only.
+    ws = xc.make_set(8, 2, 4, 1.0, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["llref"], name="llref")
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, "LLREF")
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    assert "t3" in xc.running_at(s_slices, 26_800_000)
+    assert "t4" in xc.running_at(o_slices, 26_800_000)
+    import tomllib
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
+    assert (pattern, cls, t) == ("simso-no-event", "simso-bug", 26_800_000)
