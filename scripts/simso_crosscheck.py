@@ -102,6 +102,9 @@ POLICIES = {
              "partition": "load-balance"},
 }
 
+# SimSo schedulers that keep budgets or shares as float milliseconds (short_of_wcet,
+# float_finish; docs/simso.md, SimSo bug 12).
+FLOAT_BUDGETS = ("RUN", "U_EDF", "DP_WRAP", "LLREF", "LRE_TL")
 # SimSo schedulers that decide at a periodic quantum timer (see releases_first).
 QUANTUM_TIMER = ("PD2", "ER_PD2")
 DEFAULT_POLICIES = "edf,rm,llf,edzl,p-edf,p-edf-wf,lb-p-edf,p-rm"
@@ -798,9 +801,9 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             pattern = "partition-next-fit"
     elif penalties and late:
         pattern = "late-not-aborted"
-    elif first is not None and short_of_wcet(ws, first, theirs):
+    elif entry["simso"] in FLOAT_BUDGETS and first is not None and short_of_wcet(ws, first, theirs):
         pattern = "simso-short-of-wcet"
-    elif first is not None and float_finish(first, ours, theirs):
+    elif entry["simso"] in FLOAT_BUDGETS and first is not None and float_finish(first, ours, theirs):
         pattern = "simso-float-finish"
     elif (penalties and first is not None and isinstance(first[3][0], int)
           and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
