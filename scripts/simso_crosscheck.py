@@ -24,6 +24,7 @@ a Python that has simso==0.8.5 and simpy==2.3.1:
                       [--verbose] [--json FILE]
 """
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -79,10 +80,15 @@ POLICIES = {
     # fluid / DP-fair
     "llref": {"simso": "LLREF", "policy": "llref", "placement": "global"},
     "lre-tl": {"simso": "LRE_TL", "policy": "lre-tl", "placement": "global"},
-    "dp-wrap": {"simso": "DP_WRAP", "policy": "dp-wrap", "placement": "global"},
+    # SimSo's DP_WRAP mirrors every other slice (reverses its McNaughton order);
+    # schedlab's dp-wrap does not: SimSo's mirroring is switched off (simso_align).
+    "dp-wrap": {"simso": "DP_WRAP", "policy": "dp-wrap", "placement": "global",
+                "simso_align": ["no-mirror"]},
     # server-based
     "u-edf": {"simso": "U_EDF", "policy": "u-edf", "placement": "global"},
-    "run": {"simso": "RUN", "policy": "run", "placement": "global"},
+    # SimSo's RUN packs first-fit in task order; schedlab (as the paper's evaluation)
+    # worst-fit decreasing: SimSo's is switched to that (simso_align, SIMSO_ALIGN).
+    "run": {"simso": "RUN", "policy": "run", "placement": "global", "simso_align": ["wfd-pack"]},
     # partitioned: SimSo's P_EDF is first-fit decreasing (schedlab's default); P_EDF_WF is
     # meant as worst-fit decreasing; LB_P_EDF and P_RM put each task, in task order, on
     # the least loaded CPU without a test (schedlab's `load-balance`).
@@ -96,6 +102,9 @@ POLICIES = {
              "partition": "load-balance"},
 }
 
+# SimSo schedulers that keep budgets or shares as float milliseconds (short_of_wcet,
+# float_finish; docs/simso.md, SimSo bug 12).
+FLOAT_BUDGETS = ("RUN", "U_EDF", "DP_WRAP", "LLREF", "LRE_TL")
 # SimSo schedulers that decide at a periodic quantum timer (see releases_first).
 QUANTUM_TIMER = ("PD2", "ER_PD2")
 DEFAULT_POLICIES = "edf,rm,llf,edzl,p-edf,p-edf-wf,lb-p-edf,p-rm"
@@ -124,20 +133,39 @@ def uunifast_discard(rng, n, total, umax=1.0):
             return us
 
 
+def repair_to_target(tasks, excess, target, grain_ns):
+    """Rounding WCETs to the grain can push U past the target (past m at level 1.0,
+    which `run` and every optimal scheduler rightly refuse): take one grain off the WCET
+    of a task that was rounded up (the longest period first: the smallest step in U),
+    again, until U <= target. Sets already within it are unchanged."""
+    while sum(Fraction(x["c"], x["t"]) for x in tasks) > target:
+        i = max(range(len(tasks)),
+                key=lambda k: (excess[k] > 0, excess[k] > -1, tasks[k]["t"], excess[k], -k))
+        if excess[i] == -1:  # every WCET is down to one grain
+            raise ValueError(f"cannot bring the set to U <= {target} with WCETs >= one grain")
+        tasks[i]["c"] -= grain_ns
+        excess[i] -= Fraction(grain_ns, tasks[i]["t"])
+        if tasks[i]["c"] == grain_ns:
+            excess[i] = Fraction(-1)
+
+
 def make_set(seed, cpus, ntasks, level, grain_ns, offsets=False):
     """A seeded implicit-deadline set: UUniFast utilisations for U = level·m, periods
-    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T).
+    from PERIODS_MS, WCET = u·T rounded to the grain (at least one grain, at most T),
+    then repaired so that U never exceeds the target level·m.
     With `offsets`, each task's first release is a whole millisecond in [0, T) (fewer
     equal deadlines, so fewer ties), and the horizon is the largest offset plus two
     hyperperiods (the feasibility interval of an asynchronous set); else one
     hyperperiod."""
     rng = random.Random(f"{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
     us = uunifast_discard(rng, ntasks, level * cpus)
-    tasks = []
+    tasks, excess = [], []
     for i, u in enumerate(us):
         t = rng.choice(PERIODS_MS) * MS
         c = max(grain_ns, min(t, round(u * t / grain_ns) * grain_ns))
         tasks.append({"name": f"t{i + 1}", "c": c, "t": t, "o": 0})
+        excess.append(Fraction(c, t) - Fraction(u) if c > grain_ns else Fraction(-1))
+    repair_to_target(tasks, excess, Fraction(str(level)) * cpus, grain_ns)
     if offsets:
         orng = random.Random(f"offsets/{seed}/{cpus}/{ntasks}/{level}/{grain_ns}")
         for x in tasks:
@@ -240,11 +268,76 @@ def releases_first(cls):
         GenericTask.create_job, Processor.activate = create, activate
 
 
+@contextmanager
+def simso_wfd_pack(on=True):
+    """SimSo's RUN packing switched to schedlab's worst-fit decreasing: servers by
+    decreasing utilisation (ties in order), each into the least-loaded bin where it fits
+    (ties: the first), else a new bin (crates/sim/src/policy/run_tree.rs `pack`)."""
+    if not on:
+        yield
+        return
+    import simso.schedulers.RUN as run_mod
+    from simso.schedulers.RUNServer import EDFServer
+
+    def wfd(servers):
+        bins = []
+        for server in sorted(servers, key=lambda x: x.utilization, reverse=True):
+            least = min(bins, key=lambda b: b.utilization, default=None)
+            if least is not None and least.utilization + server.utilization <= 1:
+                least.add_child(server)
+            else:
+                least = EDFServer()
+                least.add_child(server)
+                bins.append(least)
+        return bins
+
+    saved = run_mod.pack
+    run_mod.pack = wfd
+    try:
+        yield
+    finally:
+        run_mod.pack = saved
+
+
+@contextmanager
+def simso_no_mirror(on=True):
+    """SimSo's DP_WRAP without its mirroring: every slice keeps McNaughton's order
+    (DP_WRAP.init_interval reverses every other slice; schedlab's dp-wrap does not)."""
+    if not on:
+        yield
+        return
+    from simso.schedulers.DP_WRAP import DP_WRAP
+
+    saved = DP_WRAP.init_interval
+
+    def unmirrored(self):
+        self.mirroring = False
+        saved(self)
+
+    DP_WRAP.init_interval = unmirrored
+    try:
+        yield
+    finally:
+        DP_WRAP.init_interval = saved
+
+
+# Switches that make SimSo run schedlab's model of a scheduler (POLICIES' simso_align).
+SIMSO_ALIGN = {"wfd-pack": simso_wfd_pack, "no-mirror": simso_no_mirror}
+
+
+@contextmanager
+def simso_aligned(names):
+    with contextlib.ExitStack() as stack:
+        for n in names:
+            stack.enter_context(SIMSO_ALIGN[n](True))
+        yield
+
+
 def _alarm(signum, frame):
     raise SimsoTimeout()
 
 
-def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
+def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, align=()):
     """Run SimSo on the set; per task the jobs' (finish_ns or None, aborted), the
     schedule slices [(start, end, task, cpu)] and the partition (CPU index per task)."""
     from simso.configuration import Configuration
@@ -277,7 +370,8 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None):
     if timeout:
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        with redirect_stdout(sink), releases_first(cls if not as_released else None):
+        with redirect_stdout(sink), releases_first(cls if not as_released else None), \
+                simso_aligned(align):
             model.run_model()
     except AssertionError as e:
         if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
@@ -640,6 +734,51 @@ def penalty_sum(diff, penalties):
                              for a in range(-2, 3) for b in range(-2, 3))
 
 
+def float_instant(a, b, t, near=20):
+    """At the divergence t, the tools change their schedules at instants a few ns apart
+    (within `near`), not at the same one: SimSo's float-millisecond budgets and timers
+    moved a decision instant, and the schedules part there."""
+    def bounds(slices):
+        return {v for s, e, *_ in slices for v in (s, e) if abs(v - t) <= near}
+    ba, bb = bounds(a), bounds(b)
+    return bool(ba) and bool(bb) and ba != bb
+
+
+def pending(task, t, run):
+    """The task's job at t is released and not finished at t in that tool's run."""
+    k = job_at(task, t)
+    jobs = run["jobs"][task["name"]]
+    if k < 0 or k >= len(jobs):
+        return False
+    end, aborted = jobs[k]
+    return not aborted and (end is None or end > t)
+
+
+def float_finish(first, ours, theirs, near=20):
+    """The first differing job finished in both tools within `near` ns (more than
+    ROUNDING_NS) and the schedules are the same until then: SimSo's float-millisecond
+    timers and budgets moved the bounds of the job's slices by a few ns."""
+    x, y = first[3], first[4]
+    if not (isinstance(x[0], int) and isinstance(y[0], int) and not x[1] and not y[1]
+            and abs(x[0] - y[0]) <= near):
+        return False
+    d = divergence(ours["slices"], theirs["slices"])
+    return d is None or d[0] >= min(x[0], y[0]) - near
+
+
+def short_of_wcet(ws, first, theirs):
+    """The first differing job finished in schedlab, was aborted in SimSo, and had run
+    there within ROUNDING_NS of its WCET: SimSo stopped it a few ns short (its times are
+    floats) and never ran it again before its deadline."""
+    _, name, k, x, y = first
+    if not (isinstance(x[0], int) and not x[1] and y[1]):
+        return False
+    spec = next(v for v in ws["tasks"] if v["name"] == name)
+    lo, hi = release(spec, k), release(spec, k + 1)
+    ran = sum(max(0, min(e, hi) - max(b, lo)) for b, e, n, _ in theirs["slices"] if n == name)
+    return spec["c"] - ROUNDING_NS <= ran < spec["c"]
+
+
 def classify(entry, ws, ours, theirs, rules, penalties=None):
     """Name the pattern of a set's first difference and look it up in the rules."""
     policy = entry["policy"]
@@ -662,6 +801,10 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             pattern = "partition-next-fit"
     elif penalties and late:
         pattern = "late-not-aborted"
+    elif entry["simso"] in FLOAT_BUDGETS and first is not None and short_of_wcet(ws, first, theirs):
+        pattern = "simso-short-of-wcet"
+    elif entry["simso"] in FLOAT_BUDGETS and first is not None and float_finish(first, ours, theirs):
+        pattern = "simso-float-finish"
     elif (penalties and first is not None and isinstance(first[3][0], int)
           and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
           and divergence(ours["slices"], theirs["slices"]) is not None
@@ -734,6 +877,18 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
                 pattern = "timer-overhead"
+            elif (only_theirs and not only_ours
+                  and all(pending(byname[n], t, ours) for n in only_theirs)):
+                # schedlab leaves a CPU idle while the job SimSo runs there is pending in
+                # schedlab too (released, not finished).
+                pattern = "ours-idles-pending"
+            elif float_instant(ours["slices"], theirs["slices"], t):
+                pattern = "simso-float-instant"
+            elif (only_ours and only_theirs and not any(released_at(x, t) for x in ws["tasks"])
+                  and not any(t in (b, e) for b, e, *_ in snap(ours["slices"]))):
+                # SimSo changes its schedule at an instant where schedlab has no event:
+                # no release, and every job schedlab runs there runs on through it.
+                pattern = "simso-no-event"
             elif not only_ours or not only_theirs:
                 pattern = "idle-cpu"
             else:
@@ -793,7 +948,8 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                 s_jobs = None
             try:
                 o_jobs, o_slices, o_part = simso_run(ws, entry["simso"], as_released, timeout,
-                                                     penalties)
+                                                     penalties,
+                                                     () if as_released else entry.get("simso_align", ()))
             except Unpartitioned:
                 o_jobs = None
             except SimsoCrash as e:

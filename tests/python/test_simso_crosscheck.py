@@ -149,3 +149,158 @@ def test_simso_pd2_sees_a_job_released_on_a_boundary_one_quantum_late(xc):
     assert t4_starts(xc.simso_run(ws, "ER_PD2", as_released=True)[1]) == 5_100_000
     assert t4_starts(xc.simso_run(ws, "ER_PD2")[1]) == 5 * xc.MS
     assert GenericTask.create_job is create  # the alignment is undone after the run
+
+
+def test_wcet_rounding_never_exceeds_the_target_utilisation(xc):
+    from fractions import Fraction
+    # Hand-checked: u = 0.58 and 0.46 round up to 3/5 and 5/10, the 1-grain task stays:
+    # U = 1.15 > 1. The rounded-up task of the longest period loses a grain (U = 1.05);
+    # it is then rounded down, so the 5-ms task loses one (U = 0.85).
+    ms = xc.MS
+    tasks = [{"name": "a", "c": 3 * ms, "t": 5 * ms, "o": 0},
+             {"name": "b", "c": 5 * ms, "t": 10 * ms, "o": 0},
+             {"name": "c", "c": 1 * ms, "t": 20 * ms, "o": 0}]
+    excess = [Fraction(3, 5) - Fraction(58, 100), Fraction(5, 10) - Fraction(46, 100),
+              Fraction(-1)]
+    xc.repair_to_target(tasks, excess, Fraction(1), ms)
+    assert [t["c"] // ms for t in tasks] == [2, 4, 1]
+    # The set `run` refused (U = 501/250 on 2 CPUs) and every generated set: U <= level·m.
+    assert sum(Fraction(t["c"], t["t"]) for t in xc.make_set(0, 2, 4, 1.0, xc.GRAIN_NS)["tasks"]) <= 2
+    for m, n in ((2, 4), (4, 8), (8, 16)):
+        for level in (0.5, 0.75, 0.9, 1.0):
+            for seed in range(5):
+                for grain in (xc.GRAIN_NS, xc.MS):
+                    ws = xc.make_set(seed, m, n, level, grain)
+                    u = sum(Fraction(t["c"], t["t"]) for t in ws["tasks"])
+                    assert u <= Fraction(str(level)) * m, (seed, m, n, level, grain)
+                    assert all(grain <= t["c"] <= t["t"] and t["c"] % grain == 0
+                               for t in ws["tasks"])
+
+
+def test_simso_run_packs_worst_fit_decreasing_when_aligned(xc):
+    from collections import namedtuple
+    from fractions import Fraction
+
+    import simso.schedulers.RUN as run_mod
+    from simso.schedulers.RUNServer import TaskServer
+
+    task = namedtuple("T", ["utilization"])
+
+    def bins(pack):
+        servers = [TaskServer(task(Fraction(u, 10))) for u in (3, 5, 4, 6)]
+        return [[int(c.utilization * 10) for c in b.children] for b in pack(servers)]
+
+    assert bins(run_mod.pack) == [[3, 5], [4, 6]]  # SimSo: first fit, task order
+    with xc.simso_wfd_pack(True):
+        assert bins(run_mod.pack) == [[6, 3], [5, 4]]  # schedlab: worst fit decreasing
+    assert bins(run_mod.pack) == [[3, 5], [4, 6]]
+
+
+def test_simso_run_stops_a_job_one_ns_short_of_its_wcet_and_aborts_it(xc, schedlab):
+    # SimSo's server utilisation is Fraction(28.9) / Fraction(50) from float ms, a hair
+    # below 289/500: t2's budget ends 1 ns before its job's WCET, the job is never run
+    # again and is aborted at 50 ms; schedlab finishes it at 30.5 ms.
+    ws = xc.make_set(0, 2, 4, 0.75, xc.GRAIN_NS)
+    assert [(t["c"], t["t"]) for t in ws["tasks"]][1] == (28_900_000, 50_000_000)
+    jobs, slices, _ = xc.simso_run(ws, "RUN", align=("wfd-pack",))
+    assert jobs["t2"][0] == (None, True)
+    ran = sum(min(e, 50 * xc.MS) - s for s, e, n, _ in slices if n == "t2" and s < 50 * xc.MS)
+    assert ran == 28_900_000 - 1
+    theirs = {"jobs": jobs, "slices": slices}
+    first = (0, "t2", 0, (30_500_000, False), jobs["t2"][0])
+    assert xc.short_of_wcet(ws, first, theirs)
+    assert not xc.short_of_wcet(ws, (0, "t2", 0, (30_500_000, False), (30_500_000, False)),
+                                theirs)
+
+
+def test_float_instant_is_a_schedule_change_a_few_ns_apart(xc):
+    ours = [(0, 6_890_000, "a", 0), (6_890_000, 9_000_000, "b", 0)]
+    theirs = [(0, 6_889_990, "a", 0), (6_889_990, 9_000_000, "c", 0)]
+    assert xc.float_instant(ours, theirs, 6_889_990)
+    assert not xc.float_instant(ours, ours, 6_890_000)
+    assert not xc.float_instant(ours, [(0, 6_890_000, "a", 0), (6_890_000, 9_000_000, "c", 0)],
+                                6_890_000)
+
+
+def test_pending_and_float_finish(xc):
+    ms = xc.MS
+    task = {"name": "a", "c": 2 * ms, "t": 10 * ms, "o": 0}
+    run = {"jobs": {"a": [(5 * ms, False), (None, True)]}, "slices": []}
+    assert xc.pending(task, 4 * ms, run) and not xc.pending(task, 5 * ms, run)
+    assert not xc.pending(task, 12 * ms, run)  # aborted
+    assert not xc.pending(task, 25 * ms, run)  # not generated
+    # Same schedule, ends 3 ns apart: float finish; 30 ns apart: not.
+    ours = {"slices": [(0, 2 * ms, "a", 0)]}
+    theirs = {"slices": [(0, 2 * ms - 3, "a", 0)]}
+    first = (2 * ms - 3, "a", 0, (2 * ms, False), (2 * ms - 3, False))
+    assert xc.float_finish(first, ours, theirs)
+    far = {"slices": [(0, 2 * ms - 30, "a", 0)]}
+    assert not xc.float_finish((0, "a", 0, (2 * ms, False), (2 * ms - 30, False)), ours, far)
+    # An earlier divergence (another task) is not a float finish.
+    other = {"slices": [(0, 2 * ms - 3, "a", 0), (ms, 2 * ms, "b", 1)]}
+    assert not xc.float_finish(first, ours, other)
+
+
+def test_simso_u_edf_runs_a_job_past_its_allotment(xc, schedlab, tmp_path):
+    # Seed 2 of 2x4 at 0.75: at 15.8 ms t4's job (1 ms, released at 15) has used its
+    # allotments; schedlab idles CPU 0 until 19.8 ms, SimSo runs t4 on to 16 ms.
+    ws = xc.make_set(2, 2, 4, 0.75, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["u-edf"], name="u-edf")
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, "U_EDF")
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    assert s_jobs["t4"][3] == (20 * xc.MS, False) and o_jobs["t4"][3] == (16 * xc.MS, False)
+    import tomllib
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
+    assert (pattern, cls, t) == ("ours-idles-pending", "model", 15_800_000)
+
+
+def test_simso_dp_wrap_without_mirroring_is_schedlabs_dp_wrap(xc, schedlab, tmp_path):
+    ws = xc.make_set(0, 2, 4, 0.75, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["dp-wrap"], name="dp-wrap")
+    s_jobs, *_ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    mirrored, *_ = xc.simso_run(ws, "DP_WRAP")
+    aligned, *_ = xc.simso_run(ws, "DP_WRAP", align=("no-mirror",))
+    assert aligned == s_jobs
+    assert mirrored != s_jobs
+
+
+def test_simso_llref_runs_a_job_past_its_local_budget(xc, schedlab, tmp_path):
+    # Seed 0 of 2x4 at 0.5: t3 = (7.1, 10) gets 0.71 * 5 = 3.55 ms of the TL-plane
+    # [0, 5). At 1.42 ms only t3 has budget; SimSo selects t3 and a job of budget 0, arms
+    # no timer and runs t3 to 5 ms (and finishes it at 7.1); schedlab stops it at 3.55.
+    ws = xc.make_set(0, 2, 4, 0.5, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["llref"], name="llref")
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, "LLREF")
+    assert s_jobs["t3"][0] == (8_550_000, False) and o_jobs["t3"][0] == (7_100_000, False)
+    assert (0, 3_550_000, "t3", 0) in s_slices
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    import tomllib
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
+    assert (pattern, cls, t) == ("ours-idles-pending", "simso-bug", 3_550_000)
+
+
+def test_simso_llref_stale_timer_resorts_at_no_event(xc, schedlab, tmp_path):
+    # Seed 8 of 2x4 at 1.0: at 25 ms SimSo decides before and after t3's release; the
+    # first decision's timer (t4's budget, 1.8 ms) fires at 26.8 ms, where LLREF has no
+    # event, and t4 preempts t3 in SimSo only.
+    ws = xc.make_set(8, 2, 4, 1.0, xc.GRAIN_NS)
+    entry = dict(xc.POLICIES["llref"], name="llref")
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, "LLREF")
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    assert "t3" in xc.running_at(s_slices, 26_800_000)
+    assert "t4" in xc.running_at(o_slices, 26_800_000)
+    import tomllib
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
+    assert (pattern, cls, t) == ("simso-no-event", "simso-bug", 26_800_000)
