@@ -640,6 +640,11 @@ def penalty_sum(diff, penalties):
                              for a in range(-2, 3) for b in range(-2, 3))
 
 
+def edf_us_favoured(task, m):
+    """EDF-US favours a task: (schedlab's EDF-US[m/(2m-1)], SimSo's EDF-US[1/2])."""
+    return task["c"] * (2 * m - 1) > m * task["t"], 2 * task["c"] > task["t"]
+
+
 def classify(entry, ws, ours, theirs, rules, penalties=None):
     """Name the pattern of a set's first difference and look it up in the rules."""
     policy = entry["policy"]
@@ -683,6 +688,9 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             q = entry.get("pfair_q")
 
             def key(n):
+                if policy == "edf-us":
+                    base = priority_key(policy, byname[n], t, ours["slices"])
+                    return (0 if edf_us_favoured(byname[n], ws["cpus"])[0] else 1, base)
                 if q:
                     return pfair_key(policy, byname[n], t, ours["slices"], q)
                 return priority_key(policy, byname[n], t, ours["slices"])
@@ -715,6 +723,18 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # The interval's optional quanta went to other tasks: SimSo ranks them
                 # by its own formula (bf_optional).
                 pattern = "simso-bf-ranking"
+            elif policy == "edf-us" and any(
+                    operator.ne(*edf_us_favoured(byname[n], ws["cpus"]))
+                    for n in only_ours | only_theirs):
+                # A task of utilisation in (1/2, m/(2m-1)] runs in one tool only: SimSo
+                # favours it (EDF-US[1/2]), schedlab orders it by deadline.
+                pattern = "edf-us-half"
+            elif (policy == "edf-us" and only_ours and only_theirs
+                  and all(edf_us_favoured(byname[n], ws["cpus"])[0]
+                          for n in only_ours | only_theirs)):
+                # Favoured jobs only: SimSo gives them all priority 0 (FIFO), schedlab
+                # orders them by deadline.
+                pattern = "edf-us-favoured-order"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
