@@ -735,6 +735,13 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # Favoured jobs only: SimSo gives them all priority 0 (FIFO), schedlab
                 # orders them by deadline.
                 pattern = "edf-us-favoured-order"
+            elif policy == "mllf" and only_ours and only_theirs and not any(
+                    released_at(x, t) for x in ws["tasks"]) and not any(
+                    isinstance(j[0], int) and abs(j[0] - t) <= 10
+                    for r in (ours, theirs) for js in r["jobs"].values() for j in js):
+                # Neither a release nor a completion at t: schedlab decided at MLLF's
+                # timer, which SimSo arms in cycles read as ms (it never fires).
+                pattern = "mllf-no-timer"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
