@@ -742,6 +742,14 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # Neither a release nor a completion at t: schedlab decided at MLLF's
                 # timer, which SimSo arms in cycles read as ms (it never fires).
                 pattern = "mllf-no-timer"
+            elif policy == "edcl" and only_theirs and any(
+                    release(byname[n], job_at(byname[n], t)) + byname[n]["t"]
+                    >= max(release(byname[r], job_at(byname[r], t)) + byname[r]["t"]
+                           for r in running_at(theirs["slices"], t))
+                    for n in zero):
+                # A zero-laxity job runs in schedlab and waits in SimSo, whose EDCL lets
+                # a promoted job preempt only a running job of later deadline.
+                pattern = "edcl-promoted-waits"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
