@@ -443,6 +443,8 @@ def priority_key(policy, task, t, slices):
         laxity = deadline - t - (task["c"] - done)
         if policy == "llf":
             return laxity
+        if policy == "mllf":
+            return laxity, deadline  # MLLF's sort at a decision instant
         # Zero-laxity jobs share the top priority (EDZL: ties among them are arbitrary).
         return (0, 0) if laxity <= 0 else (1, deadline)
     return deadline
@@ -640,9 +642,32 @@ def penalty_sum(diff, penalties):
                              for a in range(-2, 3) for b in range(-2, 3))
 
 
-def edf_us_favoured(task, m):
-    """EDF-US favours a task: (schedlab's EDF-US[m/(2m-1)], SimSo's EDF-US[1/2])."""
-    return task["c"] * (2 * m - 1) > m * task["t"], 2 * task["c"] > task["t"]
+def prid_favoured(ws, floor):
+    """PriD's k - 1 favoured task names: the k with the smallest
+    m(k) = (k - 1) + ceil(U(k+1..n) / (1 - u_k)) in floats (schedlab's rule counts the
+    EDF part as one CPU at least, `floor`; SimSo's does not, so it may take k = n)."""
+    tasks = sorted(ws["tasks"], key=lambda x: Fraction(-x["c"], x["t"]))
+    rest, best = sum(x["c"] / x["t"] for x in tasks), None
+    for km1, x in enumerate(tasks):
+        u = x["c"] / x["t"]
+        rest -= u
+        if u >= 1.0:
+            continue  # schedlab's rule; SimSo divides by zero (the set fails there)
+        m = km1 + (max(1, math.ceil(max(rest, 0.0) / (1 - u))) if floor
+                   else math.ceil(rest / (1 - u)))
+        if best is None or m < best[0]:
+            best = (m, km1 + 1)
+    return {x["name"] for x in tasks[:(best[1] if best else 1) - 1]}
+
+
+def favoured(policy, ws, task):
+    """Whether EDF-US / PriD favours a task: (in schedlab, in SimSo). EDF-US: schedlab's
+    EDF-US[m/(2m-1)], SimSo's EDF-US[1/2]."""
+    if policy == "edf-us":
+        m = ws["cpus"]
+        return task["c"] * (2 * m - 1) > m * task["t"], 2 * task["c"] > task["t"]
+    return (task["name"] in prid_favoured(ws, True),
+            task["name"] in prid_favoured(ws, False))
 
 
 def classify(entry, ws, ours, theirs, rules, penalties=None):
@@ -688,9 +713,18 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             q = entry.get("pfair_q")
 
             def key(n):
-                if policy == "edf-us":
+                if policy in ("edf-us", "prid"):
                     base = priority_key(policy, byname[n], t, ours["slices"])
-                    return (0 if edf_us_favoured(byname[n], ws["cpus"])[0] else 1, base)
+                    return (0 if favoured(policy, ws, byname[n])[0] else 1, base)
+                if policy in ("g-fl", "g-fl-zl"):
+                    # G-FL's priority point, times m: m(r + D) - (m - 1)C.
+                    x, m = byname[n], ws["cpus"]
+                    point = m * (release(x, job_at(x, t)) + x["t"]) - (m - 1) * x["c"]
+                    if policy == "g-fl":
+                        return point
+                    # Zero-laxity jobs share the top priority, as in EDZL.
+                    zl = priority_key(policy, x, t, ours["slices"])
+                    return zl if zl == (0, 0) else (1, point)
                 if q:
                     return pfair_key(policy, byname[n], t, ours["slices"], q)
                 return priority_key(policy, byname[n], t, ours["slices"])
@@ -723,18 +757,18 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # The interval's optional quanta went to other tasks: SimSo ranks them
                 # by its own formula (bf_optional).
                 pattern = "simso-bf-ranking"
-            elif policy == "edf-us" and any(
-                    operator.ne(*edf_us_favoured(byname[n], ws["cpus"]))
+            elif policy in ("edf-us", "prid") and any(
+                    operator.ne(*favoured(policy, ws, byname[n]))
                     for n in only_ours | only_theirs):
-                # A task of utilisation in (1/2, m/(2m-1)] runs in one tool only: SimSo
-                # favours it (EDF-US[1/2]), schedlab orders it by deadline.
-                pattern = "edf-us-half"
-            elif (policy == "edf-us" and only_ours and only_theirs
-                  and all(edf_us_favoured(byname[n], ws["cpus"])[0]
+                # A task favoured in one tool only runs in one tool only. EDF-US: a
+                # utilisation in (1/2, m/(2m-1)] (SimSo: EDF-US[1/2]); PriD: SimSo's k.
+                pattern = f"{policy}-favoured-set"
+            elif (policy in ("edf-us", "prid") and only_ours and only_theirs
+                  and all(favoured(policy, ws, byname[n])[0]
                           for n in only_ours | only_theirs)):
                 # Favoured jobs only: SimSo gives them all priority 0 (FIFO), schedlab
                 # orders them by deadline.
-                pattern = "edf-us-favoured-order"
+                pattern = "favoured-order"
             elif policy == "mllf" and only_ours and only_theirs and not any(
                     released_at(x, t) for x in ws["tasks"]) and not any(
                     isinstance(j[0], int) and abs(j[0] - t) <= 10
