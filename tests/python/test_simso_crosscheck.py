@@ -149,3 +149,26 @@ def test_simso_pd2_sees_a_job_released_on_a_boundary_one_quantum_late(xc):
     assert t4_starts(xc.simso_run(ws, "ER_PD2", as_released=True)[1]) == 5_100_000
     assert t4_starts(xc.simso_run(ws, "ER_PD2")[1]) == 5 * xc.MS
     assert GenericTask.create_job is create  # the alignment is undone after the run
+
+
+def test_prid_favoured_sets_with_and_without_the_one_cpu_floor(xc):
+    # u = 0.75, 0.625, 0.5 (exact in binary). m(1) = ceil(1.125 / 0.25) = 5,
+    # m(2) = 1 + ceil(0.5 / 0.375) = 3, m(3) = 2 + ceil(0 / 0.5) = 2 in SimSo (k = 3:
+    # a and b favoured), 2 + 1 = 3 with schedlab's floor (the first minimum, k = 2: a).
+    ws = task_set(xc, 2, [("a", 7.5, 10), ("b", 6.25, 10), ("c", 2.5, 5)])
+    ws["horizon"] = 10 * xc.MS
+    assert xc.prid_favoured(ws, True) == {"a"}
+    assert xc.prid_favoured(ws, False) == {"a", "b"}
+    assert [xc.favoured("prid", ws, x) for x in ws["tasks"]] == [
+        (True, True), (False, True), (False, False)]
+    # SimSo's own PriD runs its favoured a and b at 0; schedlab's EDF part would run c
+    # (deadline 5) before b (deadline 10).
+    _, slices, _ = xc.simso_run(ws, "PriD")
+    assert xc.running_at(slices, 0) == {"a", "b"}
+
+
+def test_edf_us_favours_above_m_over_2m_minus_1_simso_above_half(xc):
+    # 2 CPUs: m/(2m-1) = 2/3. u = 0.6 is favoured in SimSo only, 0.7 in both, 0.5 in none.
+    ws = task_set(xc, 2, [("a", 6, 10), ("b", 7, 10), ("c", 5, 10)])
+    assert [xc.favoured("edf-us", ws, x) for x in ws["tasks"]] == [
+        (False, True), (True, True), (False, False)]
