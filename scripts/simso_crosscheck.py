@@ -660,6 +660,38 @@ def prid_favoured(ws, floor):
     return {x["name"] for x in tasks[:(best[1] if best else 1) - 1]}
 
 
+def edhs_plans(ws):
+    """EDHS's split plans, {task: [(cpu, budget ns)]}: (schedlab's, SimSo's). Both place
+    first fit in task order (schedlab in floats with a 1e-9 slack, SimSo in fractions of
+    its float ms) and split a task that fits nowhere over the CPUs with spare capacity;
+    SimSo never takes a portion off a CPU's spare (its bug), schedlab does."""
+    def plan(fits, subtract):
+        load, split = [Fraction(0)] * ws["cpus"], []
+        for x in ws["tasks"]:
+            u = Fraction(x["c"], x["t"])
+            j = next((j for j in range(ws["cpus"]) if fits(load[j], x)), None)
+            if j is None:
+                split.append(x)
+            else:
+                load[j] += u
+        out = {}
+        for x in split:
+            rem, out[x["name"]] = Fraction(x["c"], x["t"]), []
+            for j in range(ws["cpus"]):
+                if load[j] < 1 and rem > 0:
+                    u = min(rem, 1 - load[j])
+                    out[x["name"]].append((j, math.ceil(u * x["t"])))
+                    rem -= u
+                    if subtract:
+                        load[j] += u
+        return out
+
+    ours = plan(lambda lo, x: float(lo) + x["c"] / x["t"] <= 1 + 1e-9, True)
+    theirs = plan(lambda lo, x: lo + Fraction(x["c"] / MS) / Fraction(x["t"] / MS) <= 1,
+                  False)
+    return ours, theirs
+
+
 def favoured(policy, ws, task):
     """Whether EDF-US / PriD favours a task: (in schedlab, in SimSo). EDF-US: schedlab's
     EDF-US[m/(2m-1)], SimSo's EDF-US[1/2]."""
@@ -769,6 +801,10 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # Favoured jobs only: SimSo gives them all priority 0 (FIFO), schedlab
                 # orders them by deadline.
                 pattern = "favoured-order"
+            elif policy == "edhs" and operator.ne(*edhs_plans(ws)):
+                # The two tools split tasks differently (edhs_plans).
+                pattern = ("edhs-split-portions" if edhs_plans(ws)[0].keys()
+                           == edhs_plans(ws)[1].keys() else "edhs-split-tasks")
             elif policy == "mllf" and only_ours and only_theirs and not any(
                     released_at(x, t) for x in ws["tasks"]) and not any(
                     isinstance(j[0], int) and abs(j[0] - t) <= 10

@@ -172,3 +172,15 @@ def test_edf_us_favours_above_m_over_2m_minus_1_simso_above_half(xc):
     ws = task_set(xc, 2, [("a", 6, 10), ("b", 7, 10), ("c", 5, 10)])
     assert [xc.favoured("edf-us", ws, x) for x in ws["tasks"]] == [
         (False, True), (True, True), (False, False)]
+
+
+def test_edhs_simso_gives_two_split_tasks_the_same_spare(xc):
+    # 3 CPUs, first fit: a, b, c (0.7 each) one per CPU; d and e (0.4) fit nowhere.
+    # schedlab: d takes 0.3 of CPU 0 and 0.1 of CPU 1, e the 0.2 left on CPU 1 and 0.2
+    # of CPU 2. SimSo never takes a portion off a CPU's spare: e gets d's portions again.
+    ws = task_set(xc, 3, [("a", 7, 10), ("b", 7, 10), ("c", 7, 10), ("d", 4, 10),
+                          ("e", 4, 10)])
+    ours, theirs = xc.edhs_plans(ws)
+    ms = xc.MS
+    assert ours == {"d": [(0, 3 * ms), (1, ms)], "e": [(1, 2 * ms), (2, 2 * ms)]}
+    assert theirs == {"d": [(0, 3 * ms), (1, ms)], "e": [(0, 3 * ms), (1, ms)]}
