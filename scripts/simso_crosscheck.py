@@ -805,6 +805,13 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # The two tools split tasks differently (edhs_plans).
                 pattern = ("edhs-split-portions" if edhs_plans(ws)[0].keys()
                            == edhs_plans(ws)[1].keys() else "edhs-split-tasks")
+            elif policy == "nvnlf" and only_ours and only_theirs and len({
+                    release(byname[n], job_at(byname[n], t))
+                    for n in only_ours | only_theirs}) == 1:
+                # Jobs released at one instant, running in one tool each: NVNLF hands
+                # out spare capacity and CPUs in activation order, which neither tool
+                # defines among simultaneous releases (SimSo: its event order).
+                pattern = "nvnlf-activation-order"
             elif policy == "mllf" and only_ours and only_theirs and not any(
                     released_at(x, t) for x in ws["tasks"]) and not any(
                     isinstance(j[0], int) and abs(j[0] - t) <= 10

@@ -184,3 +184,24 @@ def test_edhs_simso_gives_two_split_tasks_the_same_spare(xc):
     ms = xc.MS
     assert ours == {"d": [(0, 3 * ms), (1, ms)], "e": [(1, 2 * ms), (2, 2 * ms)]}
     assert theirs == {"d": [(0, 3 * ms), (1, ms)], "e": [(0, 3 * ms), (1, ms)]}
+
+
+def test_simso_activates_simultaneous_releases_in_its_event_order(xc, monkeypatch):
+    # NVNLF's spare capacity goes in activation order. Seed 0 of 2x4 at level 0.75:
+    # t1 = (0.8, 20) and t3 = (4.2, 10) are both released at 80 ms; SimSo activates t3
+    # first (its event order), schedlab t1 (task order): nvnlf-activation-order.
+    from simso.schedulers import NVNLF as nvnlf
+
+    log, orig = [], nvnlf.NVNLF.on_activate
+
+    def on_activate(self, job):
+        log.append((self.sim.now() // self.sim.cycles_per_ms, job.task.name))
+        return orig(self, job)
+
+    monkeypatch.setattr(nvnlf.NVNLF, "on_activate", on_activate)
+    ws = xc.make_set(0, 2, 4, 0.75, 100_000)
+    assert [(x["c"], x["t"]) for x in ws["tasks"]][0::2] == [(800_000, 20 * xc.MS),
+                                                            (4_200_000, 10 * xc.MS)]
+    xc.simso_run(ws, "NVNLF")
+    assert [n for t, n in log if t == 0] == ["t1", "t2", "t3", "t4"]
+    assert [n for t, n in log if t == 80] == ["t3", "t1"]
