@@ -812,6 +812,12 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # out spare capacity and CPUs in activation order, which neither tool
                 # defines among simultaneous releases (SimSo: its event order).
                 pattern = "nvnlf-activation-order"
+            elif (policy == "nvnlf" and first is not None
+                  and all(isinstance(v[0], int) for v in first[3:5])
+                  and 0 < abs(first[3][0] - first[4][0]) <= 10):
+                # The first differing job finished a few ns apart before the schedules
+                # diverged: SimSo's shares ceil(window * C / T) in float cycles.
+                pattern = "simso-float-share"
             elif policy == "mllf" and only_ours and only_theirs and not any(
                     released_at(x, t) for x in ws["tasks"]) and not any(
                     isinstance(j[0], int) and abs(j[0] - t) <= 10
