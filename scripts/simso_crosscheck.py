@@ -661,35 +661,59 @@ def prid_favoured(ws, floor):
 
 
 def edhs_plans(ws):
-    """EDHS's split plans, {task: [(cpu, budget ns)]}: (schedlab's, SimSo's). Both place
-    first fit in task order (schedlab in floats with a 1e-9 slack, SimSo in fractions of
-    its float ms) and split a task that fits nowhere over the CPUs with spare capacity;
-    SimSo never takes a portion off a CPU's spare (its bug), schedlab does."""
-    def plan(fits, subtract):
-        load, split = [Fraction(0)] * ws["cpus"], []
-        for x in ws["tasks"]:
-            u = Fraction(x["c"], x["t"])
-            j = next((j for j in range(ws["cpus"]) if fits(load[j], x)), None)
-            if j is None:
-                split.append(x)
-            else:
-                load[j] += u
-        out = {}
-        for x in split:
-            rem, out[x["name"]] = Fraction(x["c"], x["t"]), []
-            for j in range(ws["cpus"]):
-                if load[j] < 1 and rem > 0:
-                    u = min(rem, 1 - load[j])
-                    out[x["name"]].append((j, math.ceil(u * x["t"])))
-                    rem -= u
-                    if subtract:
-                        load[j] += u
-        return out
-
-    ours = plan(lambda lo, x: float(lo) + x["c"] / x["t"] <= 1 + 1e-9, True)
-    theirs = plan(lambda lo, x: lo + Fraction(x["c"] / MS) / Fraction(x["t"] / MS) <= 1,
-                  False)
+    """EDHS's plans, {task: cpu, or [(cpu, budget ns)] if split}: (schedlab's, SimSo's).
+    Both place first fit in task order and split a task that fits nowhere over the CPUs
+    with spare capacity, in CPU order. schedlab (crates/sim/src/policy/edhs.rs) works in
+    f64 with a 1e-9 slack and takes each portion off the CPU's spare; SimSo (EDHS.init)
+    sums Fraction(wcet) / Fraction(period) of its float ms and never takes a portion off
+    (its bug)."""
+    ours, load, split = {}, [0.0] * ws["cpus"], []
+    for x in ws["tasks"]:
+        u = x["c"] / x["t"]
+        j = next((j for j in range(ws["cpus"]) if load[j] + u <= 1.0 + 1e-9), None)
+        if j is None:
+            split.append(x)
+        else:
+            load[j] += u
+            ours[x["name"]] = j
+    for x in split:
+        rem, ours[x["name"]] = x["c"] / x["t"], []
+        for j in range(ws["cpus"]):
+            if rem <= 1e-9:
+                break
+            if 1.0 - load[j] <= 1e-9:
+                continue
+            u = min(rem, 1.0 - load[j])
+            ours[x["name"]].append((j, max(1, math.ceil(u * x["t"] - 1e-6))))
+            load[j] += u
+            rem -= u
+    theirs, cpus, split = {}, [Fraction(0)] * ws["cpus"], []
+    for x in ws["tasks"]:
+        u = Fraction(exact_ms(x["c"])) / Fraction(exact_ms(x["t"]))
+        j = next((j for j in range(ws["cpus"]) if cpus[j] + u <= 1), None)
+        if j is None:
+            split.append(x)
+        else:
+            cpus[j] += u
+            theirs[x["name"]] = j
+    for x in split:
+        rem = Fraction(exact_ms(x["c"])) / Fraction(exact_ms(x["t"]))
+        theirs[x["name"]] = []
+        for j in range(ws["cpus"]):
+            if cpus[j] < 1 and rem > 0:
+                u = min(rem, 1 - cpus[j])
+                theirs[x["name"]].append((j, math.ceil(u * exact_ms(x["t"]) * MS)))
+                rem -= u
     return ours, theirs
+
+
+def edhs_same(a, b):
+    """Two EDHS plans agree: same placement, same portions up to 2 ns a budget (SimSo's
+    ceil of a float product)."""
+    if isinstance(a, int) or isinstance(b, int):
+        return a == b
+    return len(a) == len(b) and all(
+        j == k and abs(x - y) <= 2 for (j, x), (k, y) in zip(a, b))
 
 
 def favoured(policy, ws, task):
@@ -801,10 +825,22 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # Favoured jobs only: SimSo gives them all priority 0 (FIFO), schedlab
                 # orders them by deadline.
                 pattern = "favoured-order"
-            elif policy == "edhs" and operator.ne(*edhs_plans(ws)):
+            elif policy == "edhs" and any(
+                    not edhs_same(*(p.get(x["name"]) for p in edhs_plans(ws)))
+                    for x in ws["tasks"]):
                 # The two tools split tasks differently (edhs_plans).
-                pattern = ("edhs-split-portions" if edhs_plans(ws)[0].keys()
-                           == edhs_plans(ws)[1].keys() else "edhs-split-tasks")
+                mine, simsos = edhs_plans(ws)
+                load = {}
+                for n, j in mine.items():
+                    if isinstance(j, int):
+                        load[j] = load.get(j, 0) + Fraction(byname[n]["c"], byname[n]["t"])
+                if any(mine[n] != simsos.get(n) for n in mine if isinstance(mine[n], int)):
+                    # First fit placed a task elsewhere: where schedlab filled a CPU to
+                    # exactly 1, SimSo's sum of fractions of float ms exceeds 1.
+                    pattern = ("edhs-full-cpu" if any(v == 1 for v in load.values())
+                               else "edhs-placement")
+                else:
+                    pattern = "edhs-split-portions"
             elif policy == "nvnlf" and only_ours and only_theirs and len({
                     release(byname[n], job_at(byname[n], t))
                     for n in only_ours | only_theirs}) == 1:
