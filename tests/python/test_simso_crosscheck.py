@@ -206,3 +206,15 @@ def test_simso_activates_simultaneous_releases_in_its_event_order(xc, monkeypatc
     xc.simso_run(ws, "NVNLF")
     assert [n for t, n in log if t == 0] == ["t1", "t2", "t3", "t4"]
     assert [n for t, n in log if t == 80] == ["t3", "t1"]
+
+
+def test_edhs_simso_refuses_a_cpu_filled_to_exactly_one(xc):
+    # 0.016 + 0.268 + 0.116 + 0.6 = 1 exactly: schedlab keeps all four on CPU 0; SimSo's
+    # sum of Fraction(0.4) / Fraction(25)... (binary fractions of float ms) is
+    # 1 + 1/225179981368524800 at the last task, which goes to CPU 1.
+    ws = task_set(xc, 2, [("t1", 0.4, 25), ("t2", 6.7, 25), ("t3", 2.9, 25), ("t4", 30, 50)])
+    ours, theirs = xc.edhs_plans(ws)
+    assert ours == {"t1": 0, "t2": 0, "t3": 0, "t4": 0}
+    assert theirs == {"t1": 0, "t2": 0, "t3": 0, "t4": 1}
+    _, slices, _ = xc.simso_run(ws, "EDHS")
+    assert {c for s, e, n, c in slices if n == "t4"} == {1}
