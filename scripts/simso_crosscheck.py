@@ -869,6 +869,14 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # A zero-laxity job runs in schedlab and waits in SimSo, whose EDCL lets
                 # a promoted job preempt only a running job of later deadline.
                 pattern = "edcl-promoted-waits"
+            elif (policy == "mllf" and only_ours and only_theirs and not same_keys
+                  and sorted(key(n)[0] for n in only_ours)
+                  == sorted(key(n)[0] for n in only_theirs)
+                  and max(key(n)[1] for n in only_ours)
+                  < min(key(n)[1] for n in only_theirs)):
+                # Equal laxities: schedlab ran the earlier deadlines, as MLLF's sort
+                # (laxity, deadline) says; SimSo's float laxity put a later one first.
+                pattern = "simso-float-laxity"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs
