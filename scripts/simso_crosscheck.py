@@ -537,6 +537,8 @@ def priority_key(policy, task, t, slices):
         laxity = deadline - t - (task["c"] - done)
         if policy == "llf":
             return laxity
+        if policy == "mllf":
+            return laxity, deadline  # MLLF's sort at a decision instant
         # Zero-laxity jobs share the top priority (EDZL: ties among them are arbitrary).
         return (0, 0) if laxity <= 0 else (1, deadline)
     return deadline
@@ -779,6 +781,90 @@ def short_of_wcet(ws, first, theirs):
     return spec["c"] - ROUNDING_NS <= ran < spec["c"]
 
 
+def prid_favoured(ws, floor):
+    """PriD's k - 1 favoured task names: the k with the smallest
+    m(k) = (k - 1) + ceil(U(k+1..n) / (1 - u_k)) in floats (schedlab's rule counts the
+    EDF part as one CPU at least, `floor`; SimSo's does not, so it may take k = n)."""
+    tasks = sorted(ws["tasks"], key=lambda x: Fraction(-x["c"], x["t"]))
+    rest, best = sum(x["c"] / x["t"] for x in tasks), None
+    for km1, x in enumerate(tasks):
+        u = x["c"] / x["t"]
+        rest -= u
+        if u >= 1.0:
+            continue  # schedlab's rule; SimSo divides by zero (the set fails there)
+        m = km1 + (max(1, math.ceil(max(rest, 0.0) / (1 - u))) if floor
+                   else math.ceil(rest / (1 - u)))
+        if best is None or m < best[0]:
+            best = (m, km1 + 1)
+    return {x["name"] for x in tasks[:(best[1] if best else 1) - 1]}
+
+
+def edhs_plans(ws):
+    """EDHS's plans, {task: cpu, or [(cpu, budget ns)] if split}: (schedlab's, SimSo's).
+    Both place first fit in task order and split a task that fits nowhere over the CPUs
+    with spare capacity, in CPU order. schedlab (crates/sim/src/policy/edhs.rs) works in
+    f64 with a 1e-9 slack and takes each portion off the CPU's spare; SimSo (EDHS.init)
+    sums Fraction(wcet) / Fraction(period) of its float ms and never takes a portion off
+    (its bug)."""
+    ours, load, split = {}, [0.0] * ws["cpus"], []
+    for x in ws["tasks"]:
+        u = x["c"] / x["t"]
+        j = next((j for j in range(ws["cpus"]) if load[j] + u <= 1.0 + 1e-9), None)
+        if j is None:
+            split.append(x)
+        else:
+            load[j] += u
+            ours[x["name"]] = j
+    for x in split:
+        rem, ours[x["name"]] = x["c"] / x["t"], []
+        for j in range(ws["cpus"]):
+            if rem <= 1e-9:
+                break
+            if 1.0 - load[j] <= 1e-9:
+                continue
+            u = min(rem, 1.0 - load[j])
+            ours[x["name"]].append((j, max(1, math.ceil(u * x["t"] - 1e-6))))
+            load[j] += u
+            rem -= u
+    theirs, cpus, split = {}, [Fraction(0)] * ws["cpus"], []
+    for x in ws["tasks"]:
+        u = Fraction(exact_ms(x["c"])) / Fraction(exact_ms(x["t"]))
+        j = next((j for j in range(ws["cpus"]) if cpus[j] + u <= 1), None)
+        if j is None:
+            split.append(x)
+        else:
+            cpus[j] += u
+            theirs[x["name"]] = j
+    for x in split:
+        rem = Fraction(exact_ms(x["c"])) / Fraction(exact_ms(x["t"]))
+        theirs[x["name"]] = []
+        for j in range(ws["cpus"]):
+            if cpus[j] < 1 and rem > 0:
+                u = min(rem, 1 - cpus[j])
+                theirs[x["name"]].append((j, math.ceil(u * exact_ms(x["t"]) * MS)))
+                rem -= u
+    return ours, theirs
+
+
+def edhs_same(a, b):
+    """Two EDHS plans agree: same placement, same portions up to 2 ns a budget (SimSo's
+    ceil of a float product)."""
+    if isinstance(a, int) or isinstance(b, int):
+        return a == b
+    return len(a) == len(b) and all(
+        j == k and abs(x - y) <= 2 for (j, x), (k, y) in zip(a, b))
+
+
+def favoured(policy, ws, task):
+    """Whether EDF-US / PriD favours a task: (in schedlab, in SimSo). EDF-US: schedlab's
+    EDF-US[m/(2m-1)], SimSo's EDF-US[1/2]."""
+    if policy == "edf-us":
+        m = ws["cpus"]
+        return task["c"] * (2 * m - 1) > m * task["t"], 2 * task["c"] > task["t"]
+    return (task["name"] in prid_favoured(ws, True),
+            task["name"] in prid_favoured(ws, False))
+
+
 def classify(entry, ws, ours, theirs, rules, penalties=None):
     """Name the pattern of a set's first difference and look it up in the rules."""
     policy = entry["policy"]
@@ -826,6 +912,18 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             q = entry.get("pfair_q")
 
             def key(n):
+                if policy in ("edf-us", "prid"):
+                    base = priority_key(policy, byname[n], t, ours["slices"])
+                    return (0 if favoured(policy, ws, byname[n])[0] else 1, base)
+                if policy in ("g-fl", "g-fl-zl"):
+                    # G-FL's priority point, times m: m(r + D) - (m - 1)C.
+                    x, m = byname[n], ws["cpus"]
+                    point = m * (release(x, job_at(x, t)) + x["t"]) - (m - 1) * x["c"]
+                    if policy == "g-fl":
+                        return point
+                    # Zero-laxity jobs share the top priority, as in EDZL.
+                    zl = priority_key(policy, x, t, ours["slices"])
+                    return zl if zl == (0, 0) else (1, point)
                 if q:
                     return pfair_key(policy, byname[n], t, ours["slices"], q)
                 return priority_key(policy, byname[n], t, ours["slices"])
@@ -858,6 +956,70 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # The interval's optional quanta went to other tasks: SimSo ranks them
                 # by its own formula (bf_optional).
                 pattern = "simso-bf-ranking"
+            elif policy in ("edf-us", "prid") and any(
+                    operator.ne(*favoured(policy, ws, byname[n]))
+                    for n in only_ours | only_theirs):
+                # A task favoured in one tool only runs in one tool only. EDF-US: a
+                # utilisation in (1/2, m/(2m-1)] (SimSo: EDF-US[1/2]); PriD: SimSo's k.
+                pattern = f"{policy}-favoured-set"
+            elif (policy in ("edf-us", "prid") and only_ours and only_theirs
+                  and all(favoured(policy, ws, byname[n])[0]
+                          for n in only_ours | only_theirs)):
+                # Favoured jobs only: SimSo gives them all priority 0 (FIFO), schedlab
+                # orders them by deadline.
+                pattern = "favoured-order"
+            elif policy == "edhs" and any(
+                    not edhs_same(*(p.get(x["name"]) for p in edhs_plans(ws)))
+                    for x in ws["tasks"]):
+                # The two tools split tasks differently (edhs_plans).
+                mine, simsos = edhs_plans(ws)
+                load = {}
+                for n, j in mine.items():
+                    if isinstance(j, int):
+                        load[j] = load.get(j, 0) + Fraction(byname[n]["c"], byname[n]["t"])
+                if any(mine[n] != simsos.get(n) for n in mine if isinstance(mine[n], int)):
+                    # First fit placed a task elsewhere: where schedlab filled a CPU to
+                    # exactly 1, SimSo's sum of fractions of float ms exceeds 1.
+                    pattern = ("edhs-full-cpu" if any(v == 1 for v in load.values())
+                               else "edhs-placement")
+                else:
+                    pattern = "edhs-split-portions"
+            elif policy == "nvnlf" and only_ours and only_theirs and len({
+                    release(byname[n], job_at(byname[n], t))
+                    for n in only_ours | only_theirs}) == 1:
+                # Jobs released at one instant, running in one tool each: NVNLF hands
+                # out spare capacity and CPUs in activation order, which neither tool
+                # defines among simultaneous releases (SimSo: its event order).
+                pattern = "nvnlf-activation-order"
+            elif (policy == "nvnlf" and first is not None
+                  and all(isinstance(v[0], int) for v in first[3:5])
+                  and 0 < abs(first[3][0] - first[4][0]) <= 10):
+                # The first differing job finished a few ns apart before the schedules
+                # diverged: SimSo's shares ceil(window * C / T) in float cycles.
+                pattern = "simso-float-share"
+            elif policy == "mllf" and only_ours and only_theirs and not any(
+                    released_at(x, t) for x in ws["tasks"]) and not any(
+                    isinstance(j[0], int) and abs(j[0] - t) <= 10
+                    for r in (ours, theirs) for js in r["jobs"].values() for j in js):
+                # Neither a release nor a completion at t: schedlab decided at MLLF's
+                # timer, which SimSo arms in cycles read as ms (it never fires).
+                pattern = "mllf-no-timer"
+            elif policy == "edcl" and only_theirs and any(
+                    release(byname[n], job_at(byname[n], t)) + byname[n]["t"]
+                    >= max(release(byname[r], job_at(byname[r], t)) + byname[r]["t"]
+                           for r in running_at(theirs["slices"], t))
+                    for n in zero):
+                # A zero-laxity job runs in schedlab and waits in SimSo, whose EDCL lets
+                # a promoted job preempt only a running job of later deadline.
+                pattern = "edcl-promoted-waits"
+            elif (policy == "mllf" and only_ours and only_theirs and not same_keys
+                  and sorted(key(n)[0] for n in only_ours)
+                  == sorted(key(n)[0] for n in only_theirs)
+                  and max(key(n)[1] for n in only_ours)
+                  < min(key(n)[1] for n in only_theirs)):
+                # Equal laxities: schedlab ran the earlier deadlines, as MLLF's sort
+                # (laxity, deadline) says; SimSo's float laxity put a later one first.
+                pattern = "simso-float-laxity"
             elif only_ours and only_theirs and same_keys:
                 pattern = "tie"
             elif (q and entry["simso"] in QUANTUM_TIMER and only_ours and only_theirs

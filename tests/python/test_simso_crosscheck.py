@@ -304,3 +304,72 @@ def test_simso_llref_stale_timer_resorts_at_no_event(xc, schedlab, tmp_path):
         rules = tomllib.load(f)["rule"]
     pattern, cls, _, t = xc.classify(entry, ws, ours, theirs, rules)
     assert (pattern, cls, t) == ("simso-no-event", "simso-bug", 26_800_000)
+
+
+def test_prid_favoured_sets_with_and_without_the_one_cpu_floor(xc):
+    # u = 0.75, 0.625, 0.5 (exact in binary). m(1) = ceil(1.125 / 0.25) = 5,
+    # m(2) = 1 + ceil(0.5 / 0.375) = 3, m(3) = 2 + ceil(0 / 0.5) = 2 in SimSo (k = 3:
+    # a and b favoured), 2 + 1 = 3 with schedlab's floor (the first minimum, k = 2: a).
+    ws = task_set(xc, 2, [("a", 7.5, 10), ("b", 6.25, 10), ("c", 2.5, 5)])
+    ws["horizon"] = 10 * xc.MS
+    assert xc.prid_favoured(ws, True) == {"a"}
+    assert xc.prid_favoured(ws, False) == {"a", "b"}
+    assert [xc.favoured("prid", ws, x) for x in ws["tasks"]] == [
+        (True, True), (False, True), (False, False)]
+    # SimSo's own PriD runs its favoured a and b at 0; schedlab's EDF part would run c
+    # (deadline 5) before b (deadline 10).
+    _, slices, _ = xc.simso_run(ws, "PriD")
+    assert xc.running_at(slices, 0) == {"a", "b"}
+
+
+def test_edf_us_favours_above_m_over_2m_minus_1_simso_above_half(xc):
+    # 2 CPUs: m/(2m-1) = 2/3. u = 0.6 is favoured in SimSo only, 0.7 in both, 0.5 in none.
+    ws = task_set(xc, 2, [("a", 6, 10), ("b", 7, 10), ("c", 5, 10)])
+    assert [xc.favoured("edf-us", ws, x) for x in ws["tasks"]] == [
+        (False, True), (True, True), (False, False)]
+
+
+def test_edhs_simso_gives_two_split_tasks_the_same_spare(xc):
+    # 3 CPUs, first fit: a, b, c (0.7 each) one per CPU; d and e (0.4) fit nowhere.
+    # schedlab: d takes 0.3 of CPU 0 and 0.1 of CPU 1, e the 0.2 left on CPU 1 and 0.2
+    # of CPU 2. SimSo never takes a portion off a CPU's spare: e gets d's portions again.
+    ws = task_set(xc, 3, [("a", 7, 10), ("b", 7, 10), ("c", 7, 10), ("d", 4, 10),
+                          ("e", 4, 10)])
+    ours, theirs = xc.edhs_plans(ws)
+    ms = xc.MS
+    placed = {"a": 0, "b": 1, "c": 2}
+    assert ours == {**placed, "d": [(0, 3 * ms), (1, ms)], "e": [(1, 2 * ms), (2, 2 * ms)]}
+    assert theirs == {**placed, "d": [(0, 3 * ms), (1, ms)], "e": [(0, 3 * ms), (1, ms)]}
+
+
+def test_simso_activates_simultaneous_releases_in_its_event_order(xc, monkeypatch):
+    # NVNLF's spare capacity goes in activation order. Seed 0 of 2x4 at level 0.75:
+    # t1 = (0.8, 20) and t3 = (4.2, 10) are both released at 80 ms; SimSo activates t3
+    # first (its event order), schedlab t1 (task order): nvnlf-activation-order.
+    from simso.schedulers import NVNLF as nvnlf
+
+    log, orig = [], nvnlf.NVNLF.on_activate
+
+    def on_activate(self, job):
+        log.append((self.sim.now() // self.sim.cycles_per_ms, job.task.name))
+        return orig(self, job)
+
+    monkeypatch.setattr(nvnlf.NVNLF, "on_activate", on_activate)
+    ws = xc.make_set(0, 2, 4, 0.75, 100_000)
+    assert [(x["c"], x["t"]) for x in ws["tasks"]][0::2] == [(800_000, 20 * xc.MS),
+                                                            (4_200_000, 10 * xc.MS)]
+    xc.simso_run(ws, "NVNLF")
+    assert [n for t, n in log if t == 0] == ["t1", "t2", "t3", "t4"]
+    assert [n for t, n in log if t == 80] == ["t3", "t1"]
+
+
+def test_edhs_simso_refuses_a_cpu_filled_to_exactly_one(xc):
+    # 0.016 + 0.268 + 0.116 + 0.6 = 1 exactly: schedlab keeps all four on CPU 0; SimSo's
+    # sum of Fraction(0.4) / Fraction(25)... (binary fractions of float ms) is
+    # 1 + 1/225179981368524800 at the last task, which goes to CPU 1.
+    ws = task_set(xc, 2, [("t1", 0.4, 25), ("t2", 6.7, 25), ("t3", 2.9, 25), ("t4", 30, 50)])
+    ours, theirs = xc.edhs_plans(ws)
+    assert ours == {"t1": 0, "t2": 0, "t3": 0, "t4": 0}
+    assert theirs == {"t1": 0, "t2": 0, "t3": 0, "t4": 1}
+    _, slices, _ = xc.simso_run(ws, "EDHS")
+    assert {c for s, e, n, c in slices if n == "t4"} == {1}
