@@ -4,27 +4,11 @@ mod common;
 mod rt_sets;
 use common::*;
 use schedlab_model::{Overrides, Workload};
-use schedlab_sim::{simulate_checked, SimError, SimOptions};
+use schedlab_sim::{simulate_checked, SimOptions};
 use std::path::Path;
 
 /// Every policy of this file.
 const POLICIES: [&str; 4] = ["mllf", "edcl", "nvnlf", "edhs"];
-
-#[test]
-fn per_cpu_placements_are_refused() {
-    for p in POLICIES {
-        for placement in ["linux", "partitioned"] {
-            let w = workload(E2, p, placement);
-            match simulate_checked(&w, &SimOptions::default()) {
-                Err(SimError::Unsupported(m)) => assert_eq!(
-                    m,
-                    format!("{p} is a global scheduler: use placement global")
-                ),
-                other => panic!("{p} under {placement}: {:?}", other.map(|_| ())),
-            }
-        }
-    }
-}
 
 /// Two CPUs: a and b (6 ms, deadline 10) have laxity 4, c (3 ms, deadline 9) laxity 6.
 /// MLLF runs a and b and sets its timer at c's deadline minus b's laxity: 9 − 4 = 5.

@@ -5,27 +5,10 @@ mod common;
 mod rt_sets;
 use common::*;
 use schedlab_model::{Overrides, Workload};
-use schedlab_sim::{simulate_checked, SimError, SimOptions};
 use std::path::Path;
 
 /// Every policy of this file.
 const POLICIES: [&str; 4] = ["edf-us", "prid", "g-fl", "g-fl-zl"];
-
-#[test]
-fn per_cpu_placements_are_refused() {
-    for p in POLICIES {
-        for placement in ["linux", "partitioned"] {
-            let w = workload(E2, p, placement);
-            match simulate_checked(&w, &SimOptions::default()) {
-                Err(SimError::Unsupported(m)) => assert_eq!(
-                    m,
-                    format!("{p} is a global scheduler: use placement global")
-                ),
-                other => panic!("{p} under {placement}: {:?}", other.map(|_| ())),
-            }
-        }
-    }
-}
 
 /// Two CPUs: H (7 ms every 10, from 2 ms) is heavy for EDF-US[2/3] (0.7 > 2/3);
 /// B and C (4 ms every 8) are not.
