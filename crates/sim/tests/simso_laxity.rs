@@ -3,9 +3,7 @@
 mod common;
 mod rt_sets;
 use common::*;
-use schedlab_model::{Overrides, Workload};
 use schedlab_sim::{simulate_checked, SimOptions};
-use std::path::Path;
 
 /// Every policy of this file.
 const POLICIES: [&str; 4] = ["mllf", "edcl", "nvnlf", "edhs"];
@@ -168,17 +166,6 @@ fn edhs_splits_the_task_that_fits_nowhere() {
     assert!(run_yaml(EDHS, "edf", "global").deadline_misses > 0);
 }
 
-fn generated(tasks: usize, cpus: usize, u: f64, seed: u64, policy: &str) -> Workload {
-    let ts = rt_sets::random_set(tasks, cpus, u, seed, rt_sets::deadlines(false, 1.0));
-    let yaml = rt_sets::yaml_of(&ts, cpus, "duration: 200ms\n");
-    let ov = Overrides {
-        policy: Some(schedlab_model::Policy::parse(policy).unwrap()),
-        placement: Some(schedlab_model::Placement::Global),
-        ..Overrides::default()
-    };
-    Workload::parse_str(&yaml, Path::new("g.yaml"), &ov).unwrap()
-}
-
 /// The invariant checker (`simulate --check`) on random sets, light to overloaded.
 #[test]
 fn invariant_checker_passes_on_random_sets() {
@@ -186,7 +173,7 @@ fn invariant_checker_passes_on_random_sets() {
         for m in [2usize, 3, 4] {
             for seed in 0..6u64 {
                 let u = m as f64 * (0.5 + 0.1 * seed as f64);
-                let w = generated(2 * m + seed as usize, m, u, 200 + seed, p);
+                let w = rt_sets::global_workload(2 * m + seed as usize, m, u, 200 + seed, p);
                 run(&w); // simulate_checked + the schedule invariants
             }
         }
@@ -206,7 +193,7 @@ fn nvnlf_meets_every_deadline_just_below_u_equal_m() {
             // From half load to 0.999·m (the last ten seeds).
             let u = (m as f64 * (0.5 + 0.5 * (seed as f64 / 60.0))).min(m as f64 * 0.999);
             let n = m + 1 + (seed as usize % (2 * m));
-            let w = generated(n, m, u, 1000 + seed, "nvnlf");
+            let w = rt_sets::global_workload(n, m, u, 1000 + seed, "nvnlf");
             assert!(w.tasks.iter().map(|t| t.utilisation()).sum::<f64>() <= m as f64 + 1e-9);
             let r = simulate_checked(&w, &SimOptions::default()).unwrap();
             assert_eq!(r.deadline_misses, 0, "m={m} seed={seed} U={u}");

@@ -4,8 +4,6 @@
 mod common;
 mod rt_sets;
 use common::*;
-use schedlab_model::{Overrides, Workload};
-use std::path::Path;
 
 /// Every policy of this file.
 const POLICIES: [&str; 4] = ["edf-us", "prid", "g-fl", "g-fl-zl"];
@@ -89,7 +87,7 @@ fn prid_favours_the_k_minus_1_heaviest_tasks() {
 fn prid_picks_the_first_smallest_m_of_k() {
     // The set that misses when m(n) = n − 1 is allowed (5 tasks on 4 CPUs): PriD keeps
     // a CPU for the EDF part, so it does not favour all four heavy tasks.
-    let w = generated(5, 4, 4.0 * (0.5 + 0.45 * (32.0 / 39.0)), 32, "prid");
+    let w = rt_sets::global_workload(5, 4, 4.0 * (0.5 + 0.45 * (32.0 / 39.0)), 32, "prid");
     let rule = schedlab_sim::policy::prid::PriD::for_workload(&w);
     assert!(rule.k < 5, "k = {}", rule.k);
     assert_eq!(run(&w).deadline_misses, 0);
@@ -173,17 +171,6 @@ fn g_fl_zl_promotes_a_job_at_zero_laxity() {
     assert_eq!(g.tasks[2].misses, 1);
 }
 
-fn generated(tasks: usize, cpus: usize, u: f64, seed: u64, policy: &str) -> Workload {
-    let ts = rt_sets::random_set(tasks, cpus, u, seed, rt_sets::deadlines(false, 1.0));
-    let yaml = rt_sets::yaml_of(&ts, cpus, "duration: 200ms\n");
-    let ov = Overrides {
-        policy: Some(schedlab_model::Policy::parse(policy).unwrap()),
-        placement: Some(schedlab_model::Placement::Global),
-        ..Overrides::default()
-    };
-    Workload::parse_str(&yaml, Path::new("g.yaml"), &ov).unwrap()
-}
-
 /// Srinivasan & Baruah's theorem: EDF-US[m/(2m−1)] meets every deadline of an
 /// implicit-deadline set with U ≤ m²/(2m−1), over the hyperperiod (200 ms).
 #[test]
@@ -193,7 +180,8 @@ fn edf_us_meets_its_utilisation_bound() {
         let bound = (m * m) as f64 / (2 * m - 1) as f64;
         for seed in 0..25u64 {
             let u = bound * (0.6 + 0.4 * (seed as f64 / 24.0)) - 1e-6;
-            let w = generated(m + 1 + (seed as usize % (2 * m)), m, u, seed, "edf-us");
+            let w =
+                rt_sets::global_workload(m + 1 + (seed as usize % (2 * m)), m, u, seed, "edf-us");
             let r = run(&w);
             assert_eq!(r.deadline_misses, 0, "m={m} seed={seed} U={u}");
             sets += 1;
@@ -210,7 +198,7 @@ fn prid_meets_deadlines_when_m_of_k_fits() {
     for m in [2usize, 4, 8] {
         for seed in 0..40u64 {
             let u = m as f64 * (0.5 + 0.45 * (seed as f64 / 39.0));
-            let w = generated(m + 1 + (seed as usize % (2 * m)), m, u, seed, "prid");
+            let w = rt_sets::global_workload(m + 1 + (seed as usize % (2 * m)), m, u, seed, "prid");
             let tasks: Vec<(f64, bool)> = {
                 let rule = schedlab_sim::policy::prid::PriD::for_workload(&w);
                 w.tasks
@@ -245,7 +233,7 @@ fn invariant_checker_passes_on_random_sets() {
         for m in [2usize, 3, 4] {
             for seed in 0..6u64 {
                 let u = m as f64 * (0.5 + 0.1 * seed as f64);
-                let w = generated(2 * m + seed as usize, m, u, 100 + seed, p);
+                let w = rt_sets::global_workload(2 * m + seed as usize, m, u, 100 + seed, p);
                 run(&w); // simulate_checked + the schedule invariants
             }
         }

@@ -1,6 +1,7 @@
 //! Random periodic task sets with short hyperperiods, and the workload text that
 //! simulates them: what the tests of the analysis against the simulator share
-//! (analysis_agreement.rs, analysis_global.rs, partition_certified.rs).
+//! (analysis_agreement.rs, analysis_global.rs, partition_certified.rs), and the random
+//! sets the global schedulers' tests run (simso_priority.rs, simso_laxity.rs).
 #![allow(dead_code)]
 
 use schedlab_analysis::{from_workload, generate, Deadlines, GenSpec, Method, Periods, RtTask};
@@ -57,4 +58,17 @@ pub fn yaml_of(ts: &[RtTask], cpus: usize, head: &str) -> String {
         );
     }
     y
+}
+
+/// A random implicit-deadline set ([`random_set`]) as a workload of 200 ms (its
+/// hyperperiod) under `policy` with global placement.
+pub fn global_workload(tasks: usize, cpus: usize, u: f64, seed: u64, policy: &str) -> Workload {
+    let ts = random_set(tasks, cpus, u, seed, deadlines(false, 1.0));
+    let yaml = yaml_of(&ts, cpus, "duration: 200ms\n");
+    let ov = Overrides {
+        policy: Some(schedlab_model::Policy::parse(policy).unwrap()),
+        placement: Some(schedlab_model::Placement::Global),
+        ..Overrides::default()
+    };
+    Workload::parse_str(&yaml, Path::new("g.yaml"), &ov).unwrap()
 }
