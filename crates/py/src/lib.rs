@@ -227,84 +227,47 @@ fn generate(
     json: bool,
 ) -> PyResult<String> {
     guard(|| {
-        generate_set(
+        let dur = |t: &str, what: &str| parse_duration(t).map_err(|e| err(format!("{what}: {e}")));
+        let granularity = dur(granularity, "granularity")?;
+        // The generator's own parser, as `schedlab generate --periods` (ranges, lists and
+        // `divisors:H[:MIN..MAX]`).
+        let periods =
+            Periods::parse(periods, granularity).map_err(|e| err(format!("periods: {e}")))?;
+        let deadlines = match deadlines {
+            "implicit" => Deadlines::Implicit,
+            "constrained" => Deadlines::Constrained {
+                min_ratio: deadline_ratio,
+            },
+            other => {
+                return Err(err(format!(
+                    "deadlines: unknown kind `{other}` (implicit or constrained)"
+                )))
+            }
+        };
+        if let Some(p) = &policy {
+            Policy::parse(p).map_err(err)?;
+        }
+        if let Some(p) = &placement {
+            Placement::parse(p).map_err(err)?;
+        }
+        let spec = GenSpec {
+            name: name.into(),
             tasks,
-            utilization,
             cpus,
-            method,
+            utilization,
             max_task_utilization,
+            method: Method::parse(method).map_err(err)?,
             periods,
-            granularity,
             deadlines,
-            deadline_ratio,
             seed,
-            duration,
+            duration: dur(duration, "duration")?,
             policy,
             placement,
-            name,
-            json,
-        )
+        };
+        let set = gen_set(&spec).map_err(err)?;
+        // Read back with simulate's rules, as `schedlab generate` does before it writes.
+        set.checked_text(json).map_err(err)
     })
-}
-
-/// [`generate`]'s body.
-#[allow(clippy::too_many_arguments)]
-fn generate_set(
-    tasks: usize,
-    utilization: f64,
-    cpus: usize,
-    method: &str,
-    max_task_utilization: f64,
-    periods: &str,
-    granularity: &str,
-    deadlines: &str,
-    deadline_ratio: f64,
-    seed: u64,
-    duration: &str,
-    policy: Option<String>,
-    placement: Option<String>,
-    name: &str,
-    json: bool,
-) -> PyResult<String> {
-    let dur = |t: &str, what: &str| parse_duration(t).map_err(|e| err(format!("{what}: {e}")));
-    let granularity = dur(granularity, "granularity")?;
-    // The generator's own parser, as `schedlab generate --periods` (ranges, lists and
-    // `divisors:H[:MIN..MAX]`).
-    let periods = Periods::parse(periods, granularity).map_err(|e| err(format!("periods: {e}")))?;
-    let deadlines = match deadlines {
-        "implicit" => Deadlines::Implicit,
-        "constrained" => Deadlines::Constrained {
-            min_ratio: deadline_ratio,
-        },
-        other => {
-            return Err(err(format!(
-                "deadlines: unknown kind `{other}` (implicit or constrained)"
-            )))
-        }
-    };
-    if let Some(p) = &policy {
-        Policy::parse(p).map_err(err)?;
-    }
-    if let Some(p) = &placement {
-        Placement::parse(p).map_err(err)?;
-    }
-    let spec = GenSpec {
-        name: name.into(),
-        tasks,
-        cpus,
-        utilization,
-        max_task_utilization,
-        method: Method::parse(method).map_err(err)?,
-        periods,
-        deadlines,
-        seed,
-        duration: dur(duration, "duration")?,
-        policy,
-        placement,
-    };
-    let set = gen_set(&spec).map_err(err)?;
-    // Read back with simulate's rules, as `schedlab generate` does before it writes.
-    set.checked_text(json).map_err(err)
 }
 
 /// Check a sweep's cells (JSON list) without running them.
