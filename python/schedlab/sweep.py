@@ -44,6 +44,7 @@ COLUMNS = [
     "context_switches_per_cpu_per_s",
     "preemptions",
     "migrations",
+    "scheduler_invocations",
     "events",
 ]
 
@@ -525,6 +526,7 @@ def frame(cols: dict[str, list], batch: list[dict[str, Any]]) -> pd.DataFrame:
         ),
         "preemptions": pd.array(cols["preemptions"], dtype="Int64"),
         "migrations": pd.array(cols["migrations"], dtype="Int64"),
+        "scheduler_invocations": pd.array(cols["scheduler_invocations"], dtype="Int64"),
         "events": pd.array(cols["events"], dtype="Int64"),
     }
     for t in _native.test_names():

@@ -58,6 +58,11 @@ def test_serial_sweep_has_one_row_per_cell_and_policy(serial):
     ]:
         assert col in serial
     assert list(serial["policy"].unique()) == GRID["policies"]
+    # Every simulated row counts its decisions; a cell not simulated has none.
+    simulated = serial["horizon_ns"].notna()
+    assert simulated.any()
+    assert (serial.loc[simulated, "scheduler_invocations"] > 0).all()
+    assert serial.loc[~simulated, "scheduler_invocations"].isna().all()
     # A set GFB or first-fit EDF accepts meets every deadline in its simulation.
     g = serial[(serial["policy"] == "edf") & serial["analysis_gfb"].fillna(False)]
     assert (g["deadline_misses"] == 0).all() and len(g) > 0

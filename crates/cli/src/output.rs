@@ -175,12 +175,42 @@ pub fn render_simulate(w: &Workload, r: &SimResult) -> String {
         ("migrations", r.migrations.to_string()),
         ("throttles", r.throttles.to_string()),
         ("laxity evaluations", r.laxity_evaluations.to_string()),
+        ("scheduler calls", r.scheduler_invocations.to_string()),
         ("events", r.events.to_string()),
         ("wall time", format!("{:.3} s", r.wall_s)),
     ]);
     let kw = totals.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (k, v) in totals {
         let _ = writeln!(out, "{k:<kw$}  {v}");
+    }
+    if let Some(s) = &r.scheduler_structure {
+        out.push('\n');
+        out += &structure_text(s);
+    }
+    out
+}
+
+/// Lines of a policy's `scheduler_structure` shown by `simulate` (RUN's tree, the first
+/// slice of DP-Wrap, ...); the rest is in `--json`.
+const STRUCTURE_LINES: usize = 40;
+
+/// The policy's `scheduler_structure` for the terminal: its kind, then its `text` (the
+/// policy's own rendering: RUN's tree in its display form), cut after
+/// [`STRUCTURE_LINES`] lines.
+fn structure_text(s: &Value) -> String {
+    let kind = s["kind"].as_str().unwrap_or("structure");
+    let mut out = format!("scheduler structure ({kind}):\n");
+    let text = s["text"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    for l in lines.iter().take(STRUCTURE_LINES) {
+        let _ = writeln!(out, "  {l}");
+    }
+    if lines.len() > STRUCTURE_LINES {
+        let _ = writeln!(
+            out,
+            "  ... {} more lines (`--json`: scheduler_structure)",
+            lines.len() - STRUCTURE_LINES
+        );
     }
     out
 }
@@ -272,6 +302,9 @@ pub fn render_compare(w: &Workload, names: &[&str], results: &[SimResult]) -> St
     metric(&mut t, "migrations", &|r| r.migrations.to_string());
     metric(&mut t, "laxity evaluations", &|r| {
         r.laxity_evaluations.to_string()
+    });
+    metric(&mut t, "scheduler calls", &|r| {
+        r.scheduler_invocations.to_string()
     });
     metric(&mut t, "wall time s", &|r| format!("{:.3}", r.wall_s));
 
@@ -476,6 +509,8 @@ pub(crate) mod tests {
             preemptions: 3,
             migrations: 1,
             laxity_evaluations: 0,
+            scheduler_invocations: 321,
+            scheduler_structure: None,
             throttles: 0,
             tasks: vec![task("a", 100, misses), task("b", 0, 0)],
             per_cpu: vec![
@@ -549,10 +584,12 @@ pub(crate) mod tests {
             "deadline misses     2",
             "200.0 per CPU per s (100.0 without idle)",
             "laxity evaluations",
+            "scheduler calls     321\n",
             "wall time",
         ] {
             assert!(s.contains(want), "missing `{want}` in\n{s}");
         }
+        assert!(!s.contains("scheduler structure"), "{s}");
         // Task a: mean 5.250 ms, max 9.000 ms; task b completed nothing: dashes.
         let a = s.lines().find(|l| l.starts_with("a ")).unwrap();
         assert!(
@@ -561,6 +598,30 @@ pub(crate) mod tests {
         );
         let b = s.lines().find(|l| l.starts_with("b ")).unwrap();
         assert!(b.contains(" - "), "{b}");
+    }
+
+    /// A policy's structure follows the totals: its kind, its text indented, cut after
+    /// 40 lines with the number left out.
+    #[test]
+    fn simulate_summary_shows_the_scheduler_structure_briefly() {
+        let mut r = result("run", 0);
+        r.scheduler_structure = Some(json!({"kind": "run-reduction-tree",
+            "text": "subsystem on cpu 0:\n  S2 pack rate 1\n"}));
+        let s = render_simulate(&workload(), &r);
+        assert!(
+            s.ends_with(
+                "\nscheduler structure (run-reduction-tree):\n  subsystem on cpu 0:\n    S2 pack rate 1\n"
+            ),
+            "{s}"
+        );
+        let long: String = (0..45).map(|i| format!("line {i}\n")).collect();
+        r.scheduler_structure = Some(json!({"kind": "k", "text": long}));
+        let s = render_simulate(&workload(), &r);
+        assert!(
+            s.contains("  line 39\n  ... 5 more lines (`--json`: scheduler_structure)\n"),
+            "{s}"
+        );
+        assert!(!s.contains("line 40"), "{s}");
     }
 
     #[test]
@@ -624,7 +685,7 @@ pub(crate) mod tests {
     }
 
     /// DESIGN.md "Machine-readable results": keys every result object has.
-    pub(crate) const DESIGN_KEYS: [&str; 15] = [
+    pub(crate) const DESIGN_KEYS: [&str; 17] = [
         "policy",
         "placement",
         "cpus",
@@ -639,6 +700,8 @@ pub(crate) mod tests {
         "preemptions",
         "migrations",
         "laxity_evaluations",
+        "scheduler_invocations",
+        "scheduler_structure",
         "tasks",
     ];
     /// DESIGN.md: keys of every `tasks[]` entry.

@@ -282,6 +282,8 @@ const DESIGN_KEYS: &[&str] = &[
     "preemptions",
     "migrations",
     "laxity_evaluations",
+    "scheduler_invocations",
+    "scheduler_structure",
     "tasks",
 ];
 const DESIGN_TASK_KEYS: &[&str] = &[
@@ -369,9 +371,14 @@ fn simulate_human_summary_and_output_file() {
         "deadline misses",
         "per CPU per s",
         "laxity evaluations",
+        "scheduler calls",
     ] {
         assert!(out.contains(want), "`{want}` missing:\n{out}");
     }
+    assert!(
+        !out.contains("scheduler structure"),
+        "edf builds nothing:\n{out}"
+    );
     assert!(o.stderr.is_empty(), "no progress when stderr is piped");
 
     let target = d.path("r.json");

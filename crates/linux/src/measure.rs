@@ -436,6 +436,9 @@ pub fn assemble(
         preemptions: tasks.iter().map(|t| t.preemptions).sum(),
         migrations: tasks.iter().map(|t| t.migrations).sum(),
         laxity_evaluations,
+        // The kernel's scheduling decisions are not counted on a real run.
+        scheduler_invocations: 0,
+        scheduler_structure: None,
         throttles,
         tasks,
         per_cpu,

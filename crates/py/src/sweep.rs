@@ -270,6 +270,8 @@ pub struct Row {
     pub preemptions: Option<u64>,
     /// Migrations.
     pub migrations: Option<u64>,
+    /// Scheduling decisions the engine took (`scheduler_invocations`).
+    pub scheduler_invocations: Option<u64>,
     /// Engine events.
     pub events: Option<u64>,
     /// Each test's verdict: accepted (true), not (false), not applicable (None).
@@ -331,6 +333,13 @@ pub fn columns(rows: &[Row]) -> serde_json::Value {
     m.insert(
         "migrations".into(),
         json!(rows.iter().map(|r| r.migrations).collect::<Vec<_>>()),
+    );
+    m.insert(
+        "scheduler_invocations".into(),
+        json!(rows
+            .iter()
+            .map(|r| r.scheduler_invocations)
+            .collect::<Vec<_>>()),
     );
     m.insert(
         "events".into(),
@@ -501,6 +510,7 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
             context_switches_per_cpu_per_s: None,
             preemptions: None,
             migrations: None,
+            scheduler_invocations: None,
             events: None,
             analysis: analysis.clone().unwrap_or_default(),
         };
@@ -514,6 +524,7 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
                 context_switches_per_cpu_per_s: Some(r.context_switches_per_cpu_per_s),
                 preemptions: Some(r.preemptions),
                 migrations: Some(r.migrations),
+                scheduler_invocations: Some(r.scheduler_invocations),
                 events: Some(r.events),
                 ..base
             }),

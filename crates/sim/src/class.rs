@@ -239,4 +239,14 @@ pub trait SchedClass {
     fn check(&self, _ctx: &Ctx) -> Result<(), String> {
         Ok(())
     }
+
+    /// What the class built from the task set (RUN's reduction tree, U-EDF's allotments,
+    /// DP-Wrap's slice layout, EDHS's split tasks), as JSON for the result's
+    /// `scheduler_structure`; `names` are the workload's task names, by task index. Asked
+    /// once, at the end of the first instant at which the engine took decisions (after
+    /// them); it must not change the class's state, so that asking it changes no result.
+    /// `None` (the default): nothing to report.
+    fn report(&self, _ctx: &Ctx, _names: &[String]) -> Option<serde_json::Value> {
+        None
+    }
 }

@@ -43,7 +43,8 @@
 //! - `timers.rs`: per-CPU hrtimers;
 //! - `kernel.rs`: interrupts, timer wheels, kernel sections;
 //! - `latency.rs`: wake-up latency records; `idle.rs`: CPU idle states and their exit
-//!   latency; `metrics.rs`: the results.
+//!   latency; `metrics.rs`: the results; `reported.rs`: the decisions counted and what
+//!   the classes built.
 
 use crate::class::{EnqueueReason, SchedClass};
 use crate::result::{
@@ -89,6 +90,7 @@ mod latency;
 mod marks;
 mod metrics;
 mod push_pull;
+mod reported;
 mod tick;
 mod timers;
 mod wakeup;
@@ -206,6 +208,10 @@ pub struct Engine {
     check_cursor: usize,
     /// The first invariant violation found; the run stops there.
     violation: Option<String>,
+    /// Scheduling decisions taken (`scheduler_invocations`, see `reported.rs`).
+    invocations: u64,
+    /// The classes' `scheduler_structure`, once asked (`reported.rs`).
+    structure: Option<Option<serde_json::Value>>,
 }
 
 impl Engine {
@@ -401,6 +407,8 @@ impl Engine {
             last_checked: 0,
             check_cursor: 0,
             violation: None,
+            invocations: 0,
+            structure: None,
         };
         for (i, t) in w.tasks.iter().enumerate() {
             if t.offset >= e.duration {
@@ -522,6 +530,9 @@ impl Engine {
             }
             if t < self.duration {
                 self.schedule();
+                if self.structure.is_none() {
+                    self.record_structure();
+                }
             }
             self.rearm_timers();
             if self.check {

@@ -175,6 +175,11 @@ pub struct SimResult {
     pub feasibility_interval_ns: Option<Ns>,
     /// The partition the run used under `partitioned` placement (`None` otherwise).
     pub partition: Option<PartitionReport>,
+    /// What the policy built from the task set, as the policy reports it
+    /// ([`crate::class::SchedClass::report`]: RUN's reduction tree, U-EDF's allotments, DP-Wrap's
+    /// first slice, EDHS's split tasks), taken at the end of the first instant at which
+    /// the engine took decisions; `None` (JSON `null`) for policies with nothing to report.
+    pub scheduler_structure: Option<serde_json::Value>,
     /// Events processed by the engine.
     pub events: u64,
     /// Wall-clock seconds the simulation took (the only non-deterministic field).
@@ -199,6 +204,15 @@ pub struct SimResult {
     pub migrations: u64,
     /// Laxity values computed by the policy.
     pub laxity_evaluations: u64,
+    /// Scheduling decisions the engine took (SimSo's `schedule_count`, as close as
+    /// instant-batched decisions allow): one per CPU that runs `__schedule` on its own
+    /// run queue (a CPU marked for a decision at an instant: a release, a wake-up, a
+    /// completion, a throttle, a tick or a class timer that asks for it), and one per
+    /// pass of global placement over all CPUs (a queue shared by all CPUs: every instant
+    /// at which a CPU is marked or a task joins the shared queue, quantum boundaries
+    /// included). Events of one instant share the decision they cause
+    /// (docs/format.md "Scheduler invocations").
+    pub scheduler_invocations: u64,
     /// Times a CBS reservation ran out and its task was throttled.
     pub throttles: u64,
     /// Fair-class figures (present when the workload has fair tasks).

@@ -397,6 +397,12 @@ fn metrics_section(h: &mut String, r: &Report) {
             digits: 0,
         },
         Metric {
+            label: "scheduler calls",
+            values: col(&|x| x.scheduler_invocations as f64),
+            lower_better: Some(true),
+            digits: 0,
+        },
+        Metric {
             label: "CBS throttles",
             values: col(&|x| x.throttles as f64),
             lower_better: None,
@@ -858,6 +864,17 @@ fn policy_section(h: &mut String, run: &PolicyRun, index: usize, window: (Ns, Ns
         res.preemptions,
         res.migrations
     );
+    if let Some(text) = res
+        .scheduler_structure
+        .as_ref()
+        .and_then(|s| s["text"].as_str())
+    {
+        let _ = writeln!(
+            h,
+            "<details><summary>scheduler structure</summary><pre>{}</pre></details>",
+            esc(text)
+        );
+    }
     let _ = writeln!(
         h,
         "<h3>Schedule {} – {}</h3>",

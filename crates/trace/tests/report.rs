@@ -73,3 +73,15 @@ fn misses_are_marked_and_names_escaped() {
     assert!(html.contains("missed its deadline at"));
     assert!(html.contains("class=\"bad\""));
 }
+
+#[test]
+fn a_policy_that_builds_a_structure_shows_it_in_its_section() {
+    let html = page("examples/dhall-m2.yaml", &["edf", "run"], (0, 10_000_000));
+    // RUN's reduction tree, folded in its section; EDF builds nothing.
+    assert_eq!(
+        html.matches("<details><summary>scheduler structure</summary><pre>subsystem on cpu")
+            .count(),
+        1
+    );
+    assert!(html.contains("<td>scheduler calls</td>"));
+}

@@ -258,4 +258,8 @@ impl Counted {
     pub(super) fn vruntime(&self, ctx: &Ctx, t: TaskId) -> Option<i64> {
         self.inner.vruntime(ctx, t)
     }
+
+    pub(super) fn report(&self, ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
+        self.inner.report(ctx, names)
+    }
 }

@@ -119,6 +119,7 @@ impl Engine {
             self.unmark_if_clean(cpu);
             return;
         }
+        self.invocations += 1;
         let curr = self.cpus[cpu].curr.filter(|&t| self.tasks[t].runnable);
         let resched = std::mem::take(&mut self.cpus[cpu].need_resched);
         self.unmark_if_clean(cpu);

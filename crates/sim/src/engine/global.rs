@@ -7,6 +7,7 @@ impl Engine {
     /// Used when some class has one queue for all CPUs (global placement, BFS); classes
     /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
     pub(super) fn schedule_global(&mut self) {
+        self.invocations += 1;
         self.visit(3 * self.cpus.len()); // reset, collect, switch
         let ncpu = self.cpus.len();
         self.cpus.iter_mut().for_each(|c| c.dirty = false);

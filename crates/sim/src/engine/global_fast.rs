@@ -79,6 +79,7 @@ impl Engine {
 
     /// `schedule_global` for the simple case: see the module documentation.
     pub(super) fn schedule_global_fast(&mut self, mut g: GlobalFast) -> GlobalFast {
+        self.invocations += 1;
         self.global_poked = false; // no CPU's own state changed by a wake-up alone
         g.changed.clear();
         // The marked CPUs are the only ones whose task may have stopped, changed job or

@@ -105,6 +105,7 @@ impl Engine {
             horizon_complete: self.feasibility.complete(end),
             feasibility_interval_ns: self.feasibility.interval,
             partition: self.partition_report.take(),
+            scheduler_structure: self.structure.take().flatten(),
             events: self.events_processed + self.ticks_counted,
             wall_s,
             jobs_released: tasks.iter().map(|t| t.jobs).sum(),
@@ -117,6 +118,7 @@ impl Engine {
             preemptions: tasks.iter().map(|t| t.preemptions).sum(),
             migrations: tasks.iter().map(|t| t.migrations).sum(),
             laxity_evaluations: self.laxity_evals.get(),
+            scheduler_invocations: self.invocations,
             throttles: self.tasks.iter().map(|t| t.stats.throttles).sum(),
             per_cpu: self
                 .cpus

@@ -171,6 +171,44 @@ impl Plan for DpWrap {
     fn next_event(&self) -> Option<Ns> {
         self.next
     }
+
+    /// The current slice's layout (asked at the first decision instant: the first
+    /// slice): its bounds, and per CPU its pieces in time order.
+    fn report(&self, _ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
+        use schedlab_model::format_ns;
+        let s = &self.slice;
+        let name = |t: TaskId| names.get(t).cloned().unwrap_or_default();
+        let mut text = format!("slice [{}, {}):\n", format_ns(s.start), format_ns(s.end));
+        let cpus: Vec<Vec<serde_json::Value>> = s
+            .cpus
+            .iter()
+            .enumerate()
+            .map(|(cpu, pieces)| {
+                let shown: Vec<String> = pieces
+                    .iter()
+                    .map(|p| format!("{} [{}, {})", name(p.task), format_ns(p.start), format_ns(p.end)))
+                    .collect();
+                text += &format!("  cpu{cpu}: {}\n", shown.join(" "));
+                pieces
+                    .iter()
+                    .map(|p| {
+                        serde_json::json!({
+                            "task": name(p.task),
+                            "start_ns": p.start,
+                            "end_ns": p.end,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        Some(serde_json::json!({
+            "kind": "dp-wrap-slice",
+            "start_ns": s.start,
+            "end_ns": s.end,
+            "cpus": cpus,
+            "text": text,
+        }))
+    }
 }
 
 /// Its entry in the simulator: the registry policy this file's class runs, and how it is

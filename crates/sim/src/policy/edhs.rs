@@ -313,6 +313,56 @@ impl SchedClass for Edhs {
         }
         Ok(())
     }
+
+    /// The partition: per CPU the tasks placed whole on it, and the split tasks with
+    /// their portions in order (CPU, budget, and the share budget / period).
+    fn report(&self, ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
+        let ours = |t: TaskId| {
+            ctx.task(t).kind == TaskClass::Deadline && ctx.task(t).period != Ns::MAX
+        };
+        let name = |t: TaskId| names.get(t).cloned().unwrap_or_default();
+        let mut whole = vec![Vec::new(); self.m];
+        let mut split = Vec::new();
+        let mut text = String::new();
+        for (t, home) in self.homes.iter().enumerate().filter(|&(t, _)| ours(t)) {
+            match home {
+                Home::Cpu(c) => whole[*c].push(name(t)),
+                Home::Split(parts) => {
+                    let period = ctx.task(t).period;
+                    let shown: Vec<String> = parts
+                        .iter()
+                        .map(|&(c, b)| format!("cpu{c} {}", schedlab_model::format_ns(b)))
+                        .collect();
+                    text += &format!("  split {}: {}\n", name(t), shown.join(", "));
+                    let portions: Vec<serde_json::Value> = parts
+                        .iter()
+                        .map(|&(c, b)| {
+                            serde_json::json!({
+                                "cpu": c,
+                                "budget_ns": b,
+                                "share": b as f64 / period as f64,
+                            })
+                        })
+                        .collect();
+                    split.push(serde_json::json!({
+                        "task": name(t),
+                        "period_ns": period,
+                        "portions": portions,
+                    }));
+                }
+            }
+        }
+        let mut head = String::new();
+        for (c, tasks) in whole.iter().enumerate() {
+            head += &format!("  cpu{c}: [{}]\n", tasks.join(" "));
+        }
+        Some(serde_json::json!({
+            "kind": "edhs-partition",
+            "cpus": whole,
+            "split": split,
+            "text": head + &text,
+        }))
+    }
 }
 
 /// The registry's constructor: global placement only (the class places the tasks).

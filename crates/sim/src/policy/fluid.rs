@@ -38,6 +38,11 @@ pub trait Plan {
     fn slot(&self, ctx: &Ctx, cpu: CpuId) -> Option<TaskId>;
     /// The next instant after the last update at which the plan changes by itself.
     fn next_event(&self) -> Option<Ns>;
+    /// What the plan has laid out, for the result's `scheduler_structure`
+    /// ([`SchedClass::report`]); `None` (the default): nothing reported.
+    fn report(&self, _ctx: &Ctx, _names: &[String]) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// A [`Plan`] as a scheduling class.
@@ -209,6 +214,10 @@ impl<P: Plan> SchedClass for Fluid<P> {
             Some(t) => Err(format!("task {t} is queued while it runs")),
             None => Ok(()),
         }
+    }
+
+    fn report(&self, ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
+        self.plan.report(ctx, names)
     }
 }
 

@@ -416,6 +416,57 @@ impl SchedClass for Run {
         }
         Ok(())
     }
+
+    /// The reduction tree: every server (`id` = its index, as in the labels) with its
+    /// kind, exact rate, children and level (task and idle leaves 0, a packed server
+    /// its children's, a dual one more than its child), the subsystems with their CPUs,
+    /// and the tree's display form as `text`.
+    fn report(&self, _ctx: &Ctx, _names: &[String]) -> Option<serde_json::Value> {
+        fn level(tree: &Tree, s: usize) -> usize {
+            match &tree.servers[s].kind {
+                Kind::Task(_) | Kind::Idle => 0,
+                Kind::Pack(ch) => ch.iter().map(|&c| level(tree, c)).max().unwrap_or(0),
+                Kind::Dual(c) => level(tree, *c) + 1,
+            }
+        }
+        let tree = &self.tree;
+        let servers: Vec<serde_json::Value> = (0..tree.servers.len())
+            .map(|s| {
+                let srv = &tree.servers[s];
+                let (kind, children, task) = match &srv.kind {
+                    Kind::Task(i) => ("task", Vec::new(), Some(tree.names[*i].clone())),
+                    Kind::Idle => ("idle", Vec::new(), None),
+                    Kind::Pack(ch) => ("pack", ch.clone(), None),
+                    Kind::Dual(c) => ("dual", vec![*c], None),
+                };
+                serde_json::json!({
+                    "id": s,
+                    "label": tree.label(s),
+                    "kind": kind,
+                    "rate": srv.rate.to_string(),
+                    "utilisation": srv.rate.num as f64 / srv.rate.den as f64,
+                    "level": level(tree, s),
+                    "parent": srv.parent,
+                    "children": children,
+                    "task": task,
+                })
+            })
+            .collect();
+        let subsystems: Vec<serde_json::Value> = tree
+            .subsystems
+            .iter()
+            .map(|sub| {
+                let cpus: Vec<usize> = (sub.first_cpu..sub.first_cpu + sub.cpus).collect();
+                serde_json::json!({ "root": sub.root, "cpus": cpus })
+            })
+            .collect();
+        Some(serde_json::json!({
+            "kind": "run-reduction-tree",
+            "servers": servers,
+            "subsystems": subsystems,
+            "text": tree.to_string(),
+        }))
+    }
 }
 
 /// RUN for the workload's deadline-class tasks, or why it cannot schedule them: RUN is a

@@ -340,6 +340,54 @@ impl SchedClass for UEdf {
         }
         Ok(())
     }
+
+    /// The allotments as of `ctx.now` (the first decision instant): the tasks in EDF
+    /// order, each with its utilisation, the utilisation of the tasks before it
+    /// (`reserved_from`: its future share starts there on the virtual processors), its
+    /// deadline, its job's allotment per virtual processor (ns) and the virtual
+    /// processor EDF-D selected it on. Read as it is: asking changes nothing.
+    fn report(&self, ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
+        let st = self.st.borrow();
+        let mut order: Vec<TaskId> = (0..self.util.len())
+            .filter(|&t| self.util[t].is_some())
+            .collect();
+        order.sort_by_key(|&t| (self.deadline(ctx, t), t));
+        let l = self.l as f64;
+        let mut before: i128 = 0;
+        let mut text = format!("allotments at {}:\n", schedlab_model::format_ns(ctx.now));
+        let mut tasks = Vec::new();
+        for &t in &order {
+            let u = self.util[t].unwrap_or(0);
+            let al: Vec<i64> = st.al.get(t).cloned().unwrap_or_default();
+            let on = st.on.get(t).copied().flatten();
+            let d = self.deadline(ctx, t);
+            let name = names.get(t).cloned().unwrap_or_default();
+            let shown: Vec<String> = al.iter().map(|&a| a.to_string()).collect();
+            text += &format!(
+                "  {name} u {:.4} deadline {} allotment [{}] ns{}\n",
+                u as f64 / l,
+                if d == Ns::MAX { "-".into() } else { schedlab_model::format_ns(d) },
+                shown.join(", "),
+                on.map_or(String::new(), |j| format!(" on vp{j}"))
+            );
+            tasks.push(serde_json::json!({
+                "task": name,
+                "utilisation": u as f64 / l,
+                "reserved_from": before as f64 / l,
+                "deadline_ns": (d != Ns::MAX).then_some(d),
+                "allotment_ns": al,
+                "selected_on": on,
+            }));
+            before += u;
+        }
+        Some(serde_json::json!({
+            "kind": "u-edf-allotments",
+            "at_ns": ctx.now,
+            "virtual_processors": self.m,
+            "tasks": tasks,
+            "text": text,
+        }))
+    }
 }
 
 /// U-EDF for the workload's deadline-class tasks, or why it cannot schedule them: a
