@@ -70,6 +70,10 @@ fn five_tasks_by_hand() {
     // what [0,5) gave: B lo 1, hi 2; D lo 1, hi 1. CPU 0: A 5-8, B 8-10. CPU 1: B 5-6,
     // C 6-9 (its 6 ms done), D 9-10. CPU 2: D 5-6, E 6-10.
     // Every job ends by its deadline, B and D at 10 exactly (U = 3: no slack anywhere).
+    // SimSo 0.8.5's EKG gives this schedule exactly with its per-slot swap of the split
+    // pieces switched off (scripts/simso_crosscheck_ekg_aligned.py's simso_no_swap); as
+    // released it runs [0,5) with the pieces the other way round (B@0 0-2, D@1 0-1, B@1
+    // 4-5, D@2 4-5) and [5,10) as here.
     let w = workload(FIVE, "ekg", "global");
     let r = run(&w);
     assert_eq!(

@@ -51,9 +51,10 @@
 //!   slot); here the piece on p is always at the end, as in the paper.
 //! - SimSo rounds the windows per slot (⌈·⌉ cycles for the first, ⌊·⌋ for the second);
 //!   here they follow the cumulative targets above.
-//! - SimSo's default `K = 0` divides by zero, and a set that overflows the last CPU
-//!   raises an IndexError; here `k` absent (or 0) means m and a task EKG cannot place
-//!   goes to the last CPU, where EDF runs it overloaded (its misses show in the counts).
+//! - SimSo declares `K` with default 0, which would make every task heavy (SEP = 0; given
+//!   no `K` at all it takes m), and a set that overflows the last CPU raises an
+//!   IndexError; here `k` absent (or 0) means m and a task EKG cannot place goes to the
+//!   last CPU, where EDF runs it overloaded (its misses show in the counts).
 //!
 //! The paper's model has implicit deadlines: with deadlines below the periods a split
 //! job still gets u·(d − r) ≤ C by its deadline, and may miss.
