@@ -260,3 +260,43 @@ fn ekg_with_k_m_is_optimal() {
     assert!(checked >= 200, "only {checked} sets checked");
     assert!(at_m >= 100, "only {at_m} sets with U = m");
 }
+
+/// With k < m, EKG's utilisation bound is k/(k+1) (the paper's theorem): random
+/// implicit-deadline sets with U up to m·k/(k+1), for k = 1, 2 and m − 1 on 4 and 8
+/// CPUs and k = 1 on 2, miss no deadline over the hyperperiod.
+#[test]
+fn ekg_with_k_below_m_meets_its_bound() {
+    let mut checked = 0;
+    for cpus in [2usize, 4, 8] {
+        let mut ks = vec![1, 2, cpus - 1];
+        ks.retain(|&k| k < cpus);
+        ks.dedup();
+        for k in ks {
+            let bound = cpus as f64 * k as f64 / (k + 1) as f64;
+            for seed in 0..12u64 {
+                let u = bound * (0.7 + 0.3 * (seed % 4) as f64 / 3.0);
+                let tasks = cpus + 1 + (seed as usize % (2 * cpus));
+                let ts = random_set(tasks, cpus, u, seed, Deadlines::Implicit);
+                let y = yaml_of(
+                    &ts,
+                    cpus,
+                    &format!("scheduler: {{ ekg: {{ k: {k} }} }}\nduration: {HYPER}ns\n"),
+                );
+                let ov = Overrides {
+                    policy: Some(Policy::Ekg),
+                    placement: Some(Placement::Global),
+                    ..Overrides::default()
+                };
+                let w = Workload::parse_str(&y, Path::new("ekg.yaml"), &ov).unwrap();
+                let r = simulate_checked(&w, &SimOptions::default()).unwrap();
+                assert_eq!(
+                    r.deadline_misses, 0,
+                    "k = {k}, {cpus} CPUs, seed {seed}, U = {u}\n{ts:?}"
+                );
+                assert_eq!(r.jobs_completed, r.jobs_released);
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 12 * 7);
+}
