@@ -50,7 +50,9 @@
 //!   p + 1 runs at the start of the slot on p and at its end on p + 1 in the 1st, 3rd, ...
 //!   slot); here the piece on p is always at the end, as in the paper.
 //! - SimSo rounds the windows per slot (⌈·⌉ cycles for the first, ⌊·⌋ for the second);
-//!   here they follow the cumulative targets above.
+//!   here they follow the cumulative targets above. It sums utilisations as fractions
+//!   of its float milliseconds, so a CPU that its tasks fill to exactly 1 may split its
+//!   last task with a piece of a few ns (here f64 with a 10⁻⁹ slack keeps it whole).
 //! - SimSo declares `K` with default 0, which would make every task heavy (SEP = 0; given
 //!   no `K` at all it takes m), and a set that overflows the last CPU raises an
 //!   IndexError; here `k` absent (or 0) means m and a task EKG cannot place goes to the
