@@ -621,7 +621,7 @@ mod tests {
         assert!(w.scheduler.options_of(Policy::Edf).is_none());
         let json = serde_json::to_string(&w.scheduler).unwrap();
         assert!(
-            json.contains(r#""options":{"llf":{"mode":"tick","tie":"lrs"},"illf":{"rules":[1,2,3],"swap_at":"activation","strict":false,"mode":"tick"},"edzl":{"mode":"tick"}}"#),
+            json.contains(r#""options":{"llf":{"mode":"tick","tie":"lrs"},"illf":{"rules":[1,2,3],"swap_at":"activation","strict":false,"mode":"tick"},"edzl":{"mode":"tick"},"ekg":{"k":0}}"#),
             "{json}"
         );
     }

@@ -322,6 +322,16 @@ registry! {
         name: "edhs",
         summary: "semi-partitioned EDF: first-fit, tasks that fit nowhere split over CPUs (global)",
     }
+    /// EKG: next-fit in groups of k CPUs, split tasks in slots between deadlines (global)
+    Ekg {
+        name: "ekg",
+        summary: "EKG: next fit in groups of k CPUs, split tasks run in slots between deadlines (k = m: optimal; global)",
+        options: &[OptionDecl {
+            name: "k",
+            kind: OptionKind::Int { default: 0, min: 0, max: crate::limits::MAX_CPUS as i64 },
+            doc: "CPUs per group, 1..m (platform.cpus, checked when the simulation is built); `0` or absent: m, the optimal setting",
+        }],
+    }
     /// Fixed priorities by period (rate monotonic).
     Rm {
         name: "rm",

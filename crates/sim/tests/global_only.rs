@@ -57,6 +57,6 @@ fn global_schedulers_refuse_per_cpu_placements_alike_and_are_the_documented_ones
             other => assert!(other.is_ok(), "{} under linux: {:?}", p.name(), other),
         }
     }
-    assert_eq!(global.len(), 17, "{global:?}");
+    assert_eq!(global.len(), 18, "{global:?}");
     assert_eq!(global, documented());
 }

@@ -388,7 +388,8 @@ fn placement_for(policy: Policy, placement: &'static str) -> &'static str {
         | Policy::Mllf
         | Policy::Edcl
         | Policy::Nvnlf
-        | Policy::Edhs => "global",
+        | Policy::Edhs
+        | Policy::Ekg => "global",
         _ => placement,
     }
 }
@@ -396,7 +397,10 @@ fn placement_for(policy: Policy, placement: &'static str) -> &'static str {
 /// Policies that refuse an affinity for their tasks (the boundary schedulers): their cases
 /// run without `affinity:`.
 fn no_affinity(policy: Policy) -> bool {
-    matches!(policy, Policy::DpWrap | Policy::Llref | Policy::LreTl)
+    matches!(
+        policy,
+        Policy::DpWrap | Policy::Llref | Policy::LreTl | Policy::Ekg
+    )
 }
 
 /// `yaml` without its tasks' `, affinity: [...]`.
@@ -544,13 +548,14 @@ policy_tests!(policy_0 => 0, policy_1 => 1, policy_2 => 2, policy_3 => 3,
               policy_12 => 12, policy_13 => 13, policy_14 => 14, policy_15 => 15,
               policy_16 => 16, policy_17 => 17,
               policy_18 => 18, policy_19 => 19, policy_20 => 20, policy_21 => 21,
-              policy_22 => 22, policy_23 => 23, policy_24 => 24);
+              policy_22 => 22, policy_23 => 23, policy_24 => 24,
+              policy_25 => 25);
 
 #[test]
 fn every_periodic_policy_is_covered() {
     assert_eq!(
         PERIODIC_POLICIES.len(),
-        25,
+        26,
         "add a policy_N test for the new policy"
     );
 }

@@ -24,6 +24,8 @@ classes! {
     edf_us, prid, g_fl, g_fl_zl,
     // Laxity-driven global schedulers (rules as in SimSo 0.8.5).
     mllf, edcl, nvnlf, edhs,
+    // Semi-partitioned with slots between deadlines (on fluid.rs's Plan).
+    ekg,
 }
 
 // Modules that serve a class file and are not classes themselves.
