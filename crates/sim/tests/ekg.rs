@@ -300,3 +300,22 @@ fn ekg_with_k_below_m_meets_its_bound() {
     }
     assert_eq!(checked, 12 * 7);
 }
+
+#[test]
+fn the_result_reports_the_assignment() {
+    // The five tasks' assignment (next_fit_splits_two_tasks_of_five) as the result's
+    // scheduler_structure: B split between CPUs 0 and 1, D between 1 and 2.
+    let w = workload(FIVE, "ekg", "global");
+    let r = run(&w);
+    let s = r.scheduler_structure.expect("EKG reports its assignment");
+    assert_eq!(s["kind"], "ekg-assignment");
+    assert_eq!(s["k"], 3);
+    assert_eq!(s["groups"], serde_json::json!([[0, 2]]));
+    assert_eq!(s["heavy"], serde_json::json!([]));
+    assert_eq!(s["cpus"], serde_json::json!([["A"], ["C"], ["E"]]));
+    assert_eq!(
+        s["split"],
+        serde_json::json!([{ "task": "B", "cpus": [0, 1] }, { "task": "D", "cpus": [1, 2] }])
+    );
+    assert!(s["text"].as_str().unwrap().contains("split B: cpu0"));
+}

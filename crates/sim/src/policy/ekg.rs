@@ -535,6 +535,45 @@ impl Plan for Ekg {
     fn next_event(&self) -> Option<Ns> {
         self.next
     }
+
+    /// The assignment: k, the groups, per CPU the tasks placed whole on it, and each
+    /// split task with its two CPUs (it runs at the start of a slot on `cpus[1]` and at
+    /// the end on `cpus[0]`).
+    fn report(&self, ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
+        let a = &self.asg;
+        let name = |t: TaskId| names.get(t).cloned().unwrap_or_default();
+        let planned = |t: TaskId| {
+            ctx.task(t).kind == TaskClass::Deadline && ctx.task(t).period != Ns::MAX
+        };
+        let m = self.own.len();
+        let mut whole = vec![Vec::new(); m];
+        let mut split = Vec::new();
+        for (t, home) in a.homes.iter().enumerate().filter(|&(t, _)| planned(t)) {
+            match *home {
+                Home::Cpu(c) => whole[c].push(name(t)),
+                Home::Split { hi } => split.push((name(t), hi)),
+            }
+        }
+        let mut text = format!("k = {}\n", a.k);
+        for (c, tasks) in whole.iter().enumerate() {
+            text += &format!("  cpu{c}: [{}]\n", tasks.join(" "));
+        }
+        for (t, hi) in &split {
+            text += &format!("  split {t}: cpu{hi} (end of slot), cpu{} (start)\n", hi + 1);
+        }
+        Some(serde_json::json!({
+            "kind": "ekg-assignment",
+            "k": a.k,
+            "groups": a.groups.iter().map(|&(f, l)| [f, l]).collect::<Vec<_>>(),
+            "heavy": a.heavy.iter().map(|&t| name(t)).collect::<Vec<_>>(),
+            "cpus": whole,
+            "split": split
+                .iter()
+                .map(|(t, hi)| serde_json::json!({ "task": t, "cpus": [hi, hi + 1] }))
+                .collect::<Vec<_>>(),
+            "text": text,
+        }))
+    }
 }
 
 /// The registry's constructor: global placement only (the class places the tasks);
