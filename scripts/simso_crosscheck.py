@@ -544,6 +544,40 @@ def priority_key(policy, task, t, slices):
     return deadline
 
 
+def llref_local(ws, run, name, t):
+    """LLREF's local remaining execution of `name`'s job at t (exact, a Fraction), from a
+    run's schedule up to t: the TL-plane holding t begins at the last release at or
+    before t and ends at the earliest deadline tf of the jobs pending then; the job's
+    fluid work by tf, C·(tf − r)/T, minus what it has executed by t (schedlab's shares are
+    this rounded to the ns, SimSo's a float of it)."""
+    start = max(release(x, job_at(x, t)) for x in ws["tasks"] if job_at(x, t) >= 0)
+    tf = min((release(x, job_at(x, start) + 1) for x in ws["tasks"]
+              if pending(x, start, run)), default=start)
+    task = next(x for x in ws["tasks"] if x["name"] == name)
+    rel = release(task, job_at(task, t))
+    done = sum(min(e, t) - max(s, rel) for s, e, n, _ in run["slices"]
+               if n == name and e > rel and s < t)
+    if not pending(task, t, run):
+        return Fraction(0)
+    return Fraction(task["c"] * (tf - rel), task["t"]) - done
+
+
+def llref_finished_bound(ws, run, t):
+    """At the start p of the TL-plane holding t, a job finished exactly at p whose
+    deadline falls inside the plane schedlab computes (jobs with work left only): a plane
+    that counts that job ends at its deadline, earlier. SimSo's LLREF.on_activate runs
+    before the completion at the same instant is processed, so its plane does."""
+    start = max(release(x, job_at(x, t)) for x in ws["tasks"] if job_at(x, t) >= 0)
+    tf = min((release(x, job_at(x, start) + 1) for x in ws["tasks"]
+              if pending(x, start, run)), default=start)
+    for x in ws["tasks"]:
+        k = job_at(x, start)
+        jobs = run["jobs"][x["name"]]
+        if 0 <= k < len(jobs) and jobs[k][0] == start and start < release(x, k + 1) < tf:
+            return True
+    return False
+
+
 def pfair_subtask(task, t, slices, q):
     """The Pfair view of a task's current job at quantum boundary t: (anchor, e, L, i),
     the job's first quantum, its quanta of WCET and of window, and the index of its next
@@ -615,6 +649,23 @@ def epdf_float_window(task, t, slices):
     """The task's next subtask at t has another window in SimSo's float arithmetic."""
     _, e, L, i = pfair_subtask(task, t, slices, MS)
     return simso_epdf_window(task, i) != ((i - 1) * L // e, -(-i * L // e))
+
+
+def epdf_moved_job(slices, t):
+    """In this schedule a job moves at t from CPU a to CPU b and CPU a idles from t.
+    SimSo's EPDF does this when it gives a job's next subtask a CPU while the job's
+    current subtask still holds another CPU at the same instant (its end timer has not
+    fired yet): the job migrates, the CPU it left keeps the stale subtask and is not
+    rescheduled before the next event, although a subtask is eligible."""
+    snapped = snap(slices)
+    for _, e, name, a in snapped:
+        if e != t:
+            continue
+        moved = any(s == t and n == name and c != a for s, _, n, c in snapped)
+        idle = not any(s <= t < e2 and c == a for s, e2, _, c in snapped)
+        if moved and idle:
+            return True
+    return False
 
 
 def sign(v):
@@ -846,6 +897,26 @@ def edhs_plans(ws):
     return ours, theirs
 
 
+def edhs_rounded_budgets(ws):
+    """The two EDHS plans place and split the same tasks on the same CPUs, and some split
+    budget differs by 1 or 2 ns only: SimSo's ceil(u * period * cycles_per_ms) of a
+    Fraction of float milliseconds, one cycle above the exact budget."""
+    mine, simsos = edhs_plans(ws)
+    return (all(edhs_same(mine[n], simsos.get(n)) for n in mine)
+            and any(mine[n] != simsos.get(n) for n in mine))
+
+
+def drifted(first, ours, theirs, near=20):
+    """The schedules (to SimSo's rounding, `snap`) are the same until the first
+    differing job's outcome (its earlier finish, or its deadline), and it finished within
+    `near` ns in both or was aborted in one: a few ns of drift, not another decision."""
+    when, _, _, x, y = first
+    if isinstance(x[0], int) and isinstance(y[0], int) and abs(x[0] - y[0]) > near:
+        return False
+    d = divergence(ours["slices"], theirs["slices"])
+    return d is None or d[0] >= when - near
+
+
 def edhs_same(a, b):
     """Two EDHS plans agree: same placement, same portions up to 2 ns a budget (SimSo's
     ceil of a float product)."""
@@ -887,6 +958,9 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             pattern = "partition-next-fit"
     elif penalties and late:
         pattern = "late-not-aborted"
+    elif (policy == "edhs" and first is not None and edhs_rounded_budgets(ws)
+          and drifted(first, ours, theirs)):
+        pattern = "edhs-float-budget"
     elif entry["simso"] in FLOAT_BUDGETS and first is not None and short_of_wcet(ws, first, theirs):
         pattern = "simso-short-of-wcet"
     elif entry["simso"] in FLOAT_BUDGETS and first is not None and float_finish(first, ours, theirs):
@@ -926,6 +1000,9 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                     return zl if zl == (0, 0) else (1, point)
                 if q:
                     return pfair_key(policy, byname[n], t, ours["slices"], q)
+                if policy == "llref":
+                    # Largest local remaining execution first.
+                    return -llref_local(ws, ours, n, t)
                 return priority_key(policy, byname[n], t, ours["slices"])
 
             def keys(names):
@@ -1051,6 +1128,12 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # SimSo changes its schedule at an instant where schedlab has no event:
                 # no release, and every job schedlab runs there runs on through it.
                 pattern = "simso-no-event"
+            elif policy == "llref" and llref_finished_bound(ws, ours, t):
+                pattern = "simso-plane-counts-finished"
+            elif (entry["simso"] == "EPDF" and only_ours and not only_theirs
+                  and epdf_moved_job(theirs["slices"], t)):
+                # SimSo idles the CPU a job left at t for another CPU (epdf_moved_job).
+                pattern = "simso-epdf-moved-job"
             elif not only_ours or not only_theirs:
                 pattern = "idle-cpu"
             else:
