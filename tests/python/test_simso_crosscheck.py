@@ -396,6 +396,7 @@ def test_llref_ties_are_equal_local_remaining_executions(xc, schedlab, tmp_path)
     ours, theirs, (pattern, cls, _, t) = _classified(xc, "llref", ws, schedlab, tmp_path)
     assert t == 3_130_000
     assert xc.llref_local(ws, ours, "t5", t) == xc.llref_local(ws, ours, "t16", t) == 200_000
+    assert "t5" in xc.running_at(ours["slices"], t) and "t16" in xc.running_at(theirs["slices"], t)
     assert (pattern, cls) == ("tie", "tie")
 
 
