@@ -442,3 +442,29 @@ def test_simso_llref_plane_counts_a_job_finished_at_a_release(xc, schedlab, tmp_
     assert ours["jobs"]["t6"][1] == (9_600_000, False)
     assert theirs["jobs"]["t6"][1] == (13_120_000, False)
     assert (pattern, cls, t) == ("simso-plane-counts-finished", "model", 9_480_000)
+
+
+def test_speed_rows_time_both_tools_per_simulated_second(root, schedlab, tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "simso_speed", root / "scripts" / "simso_speed.py")
+    sp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sp)
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({
+        "name": "tiny", "platform": {"cpus": 2}, "duration": "100ms",
+        "tasks": [{"name": "a", "runtime": "2500us", "period": "5ms"},
+                  {"name": "b", "runtime": "3ms", "period": "10ms"}]}))
+    ws = sp.load_set(str(path))
+    assert (ws["cpus"], ws["duration"]) == (2, 100 * 1_000_000)
+    # The Pfair rows round WCETs up to their quantum (EPDF 1 ms), the others keep them.
+    assert [t["c"] for t in sp.for_policy(ws, "epdf", 10)["tasks"]] == [3_000_000, 3_000_000]
+    assert [t["c"] for t in sp.for_policy(ws, "edf", 10)["tasks"]] == [2_500_000, 3_000_000]
+    r = sp.row("edf", ws, str(schedlab), 50 * 1_000_000, str(tmp_path))
+    # schedlab over 100 ms (20 + 10 jobs), SimSo over 50 ms (10 + 5), none late.
+    assert (r["schedlab_jobs"], r["schedlab_misses"]) == (30, 0)
+    assert (r["simso_jobs"], r["simso_misses"]) == (15, 0)
+    assert r["schedlab_s_per_sim_s"] == pytest.approx(r["schedlab_wall_s"] / 0.1)
+    assert r["simso_s_per_sim_s"] == pytest.approx(r["simso_wall_s"] / 0.05)
+    assert r["ratio"] == pytest.approx(r["simso_s_per_sim_s"] / r["schedlab_s_per_sim_s"])
+    assert "no global pair" in sp.row("p-edf", ws, str(schedlab), 10, str(tmp_path))["skipped"]
+    assert sp.table([r], ws, True).splitlines()[2].startswith("| policy | SimSo |")
