@@ -23,6 +23,11 @@
 //! `laxity_evaluations` counts the local values (B or C instants) computed: one per
 //! active job at a plane start, one per job moved at an event.
 //!
+//! Cost per event: one pass over the tasks (waiting jobs' `l` and the largest of them,
+//! whose C event comes first); only the jobs that move are ordered (a B event takes the
+//! first few by `select_nth`, a C event sorts the zero-laxity jobs alone), never the
+//! whole waiting set.
+//!
 //! SimSo 0.8.5's `LRE_TL` rounds each share up (`ceil`) and ends a plane at the earliest
 //! deadline or `now + min period`, whichever comes first; here shares are rounded down
 //! from the absolute fluid target (see [`super::fluid`]) and planes end at deadlines.
@@ -39,8 +44,8 @@ pub struct LreTl {
     running: Vec<TaskId>,
     /// Per task: in `running`.
     is_running: Vec<bool>,
-    /// Scratch for an update: the waiting jobs with local work, `(l, task)`, least local
-    /// laxity (largest `l`) first; kept to reuse its allocation.
+    /// Scratch for an update: the waiting jobs with local work, `(l, task)`, in task order
+    /// but for the few an event moves (see `events`); kept to reuse its allocation.
     waiting: Vec<(Ns, TaskId)>,
     /// Per CPU: the task it runs.
     slots: Vec<Option<TaskId>>,
