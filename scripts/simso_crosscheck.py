@@ -64,7 +64,10 @@ POLICIES = {
     "g-fl": {"simso": "G_FL", "policy": "g-fl", "placement": "global"},
     "g-fl-zl": {"simso": "G_FL_ZL", "policy": "g-fl-zl", "placement": "global"},
     "mllf": {"simso": "MLLF", "policy": "mllf", "placement": "global"},
-    "nvnlf": {"simso": "NVNLF", "policy": "nvnlf", "placement": "global"},
+    # SimSo's NVNLF fails on a task not yet released (offsets): it is left out of the
+    # next-deadline search there (simso_align "released-only"; no effect without offsets).
+    "nvnlf": {"simso": "NVNLF", "policy": "nvnlf", "placement": "global",
+              "simso_align": ["released-only"]},
     "edhs": {"simso": "EDHS", "policy": "edhs", "placement": "global"},
     "ekg": {"simso": "EKG", "policy": "ekg", "placement": "global"},
     # Pfair family (quantum-based)
@@ -321,8 +324,36 @@ def simso_no_mirror(on=True):
         DP_WRAP.init_interval = saved
 
 
+@contextmanager
+def simso_released_only(on=True):
+    """SimSo's NVNLF taking the next deadline over the tasks released so far:
+    NVNLF.on_activate reads task.job.absolute_deadline for every task, and a task not yet
+    released (an offset) has no job (AttributeError: every --offsets set fails)."""
+    if not on:
+        yield
+        return
+    from simso.schedulers.NVNLF import NVNLF
+
+    saved = NVNLF.on_activate
+
+    def released_only(self, job):
+        every = self.task_list
+        self.task_list = [t for t in every if t.job is not None]
+        try:
+            saved(self, job)
+        finally:
+            self.task_list = every
+
+    NVNLF.on_activate = released_only
+    try:
+        yield
+    finally:
+        NVNLF.on_activate = saved
+
+
 # Switches that make SimSo run schedlab's model of a scheduler (POLICIES' simso_align).
-SIMSO_ALIGN = {"wfd-pack": simso_wfd_pack, "no-mirror": simso_no_mirror}
+SIMSO_ALIGN = {"wfd-pack": simso_wfd_pack, "no-mirror": simso_no_mirror,
+               "released-only": simso_released_only}
 
 
 @contextmanager
@@ -335,6 +366,33 @@ def simso_aligned(names):
 
 def _alarm(signum, frame):
     raise SimsoTimeout()
+
+
+# SimSo's NVNLF activations of the last run, in its order: [(instant, task name)]
+# (simso_run fills it; nvnlf_order_differs reads it).
+NVNLF_ACTIVATIONS = []
+
+
+@contextmanager
+def nvnlf_logged(cls):
+    """Log the order in which SimSo's NVNLF activates jobs (NVNLF_ACTIVATIONS)."""
+    NVNLF_ACTIVATIONS.clear()
+    if cls != "NVNLF":
+        yield
+        return
+    from simso.schedulers.NVNLF import NVNLF
+
+    saved = NVNLF.on_activate
+
+    def logged(self, job):
+        NVNLF_ACTIVATIONS.append((self.sim.now(), job.task.name))
+        saved(self, job)
+
+    NVNLF.on_activate = logged
+    try:
+        yield
+    finally:
+        NVNLF.on_activate = saved
 
 
 def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, align=()):
@@ -371,7 +429,7 @@ def simso_run(ws, cls, as_released=False, timeout=0, penalties=None, align=()):
         signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         with redirect_stdout(sink), releases_first(cls if not as_released else None), \
-                simso_aligned(align):
+                simso_aligned(align), nvnlf_logged(cls):
             model.run_model()
     except AssertionError as e:
         if "Packing failed" in str(e):  # PartitionedScheduler: assert self.packer()
@@ -544,6 +602,60 @@ def priority_key(policy, task, t, slices):
     return deadline
 
 
+def llref_local(ws, run, name, t):
+    """LLREF's local remaining execution of `name`'s job at t (exact, a Fraction), from a
+    run's schedule up to t: the TL-plane holding t begins at the last release at or
+    before t and ends at the earliest deadline tf of the jobs pending then; the job's
+    fluid work by tf, C·(tf − r)/T, minus what it has executed by t (schedlab's shares are
+    this rounded to the ns, SimSo's a float of it)."""
+    start = max(release(x, job_at(x, t)) for x in ws["tasks"] if job_at(x, t) >= 0)
+    tf = min((release(x, job_at(x, start) + 1) for x in ws["tasks"]
+              if pending(x, start, run)), default=start)
+    task = next(x for x in ws["tasks"] if x["name"] == name)
+    rel = release(task, job_at(task, t))
+    done = sum(min(e, t) - max(s, rel) for s, e, n, _ in run["slices"]
+               if n == name and e > rel and s < t)
+    if not pending(task, t, run):
+        return Fraction(0)
+    return Fraction(task["c"] * (tf - rel), task["t"]) - done
+
+
+def llref_finished_bound(ws, run, t):
+    """At the start p of the TL-plane holding t, a job finished exactly at p whose
+    deadline falls inside the plane schedlab computes (jobs with work left only): a plane
+    that counts that job ends at its deadline, earlier. SimSo's LLREF.on_activate runs
+    before the completion at the same instant is processed, so its plane does."""
+    start = max(release(x, job_at(x, t)) for x in ws["tasks"] if job_at(x, t) >= 0)
+    tf = min((release(x, job_at(x, start) + 1) for x in ws["tasks"]
+              if pending(x, start, run)), default=start)
+    for x in ws["tasks"]:
+        k = job_at(x, start)
+        jobs = run["jobs"][x["name"]]
+        if 0 <= k < len(jobs) and jobs[k][0] == start and start < release(x, k + 1) < tf:
+            return True
+    return False
+
+
+def nvnlf_order_differs(ws, ours, theirs, t, names):
+    """One of `names` has a job pending at t that SimSo activated (its logged order,
+    theirs["activations"]) in another order than schedlab (task order) relative to a job
+    released at the same instant and still pending at t."""
+    order = {}
+    for k, (when, name) in enumerate(theirs.get("activations", [])):
+        order.setdefault((round(when), name), k)
+    index = {x["name"]: i for i, x in enumerate(ws["tasks"])}
+    for n in names:
+        x = next(v for v in ws["tasks"] if v["name"] == n)
+        r = release(x, job_at(x, t))
+        for y in ws["tasks"]:
+            if y["name"] == n or not released_at(y, r) or not pending(y, t, ours):
+                continue
+            a, b = order.get((r, n)), order.get((r, y["name"]))
+            if a is not None and b is not None and (a < b) != (index[n] < index[y["name"]]):
+                return True
+    return False
+
+
 def pfair_subtask(task, t, slices, q):
     """The Pfair view of a task's current job at quantum boundary t: (anchor, e, L, i),
     the job's first quantum, its quanta of WCET and of window, and the index of its next
@@ -615,6 +727,23 @@ def epdf_float_window(task, t, slices):
     """The task's next subtask at t has another window in SimSo's float arithmetic."""
     _, e, L, i = pfair_subtask(task, t, slices, MS)
     return simso_epdf_window(task, i) != ((i - 1) * L // e, -(-i * L // e))
+
+
+def epdf_moved_job(slices, t):
+    """In this schedule a job moves at t from CPU a to CPU b and CPU a idles from t.
+    SimSo's EPDF does this when it gives a job's next subtask a CPU while the job's
+    current subtask still holds another CPU at the same instant (its end timer has not
+    fired yet): the job migrates, the CPU it left keeps the stale subtask and is not
+    rescheduled before the next event, although a subtask is eligible."""
+    snapped = snap(slices)
+    for _, e, name, a in snapped:
+        if e != t:
+            continue
+        moved = any(s == t and n == name and c != a for s, _, n, c in snapped)
+        idle = not any(s <= t < e2 and c == a for s, e2, _, c in snapped)
+        if moved and idle:
+            return True
+    return False
 
 
 def sign(v):
@@ -846,6 +975,26 @@ def edhs_plans(ws):
     return ours, theirs
 
 
+def edhs_rounded_budgets(ws):
+    """The two EDHS plans place and split the same tasks on the same CPUs, and some split
+    budget differs by 1 or 2 ns only: SimSo's ceil(u * period * cycles_per_ms) of a
+    Fraction of float milliseconds, one cycle above the exact budget."""
+    mine, simsos = edhs_plans(ws)
+    return (all(edhs_same(mine[n], simsos.get(n)) for n in mine)
+            and any(mine[n] != simsos.get(n) for n in mine))
+
+
+def drifted(first, ours, theirs, near=20):
+    """The schedules (to SimSo's rounding, `snap`) are the same until the first
+    differing job's outcome (its earlier finish, or its deadline), and it finished within
+    `near` ns in both or was aborted in one: a few ns of drift, not another decision."""
+    when, _, _, x, y = first
+    if isinstance(x[0], int) and isinstance(y[0], int) and abs(x[0] - y[0]) > near:
+        return False
+    d = divergence(ours["slices"], theirs["slices"])
+    return d is None or d[0] >= when - near
+
+
 def edhs_same(a, b):
     """Two EDHS plans agree: same placement, same portions up to 2 ns a budget (SimSo's
     ceil of a float product)."""
@@ -887,6 +1036,9 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             pattern = "partition-next-fit"
     elif penalties and late:
         pattern = "late-not-aborted"
+    elif (policy == "edhs" and first is not None and edhs_rounded_budgets(ws)
+          and drifted(first, ours, theirs)):
+        pattern = "edhs-float-budget"
     elif entry["simso"] in FLOAT_BUDGETS and first is not None and short_of_wcet(ws, first, theirs):
         pattern = "simso-short-of-wcet"
     elif entry["simso"] in FLOAT_BUDGETS and first is not None and float_finish(first, ours, theirs):
@@ -901,7 +1053,12 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
         pattern = "penalty-cpu-choice"
     else:
         d = divergence(ours["slices"], theirs["slices"])
-        if d is None:
+        if (d is None and policy == "nvnlf" and first is not None
+                and all(isinstance(v[0], int) for v in first[3:5])
+                and 0 < abs(first[3][0] - first[4][0]) <= 10):
+            # The same schedule, a job finished a few ns apart: SimSo's float shares.
+            pattern = "simso-float-share"
+        elif d is None:
             pattern = "same-schedule"
         else:
             t, only_ours, only_theirs = d
@@ -926,6 +1083,9 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                     return zl if zl == (0, 0) else (1, point)
                 if q:
                     return pfair_key(policy, byname[n], t, ours["slices"], q)
+                if policy == "llref":
+                    # Largest local remaining execution first.
+                    return -llref_local(ws, ours, n, t)
                 return priority_key(policy, byname[n], t, ours["slices"])
 
             def keys(names):
@@ -997,6 +1157,12 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # The first differing job finished a few ns apart before the schedules
                 # diverged: SimSo's shares ceil(window * C / T) in float cycles.
                 pattern = "simso-float-share"
+            elif (policy == "nvnlf" and only_ours and only_theirs
+                  and nvnlf_order_differs(ws, ours, theirs, t, only_ours | only_theirs)):
+                # A job running in one tool only was activated, at its release, in
+                # another order than a job released with it: the spare capacity of the
+                # windows since went to them in another order.
+                pattern = "nvnlf-activation-order"
             elif policy == "mllf" and only_ours and only_theirs and not any(
                     released_at(x, t) for x in ws["tasks"]) and not any(
                     isinstance(j[0], int) and abs(j[0] - t) <= 10
@@ -1051,6 +1217,12 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
                 # SimSo changes its schedule at an instant where schedlab has no event:
                 # no release, and every job schedlab runs there runs on through it.
                 pattern = "simso-no-event"
+            elif policy == "llref" and llref_finished_bound(ws, ours, t):
+                pattern = "simso-plane-counts-finished"
+            elif (entry["simso"] == "EPDF" and only_ours and not only_theirs
+                  and epdf_moved_job(theirs["slices"], t)):
+                # SimSo idles the CPU a job left at t for another CPU (epdf_moved_job).
+                pattern = "simso-epdf-moved-job"
             elif not only_ours or not only_theirs:
                 pattern = "idle-cpu"
             else:
@@ -1137,7 +1309,8 @@ def compare_policy(name, entry, sets, binary, rules, verbose, as_released=False,
                           file=sys.stderr)
                 continue
             ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
-            theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+            theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part,
+                      "activations": list(NVNLF_ACTIVATIONS)}
             row["sets"] += 1
             ndiff = nround = 0
             for t in ws["tasks"]:

@@ -373,3 +373,98 @@ def test_edhs_simso_refuses_a_cpu_filled_to_exactly_one(xc):
     assert theirs == {"t1": 0, "t2": 0, "t3": 0, "t4": 1}
     _, slices, _ = xc.simso_run(ws, "EDHS")
     assert {c for s, e, n, c in slices if n == "t4"} == {1}
+
+
+def _classified(xc, policy, ws, schedlab, tmp_path):
+    """Both runs of `ws` under `policy` and the script's classification of the set."""
+    import tomllib
+    entry = dict(xc.POLICIES[policy], name=policy)
+    s_jobs, s_slices, s_part, _ = xc.schedlab_run(str(schedlab), ws, entry, str(tmp_path))
+    o_jobs, o_slices, o_part = xc.simso_run(ws, entry["simso"])
+    ours = {"jobs": s_jobs, "slices": s_slices, "part": s_part}
+    theirs = {"jobs": o_jobs, "slices": o_slices, "part": o_part}
+    with open(xc.KNOWN, "rb") as f:
+        rules = tomllib.load(f)["rule"]
+    return ours, theirs, xc.classify(entry, ws, ours, theirs, rules)
+
+
+def test_llref_ties_are_equal_local_remaining_executions(xc, schedlab, tmp_path):
+    # Seed 1 of 8x16 at 0.75: at 3.13 ms t5 = (0.2, 5) and t16 = (2.6, 20) both have
+    # 0.2 ms of local remaining execution in the TL-plane [0, 5) (t16: 0.65 - 0.45 run);
+    # schedlab runs t5 (task order), SimSo t16 ("t16_1" < "t5_1", its sort by name).
+    ws = xc.make_set(1, 8, 16, 0.75, xc.GRAIN_NS)
+    ours, theirs, (pattern, cls, _, t) = _classified(xc, "llref", ws, schedlab, tmp_path)
+    assert t == 3_130_000
+    assert xc.llref_local(ws, ours, "t5", t) == xc.llref_local(ws, ours, "t16", t) == 200_000
+    assert "t5" in xc.running_at(ours["slices"], t) and "t16" in xc.running_at(theirs["slices"], t)
+    assert (pattern, cls) == ("tie", "tie")
+
+
+def test_simso_epdf_moves_a_job_and_idles_the_cpu_it_left(xc, schedlab, tmp_path):
+    # 2 CPUs, a = (42, 50), b = (1, 5), c = (47, 50), 1 ms quanta. At 6 ms c's next
+    # subtask gets CPU 1 while its current one still holds CPU 0 (its end timer fires
+    # later in the instant): c moves, CPU 0 idles for the quantum although b's second
+    # subtask (released at 5) is eligible. schedlab runs b at 6.
+    ws = task_set(xc, 2, [("a", 42, 50), ("b", 1, 5), ("c", 47, 50)])
+    ws["horizon"] = 10 * xc.MS
+    ours, theirs, (pattern, cls, _, t) = _classified(xc, "epdf", ws, schedlab, tmp_path)
+    assert xc.running_at(theirs["slices"], 6 * xc.MS) == {"c"}
+    assert "b" in xc.running_at(ours["slices"], 6 * xc.MS)
+    assert xc.epdf_moved_job(theirs["slices"], 6 * xc.MS)
+    assert not xc.epdf_moved_job(ours["slices"], 6 * xc.MS)
+    assert (pattern, cls, t) == ("simso-epdf-moved-job", "simso-bug", 6 * xc.MS)
+
+
+def test_simso_edhs_split_budget_one_cycle_over(xc, schedlab, tmp_path):
+    # Seed 5 of 2x4 at 1.0: t4 = (4.4, 5) is split 0.367 on CPU 0, 0.513 on CPU 1;
+    # SimSo's first portion is ceil(Fraction(4.4) / Fraction(5.0) ... * 5e6) = 1835001
+    # cycles, schedlab's 1835000: t1, on CPU 0, finishes 4 ns late in SimSo at 17.54 ms.
+    ws = xc.make_set(5, 2, 4, 1.0, xc.GRAIN_NS)
+    mine, simsos = xc.edhs_plans(ws)
+    assert mine["t4"] == [(0, 1_835_000), (1, 2_565_000)]
+    assert simsos["t4"] == [(0, 1_835_001), (1, 2_565_000)]
+    assert xc.edhs_rounded_budgets(ws)
+    ours, theirs, (pattern, cls, _, _) = _classified(xc, "edhs", ws, schedlab, tmp_path)
+    assert ours["jobs"]["t1"][0] == (17_540_000, False)
+    assert theirs["jobs"]["t1"][0] == (17_540_004, False)
+    assert (pattern, cls) == ("edhs-float-budget", "simso-bug")
+
+
+def test_simso_llref_plane_counts_a_job_finished_at_a_release(xc, schedlab, tmp_path):
+    # Seed 3 of 4x8 at 0.75 with offsets: at 9 ms t4 = (1, 5, +3) completes and t6 =
+    # (0.6, 5, +4) is released. schedlab's TL-plane ends at 14 (t6's deadline; t4 has no
+    # work left): t6 gets 0.6 ms and finishes at 9.6. SimSo's on_activate runs before the
+    # completion is processed and ends the plane at t4's deadline, 13: t6 gets 0.48 ms,
+    # stops at 9.48 and finishes at 13.12.
+    ws = xc.make_set(3, 4, 8, 0.75, xc.GRAIN_NS, offsets=True)
+    ours, theirs, (pattern, cls, _, t) = _classified(xc, "llref", ws, schedlab, tmp_path)
+    assert ours["jobs"]["t4"][1] == (9 * xc.MS, False)
+    assert ours["jobs"]["t6"][1] == (9_600_000, False)
+    assert theirs["jobs"]["t6"][1] == (13_120_000, False)
+    assert (pattern, cls, t) == ("simso-plane-counts-finished", "model", 9_480_000)
+
+
+def test_speed_rows_time_both_tools_per_simulated_second(root, schedlab, tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "simso_speed", root / "scripts" / "simso_speed.py")
+    sp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sp)
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({
+        "name": "tiny", "platform": {"cpus": 2}, "duration": "100ms",
+        "tasks": [{"name": "a", "runtime": "2500us", "period": "5ms"},
+                  {"name": "b", "runtime": "3ms", "period": "10ms"}]}))
+    ws = sp.load_set(str(path))
+    assert (ws["cpus"], ws["duration"]) == (2, 100 * 1_000_000)
+    # The Pfair rows round WCETs up to their quantum (EPDF 1 ms), the others keep them.
+    assert [t["c"] for t in sp.for_policy(ws, "epdf", 10)["tasks"]] == [3_000_000, 3_000_000]
+    assert [t["c"] for t in sp.for_policy(ws, "edf", 10)["tasks"]] == [2_500_000, 3_000_000]
+    r = sp.row("edf", ws, str(schedlab), 50 * 1_000_000, str(tmp_path))
+    # schedlab over 100 ms (20 + 10 jobs), SimSo over 50 ms (10 + 5), none late.
+    assert (r["schedlab_jobs"], r["schedlab_misses"]) == (30, 0)
+    assert (r["simso_jobs"], r["simso_misses"]) == (15, 0)
+    assert r["schedlab_s_per_sim_s"] == pytest.approx(r["schedlab_wall_s"] / 0.1)
+    assert r["simso_s_per_sim_s"] == pytest.approx(r["simso_wall_s"] / 0.05)
+    assert r["ratio"] == pytest.approx(r["simso_s_per_sim_s"] / r["schedlab_s_per_sim_s"])
+    assert "no global pair" in sp.row("p-edf", ws, str(schedlab), 10, str(tmp_path))["skipped"]
+    assert sp.table([r], ws, True).splitlines()[2].startswith("| policy | SimSo |")

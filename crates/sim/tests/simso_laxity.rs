@@ -166,6 +166,53 @@ fn edhs_splits_the_task_that_fits_nowhere() {
     assert!(run_yaml(EDHS, "edf", "global").deadline_misses > 0);
 }
 
+/// Three CPUs: a, b, c each on its own CPU; e (deadline 5, released at 2) joins c on
+/// CPU 2; s fits nowhere and is split 2 ms on CPU 0, 1 ms on CPU 1.
+const EDHS_MOVE: &str = "
+platform: { cpus: 3 }
+duration: 10ms
+tasks:
+  - { name: a, runtime: 8ms, period: 10ms }
+  - { name: b, runtime: 8ms, period: 10ms }
+  - { name: c, runtime: 5ms, period: 10ms }
+  - { name: e, runtime: 3ms, period: 10ms, deadline: 5ms, offset: 2ms }
+  - { name: s, runtime: 3ms, period: 10ms }
+";
+
+#[test]
+fn edhs_preempts_on_every_cpu_when_a_split_job_moves() {
+    use schedlab_sim::policy::edhs::{plan, Home};
+    let w = workload(EDHS_MOVE, "edhs", "global");
+    let split = Home::Split(vec![(0, 2_000_000), (1, 1_000_000)]);
+    let homes = vec![
+        Home::Cpu(0),
+        Home::Cpu(1),
+        Home::Cpu(2),
+        Home::Cpu(2),
+        split,
+    ];
+    assert_eq!(plan(&w), homes);
+    let r = run(&w);
+    // At 2 s moves to CPU 1 (taking it from b) while e, due at 7, is released on CPU 2,
+    // where c is due at 10: EDF there runs e from 2. (The split job, only assigned to
+    // CPU 1 during that decision, once kept the decision from reaching CPU 2: e waited
+    // for the next decision, at 3.)
+    assert_eq!(
+        schedule(&w, &r, 10),
+        vec![
+            "s[0]@0 0-2",
+            "b[0]@1 0-2",
+            "c[0]@2 0-2",
+            "a[0]@0 2-10",
+            "s[0]@1 2-3",
+            "e[0]@2 2-5",
+            "b[0]@1 3-9",
+            "c[0]@2 5-8",
+        ]
+    );
+    assert_eq!(r.deadline_misses, 0);
+}
+
 /// The invariant checker (`simulate --check`) on random sets, light to overloaded.
 #[test]
 fn invariant_checker_passes_on_random_sets() {

@@ -144,6 +144,15 @@ impl Edhs {
             .min_by_key(|&t| (self.portion[t].map(|p| p.start), t))
     }
 
+    /// The CPU whose queue offers `t`: its own, or its split job's current portion's.
+    fn offered_cpu(&self, t: TaskId) -> Option<CpuId> {
+        match self.homes.get(t) {
+            Some(Home::Cpu(c)) => Some(*c),
+            Some(Home::Split(_)) => self.split_cpu(t),
+            None => None,
+        }
+    }
+
     fn is_split(&self, t: TaskId) -> bool {
         matches!(self.homes.get(t), Some(Home::Split(_)))
     }
@@ -270,8 +279,10 @@ impl SchedClass for Edhs {
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         if self.is_split(curr) {
             // It keeps its CPU while its portion is there (a new job of it starts on the
-            // first CPU of its task, which may be another).
-            return self.split_cpu(curr) != ctx.task(curr).on_cpu;
+            // first CPU of its task, which may be another). The CPU is the one `cand` is
+            // offered to, not `curr`'s `on_cpu`: during a decision `curr` may be only
+            // assigned to the CPU its portion just moved to, not yet running there.
+            return self.offered_cpu(cand) != self.split_cpu(curr);
         }
         if self.is_split(cand) {
             return self.split_cpu(cand).is_some();

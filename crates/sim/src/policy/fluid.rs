@@ -1,4 +1,5 @@
-//! What the boundary ("fluid") schedulers share: `dp-wrap`, `llref`, `lre-tl`.
+//! What the boundary ("fluid") schedulers share: `dp-wrap`, `llref`, `lre-tl` (the last
+//! two also their TL-planes, [`TlPlane`]).
 //!
 //! These schedulers do not order tasks by a priority: at each *event* (a job release, a
 //! slice or TL-plane boundary, a task's local budget used up, a waiting task's local
@@ -218,6 +219,58 @@ impl<P: Plan> SchedClass for Fluid<P> {
 
     fn report(&self, ctx: &Ctx, names: &[String]) -> Option<serde_json::Value> {
         self.plan.report(ctx, names)
+    }
+}
+
+/// A TL-plane (Cho, Ravindran & Jensen's *time and local remaining execution* plane),
+/// what `llref` and `lre-tl` share: the plane's end and each job's *local remaining
+/// execution* `l`, its share of the plane ([`shares`]), which falls at rate 1 while the
+/// job runs.
+#[derive(Default)]
+pub struct TlPlane {
+    /// End of the current plane.
+    tf: Ns,
+    /// Per task: local remaining execution at the plane's start, and the job's remaining
+    /// time then (so that `l` now is the former minus what ran since).
+    local: Vec<(Ns, Ns)>,
+}
+
+impl TlPlane {
+    /// End of the current plane.
+    pub fn end(&self) -> Ns {
+        self.tf
+    }
+
+    /// Whether a new plane begins now: at a release, at the plane's end, or before the
+    /// first plane.
+    pub fn due(&self, ctx: &Ctx, released: bool) -> bool {
+        released || ctx.now >= self.tf || self.local.len() != ctx.tasks.len()
+    }
+
+    /// `t`'s local remaining execution now.
+    pub fn local_remaining(&self, ctx: &Ctx, t: TaskId) -> Ns {
+        let Some(&(l, rem)) = self.local.get(t) else {
+            return 0;
+        };
+        l.saturating_sub(rem.saturating_sub(ctx.task(t).remaining()))
+    }
+
+    /// Begin a plane now: it ends at the earliest deadline of the active jobs, each of
+    /// which gets its share. The shares (task, `l`), active jobs in task order.
+    pub fn begin(&mut self, ctx: &Ctx, wcet: &[Ns]) -> Vec<(TaskId, Ns)> {
+        self.local.clear();
+        self.local.resize(ctx.tasks.len(), (0, 0));
+        let Some(tf) = next_deadline(ctx, 0..ctx.tasks.len()) else {
+            self.tf = ctx.now;
+            return Vec::new();
+        };
+        self.tf = tf;
+        let active: Vec<TaskId> = (0..ctx.tasks.len()).filter(|&t| active(ctx, t)).collect();
+        let shares = shares(ctx, wcet, &active, tf);
+        for &(t, l) in &shares {
+            self.local[t] = (l, ctx.task(t).remaining());
+        }
+        shares
     }
 }
 

@@ -24,18 +24,14 @@
 //! plane's shares to what is left (rounding errors carry over); here the shares come from
 //! the absolute fluid target in integer ns, rounded down.
 
-use super::fluid::{self, Plan};
+use super::fluid::{self, Plan, TlPlane};
 use crate::state::{CpuId, Ctx, TaskId};
 use schedlab_model::Ns;
 
 /// LLREF's plan.
 #[derive(Default)]
 pub struct Llref {
-    /// End of the current TL-plane.
-    tf: Ns,
-    /// Per task: local remaining execution at the last event, and the job's remaining
-    /// time then (so that `l` now is the former minus what ran since).
-    local: Vec<(Ns, Ns)>,
+    plane: TlPlane,
     /// Per CPU: the task it runs.
     slots: Vec<Option<TaskId>>,
     next: Option<Ns>,
@@ -44,31 +40,12 @@ pub struct Llref {
 impl Llref {
     /// End of the current TL-plane.
     pub fn plane_end(&self) -> Ns {
-        self.tf
+        self.plane.end()
     }
 
     /// `t`'s local remaining execution now.
     pub fn local_remaining(&self, ctx: &Ctx, t: TaskId) -> Ns {
-        let Some(&(l, rem)) = self.local.get(t) else {
-            return 0;
-        };
-        let ran = rem.saturating_sub(ctx.task(t).remaining());
-        l.saturating_sub(ran)
-    }
-
-    fn new_plane(&mut self, ctx: &Ctx, wcet: &[Ns]) {
-        self.local = vec![(0, 0); ctx.tasks.len()];
-        let Some(tf) = fluid::next_deadline(ctx, 0..ctx.tasks.len()) else {
-            self.tf = ctx.now;
-            return;
-        };
-        self.tf = tf;
-        let active: Vec<TaskId> = (0..ctx.tasks.len())
-            .filter(|&t| fluid::active(ctx, t))
-            .collect();
-        for (t, l) in fluid::shares(ctx, wcet, &active, tf) {
-            self.local[t] = (l, ctx.task(t).remaining());
-        }
+        self.plane.local_remaining(ctx, t)
     }
 }
 
@@ -78,8 +55,8 @@ impl Plan for Llref {
     }
 
     fn update(&mut self, ctx: &Ctx, wcet: &[Ns], released: bool, _completed: bool) {
-        if released || ctx.now >= self.tf || self.local.len() != ctx.tasks.len() {
-            self.new_plane(ctx, wcet);
+        if self.plane.due(ctx, released) {
+            self.plane.begin(ctx, wcet);
         }
         // Local remaining execution of every active job, largest first.
         let mut by_l: Vec<(Ns, TaskId)> = (0..ctx.tasks.len())
@@ -103,8 +80,8 @@ impl Plan for Llref {
             .iter()
             .skip(m)
             .filter(|e| e.0 > 0)
-            .map(|e| self.tf.saturating_sub(e.0));
-        self.next = b.chain(c).chain([self.tf]).filter(|&e| e > now).min();
+            .map(|e| self.plane.end().saturating_sub(e.0));
+        self.next = b.chain(c).chain([self.plane.end()]).filter(|&e| e > now).min();
     }
 
     fn slot(&self, ctx: &Ctx, cpu: CpuId) -> Option<TaskId> {
