@@ -105,7 +105,8 @@ enum Stop {
 const INNER_STEPS: usize = 256;
 
 /// One interferer of the task under analysis, with what stays fixed while that task's
-/// bound iterates: its response-time bound and its EDF-specific term.
+/// bound iterates (its response-time bound and its EDF-specific term) and its job count
+/// in the current window.
 #[derive(Clone, Copy)]
 struct Interferer {
     /// C_i.
@@ -114,97 +115,110 @@ struct Interferer {
     t: u64,
     /// R_i.
     r: u64,
-    /// The EDF-specific bound J_i^k (u128::MAX under fixed priorities: no such term).
-    edf: u128,
-    /// Jobs in the window the term was last placed at ([`place`]): its span
-    /// x + R_i − C_i is `n`·T_i + `rem`.
+    /// The EDF-specific bound J_i^k (u64::MAX under fixed priorities: no such term;
+    /// [`edf_interference`] is at most D_k + C_i, computed in u64).
+    edf: u64,
+    /// Whole periods in the window's span x + R_i − C_i = `n`·T_i + `rem` (kept by
+    /// [`Terms::place`] and [`Terms::step`]).
     n: u64,
     /// The rest of the span after `n` whole periods.
     rem: u64,
 }
 
-/// The tasks interfering with task `k`: every other one under EDF, those with a deadline
-/// at most D_k under fixed priorities. Only R_k changes while k's bound iterates (and k
-/// does not interfere with itself), so each term's R_i and EDF-specific bound are fixed
-/// for that whole iteration and computed once here, not at every step.
-fn interferers(ts: &[RtTask], r: &[u64], k: usize, how: Sched, out: &mut Vec<Interferer>) {
-    let tk = &ts[k];
-    out.clear();
-    for (i, ti) in ts.iter().enumerate() {
-        if i == k || (how == Sched::Fp && ti.d > tk.d) {
-            continue;
-        }
-        out.push(Interferer {
-            c: ti.c,
-            t: ti.t,
-            r: r[i],
-            edf: match how {
-                Sched::Edf => edf_interference(ti, r[i], tk.d),
-                Sched::Fp => u128::MAX,
-            },
-            n: 0,
-            rem: 0,
-        });
-    }
+/// The interferers of the task whose bound iterates, kept from one step to the next.
+struct Terms {
+    /// C_k.
+    ck: u64,
+    list: Vec<Interferer>,
+    /// The largest R_i: every span fits in u64 when x + `r_max` does.
+    r_max: u64,
 }
 
-/// C_k + ⌊(1/m) Σ_{i interferes with k} min(W_i(x), [EDF: J_i^k,] x − C_k + 1)⌋, over
-/// the interferers of k as [`interferers`] lists them.
-fn bound_at(ck: u64, terms: &[Interferer], x: u64, m: usize) -> u128 {
-    let cap = (x - ck) as u128 + 1;
-    let mut sum: u128 = 0;
-    for ti in terms {
-        sum += work_in(ti.c, ti.t, ti.r, x).min(cap).min(ti.edf);
-    }
-    ck as u128 + sum / m as u128
-}
-
-/// Place every term at window `x` (the division of [`workload`] once per term); false
-/// when a span does not fit in u64 (then [`bound_at`] is used, with its u128 path).
-fn place(terms: &mut [Interferer], x: u64) -> bool {
-    for ti in terms {
-        let Some(span) = x.checked_add(ti.r).map(|s| s - ti.c) else {
-            return false;
-        };
-        ti.n = span / ti.t;
-        ti.rem = span - ti.n * ti.t;
-    }
-    true
-}
-
-/// Move every placed term from window `x` to the longer window `x + delta`: the span
-/// grows by `delta`, and a division is needed only when it crosses a period boundary
-/// (the bound rises by less than a period a step, so usually none is). Same n and rem as
-/// [`place`] at the new window; false as [`place`] when a span does not fit.
-fn advance(terms: &mut [Interferer], x: u64, delta: u64) -> bool {
-    let to = x + delta;
-    for ti in terms {
-        if to.checked_add(ti.r).is_none() {
-            return false;
-        }
-        // rem + delta ≤ the new span, which fits.
-        let rem = ti.rem + delta;
-        if rem < ti.t {
-            ti.rem = rem;
-        } else {
-            let q = rem / ti.t;
-            ti.n += q;
-            ti.rem = rem - q * ti.t;
+impl Terms {
+    /// The tasks interfering with task `k`: every other one under EDF, those with a
+    /// deadline at most D_k under fixed priorities. Only R_k changes while k's bound
+    /// iterates (and k does not interfere with itself), so each term's R_i and
+    /// EDF-specific bound are fixed for that whole iteration and computed once here.
+    fn of(&mut self, ts: &[RtTask], r: &[u64], k: usize, how: Sched) {
+        let tk = &ts[k];
+        self.ck = tk.c;
+        self.list.clear();
+        self.r_max = 0;
+        for (i, ti) in ts.iter().enumerate() {
+            if i == k || (how == Sched::Fp && ti.d > tk.d) {
+                continue;
+            }
+            self.r_max = self.r_max.max(r[i]);
+            self.list.push(Interferer {
+                c: ti.c,
+                t: ti.t,
+                r: r[i],
+                edf: match how {
+                    Sched::Edf => edf_interference(ti, r[i], tk.d) as u64,
+                    Sched::Fp => u64::MAX,
+                },
+                n: 0,
+                rem: 0,
+            });
         }
     }
-    true
-}
 
-/// [`bound_at`] at the window the terms are placed at, from their n and rem: the same
-/// W_i = n·C_i + min(C_i, rem) as [`workload`]'s u64 path, without its division.
-fn bound_placed(ck: u64, terms: &[Interferer], x: u64, m: usize) -> u128 {
-    let cap = (x - ck) as u128 + 1;
-    let mut sum: u128 = 0;
-    for ti in terms {
-        let w = (ti.n * ti.c + ti.c.min(ti.rem)) as u128;
-        sum += w.min(cap).min(ti.edf);
+    /// C_k + ⌊(1/m) Σ_{i interferes with k} min(W_i(x), [EDF: J_i^k,] x − C_k + 1)⌋,
+    /// each W_i by [`workload`] (a division per term).
+    fn bound_at(&self, x: u64, m: usize) -> u128 {
+        let cap = (x - self.ck) as u128 + 1;
+        let mut sum: u128 = 0;
+        for ti in &self.list {
+            sum += work_in(ti.c, ti.t, ti.r, x).min(cap).min(ti.edf as u128);
+        }
+        self.ck as u128 + sum / m as u128
     }
-    ck as u128 + sum / m as u128
+
+    /// Place every term at window `x` and return [`Terms::bound_at`] there; None when a
+    /// span does not fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
+    fn place(&mut self, x: u64, m: usize) -> Option<u128> {
+        x.checked_add(self.r_max)?;
+        for ti in &mut self.list {
+            let span = x + ti.r - ti.c;
+            ti.n = span / ti.t;
+            ti.rem = span - ti.n * ti.t;
+        }
+        Some(self.sum_placed(x, m))
+    }
+
+    /// Move every placed term from window `from` to the longer window `to` and return
+    /// [`Terms::bound_at`] there. The span grows by `to − from`, and a division is needed
+    /// only when it crosses a period boundary (the bound usually rises by less than a
+    /// period a step); n and rem end as [`Terms::place`] would set them. None as there.
+    fn step(&mut self, from: u64, to: u64, m: usize) -> Option<u128> {
+        to.checked_add(self.r_max)?;
+        let delta = to - from;
+        for ti in &mut self.list {
+            // rem + delta ≤ the new span, which fits.
+            let rem = ti.rem + delta;
+            if rem < ti.t {
+                ti.rem = rem;
+            } else {
+                let q = rem / ti.t;
+                ti.n += q;
+                ti.rem = rem - q * ti.t;
+            }
+        }
+        Some(self.sum_placed(to, m))
+    }
+
+    /// The bound at the window the terms are placed at: W_i = n·C_i + min(C_i, rem), as
+    /// [`workload`]'s u64 path computes it, without its division.
+    fn sum_placed(&self, x: u64, m: usize) -> u128 {
+        // x − C_k + 1 saturated: only compared with u64 values, which it then exceeds.
+        let cap = (x - self.ck).saturating_add(1);
+        let mut sum: u128 = 0;
+        for ti in &self.list {
+            let w = ti.n * ti.c + ti.c.min(ti.rem);
+            sum += w.min(cap).min(ti.edf) as u128;
+        }
+        self.ck as u128 + sum / m as u128
+    }
 }
 
 /// The response-time bounds of every task by Bertogna & Cirinei's RTA on m CPUs:
@@ -221,41 +235,54 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
     let mut order: Vec<usize> = (0..ts.len()).collect();
     order.sort_by_key(|&k| (ts[k].d, k));
     let mut work: u64 = 0;
-    let mut terms = Vec::with_capacity(ts.len());
+    let mut terms = Terms {
+        ck: 0,
+        list: Vec::with_capacity(ts.len()),
+        r_max: 0,
+    };
     loop {
         let mut changed = false;
         for &k in &order {
-            interferers(ts, &r, k, how, &mut terms);
+            terms.of(ts, &r, k, how);
             let mut x = r[k];
-            let mut placed = place(&mut terms, x);
+            // The bound at x, computed ahead of its turn (it has no side effect): from the
+            // placed terms while every span fits in u64, else by `bound_at`.
+            let mut placed = true;
+            let mut bound = terms.place(x, m).unwrap_or_else(|| {
+                placed = false;
+                terms.bound_at(x, m)
+            });
             let mut steps = 0;
             let settled = loop {
                 work += n;
                 if work > WORK_LIMIT {
                     return Err(Stop::Budget);
                 }
-                let next = if placed {
-                    bound_placed(ts[k].c, &terms, x, m)
-                } else {
-                    bound_at(ts[k].c, &terms, x, m)
-                };
+                let next = bound;
                 if next > ts[k].d as u128 {
                     return Err(Stop::Late(k, next));
                 }
                 if next <= x as u128 {
                     break x;
                 }
-                placed = placed && advance(&mut terms, x, next as u64 - x);
-                x = next as u64;
+                let to = next as u64;
                 steps += 1;
                 if steps == INNER_STEPS {
                     let d = ts[k].d;
                     work += n;
-                    if bound_at(ts[k].c, &terms, d, m) <= d as u128 {
+                    if terms.bound_at(d, m) <= d as u128 {
                         break d;
                     }
                     return Err(Stop::Creeping(k));
                 }
+                bound = match placed.then(|| terms.step(x, to, m)).flatten() {
+                    Some(b) => b,
+                    None => {
+                        placed = false;
+                        terms.bound_at(to, m)
+                    }
+                };
+                x = to;
             };
             if settled != r[k] {
                 r[k] = settled;
@@ -536,15 +563,20 @@ mod unit {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let mut seen = std::collections::BTreeSet::new();
-        for round in 0..4000 {
+        for round in 0..6000 {
             let m = rng.random_range(1..=4usize);
             let n = rng.random_range(2..=12usize);
-            // Short periods (bounds cross period boundaries often), or long ones (bounds
-            // creep by a few ns a step).
-            let pmax = if round % 2 == 0 { 400 } else { 1_000_000 };
+            // Short periods (bounds cross period boundaries often), long ones (bounds
+            // creep by a few ns a step), or periods near 2^64 (windows past u64, where
+            // the workload takes its u128 path).
+            let (pmin, pmax) = match round % 3 {
+                0 => (2, 400),
+                1 => (2, 1_000_000),
+                _ => (u64::MAX / 4, u64::MAX - 1),
+            };
             let ts: Vec<RtTask> = (0..n)
                 .map(|_| {
-                    let p = rng.random_range(2..=pmax);
+                    let p = rng.random_range(pmin..=pmax);
                     let c = rng.random_range(1..=p);
                     let d = rng.random_range(c..=p);
                     RtTask::new("x", c, p, d)
