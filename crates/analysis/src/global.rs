@@ -174,24 +174,27 @@ impl Terms {
         self.ck as u128 + sum / m as u128
     }
 
-    /// Place every term at window `x` and return [`Terms::bound_at`] there; None when a
-    /// span does not fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
-    fn place(&mut self, x: u64, m: usize) -> Option<u128> {
-        x.checked_add(self.r_max)?;
+    /// Place every term at window `x` (one division each); false when a span does not
+    /// fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
+    fn place(&mut self, x: u64) -> bool {
+        if x.checked_add(self.r_max).is_none() {
+            return false;
+        }
         for ti in &mut self.list {
             let span = x + ti.r - ti.c;
             ti.n = span / ti.t;
             ti.rem = span - ti.n * ti.t;
         }
-        Some(self.sum_placed(x, m))
+        true
     }
 
-    /// Move every placed term from window `from` to the longer window `to` and return
-    /// [`Terms::bound_at`] there. The span grows by `to − from`, and a division is needed
-    /// only when it crosses a period boundary (the bound usually rises by less than a
-    /// period a step); n and rem end as [`Terms::place`] would set them. None as there.
-    fn step(&mut self, from: u64, to: u64, m: usize) -> Option<u128> {
-        to.checked_add(self.r_max)?;
+    /// Move every placed term from window `from` to the longer window `to`: the span
+    /// grows by `to − from`, and a division is needed only when it crosses a period
+    /// boundary; n and rem end as [`Terms::place`] would set them. False as there.
+    fn advance(&mut self, from: u64, to: u64) -> bool {
+        if to.checked_add(self.r_max).is_none() {
+            return false;
+        }
         let delta = to - from;
         for ti in &mut self.list {
             // rem + delta ≤ the new span, which fits.
@@ -204,20 +207,71 @@ impl Terms {
                 ti.rem = rem - q * ti.t;
             }
         }
-        Some(self.sum_placed(to, m))
+        true
     }
 
-    /// The bound at the window the terms are placed at: W_i = n·C_i + min(C_i, rem), as
-    /// [`workload`]'s u64 path computes it, without its division.
-    fn sum_placed(&self, x: u64, m: usize) -> u128 {
+    /// The interference sum Σ min(W_i, J_i^k, x − C_k + 1) at the placed window `x` as a
+    /// line in the window, exact up to a horizon. Each term is the least of three
+    /// non-decreasing pieces: W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
+    /// computes it) rises with slope 1 while rem < C_i and is flat until the next period
+    /// otherwise; the cap rises with slope 1; J_i^k is flat. The term keeps the slope of
+    /// its least piece (the least slope on a tie) until that piece changes slope or a
+    /// flat piece above it is reached.
+    fn line(&self, x: u64) -> Line {
         // x − C_k + 1 saturated: only compared with u64 values, which it then exceeds.
         let cap = (x - self.ck).saturating_add(1);
-        let mut sum: u128 = 0;
+        let (mut sum, mut slope, mut horizon) = (0u128, 0u128, u64::MAX);
         for ti in &self.list {
-            let w = ti.n * ti.c + ti.c.min(ti.rem);
-            sum += w.min(cap).min(ti.edf) as u128;
+            let (w, w_rises, w_until) = if ti.rem < ti.c {
+                (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
+            } else {
+                (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
+            };
+            let g = w.min(cap).min(ti.edf);
+            let until = if g == ti.edf {
+                // Flat for good: the other two pieces never come down.
+                u64::MAX
+            } else if g == w && !w_rises {
+                w_until
+            } else {
+                // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
+                // reached, or a flat W is.
+                slope += 1;
+                let mut u = w_until.min(ti.edf - g);
+                if !w_rises && w > g {
+                    u = u.min(w - g);
+                }
+                u
+            };
+            sum += g as u128;
+            horizon = horizon.min(until);
         }
-        self.ck as u128 + sum / m as u128
+        Line {
+            at: x,
+            sum,
+            slope,
+            horizon,
+        }
+    }
+}
+
+/// The interference sum from window `at` to `at + horizon`: `sum + slope·(x − at)`.
+struct Line {
+    at: u64,
+    sum: u128,
+    slope: u128,
+    horizon: u64,
+}
+
+impl Line {
+    /// Whether window `x` (≥ `at`) is within the horizon.
+    fn covers(&self, x: u64) -> bool {
+        x - self.at <= self.horizon
+    }
+
+    /// The bound at window `x`: C_k + ⌊sum(x) / m⌋.
+    fn bound(&self, ck: u64, x: u64, m: usize) -> u128 {
+        ck as u128 + (self.sum + self.slope * (x - self.at) as u128) / m as u128
     }
 }
 
@@ -246,12 +300,16 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             terms.of(ts, &r, k, how);
             let mut x = r[k];
             // The bound at x, computed ahead of its turn (it has no side effect): from the
-            // placed terms while every span fits in u64, else by `bound_at`.
-            let mut placed = true;
-            let mut bound = terms.place(x, m).unwrap_or_else(|| {
-                placed = false;
-                terms.bound_at(x, m)
-            });
+            // line of the placed terms while every span fits in u64 (the terms moved and
+            // the line redrawn only past its horizon), else by `bound_at`.
+            let mut line = terms.place(x).then(|| terms.line(x));
+            let mut bound = match &line {
+                Some(l) => {
+                    debug_assert_eq!(l.bound(terms.ck, x, m), terms.bound_at(x, m));
+                    l.bound(terms.ck, x, m)
+                }
+                None => terms.bound_at(x, m),
+            };
             let mut steps = 0;
             let settled = loop {
                 work += n;
@@ -275,12 +333,18 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                     }
                     return Err(Stop::Creeping(k));
                 }
-                bound = match placed.then(|| terms.step(x, to, m)).flatten() {
-                    Some(b) => b,
-                    None => {
-                        placed = false;
-                        terms.bound_at(to, m)
+                if let Some(l) = &line {
+                    if !l.covers(to) {
+                        let from = l.at;
+                        line = terms.advance(from, to).then(|| terms.line(to));
                     }
+                }
+                bound = match &line {
+                    Some(l) => {
+                        debug_assert_eq!(l.bound(terms.ck, to, m), terms.bound_at(to, m));
+                        l.bound(terms.ck, to, m)
+                    }
+                    None => terms.bound_at(to, m),
                 };
                 x = to;
             };
