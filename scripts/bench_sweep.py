@@ -6,7 +6,8 @@ the per-cell overheads (generation, analysis, batching, DataFrame).
     pip install . && python3 scripts/bench_sweep.py [--samples N] [--repeat R] [--no-dask]
 
 The last line is the headline figure, the serial sweep with analysis on one core:
-``sweep cells 16x4 1s: N sets/s/core``. Every figure is the best of R runs (the machine
+``sweep cells 16x4 1s: N sets/s/core (M per CPU-second)``, the second by the process's
+CPU time, steadier than the wall time on a shared machine. Every figure is the best of R runs (the machine
 may be shared). docs/performance.md and docs/analysis.md report the numbers.
 """
 
@@ -22,12 +23,15 @@ UTILS = [2.0, 2.5, 3.0, 3.5]
 
 
 def best(fn, repeat):
-    times = []
+    """(wall, CPU) seconds of the fastest of ``repeat`` runs. The CPU time is this
+    process's alone: on a shared machine it is the steadier figure (Dask's workers are
+    other processes, so the Dask row has none)."""
+    runs = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        runs.append((time.perf_counter() - t, time.process_time() - c))
+    return min(runs)
 
 
 def main():
@@ -83,7 +87,7 @@ def main():
         lambda: schedlab.sweep(client="serial", analysis=False, **grid), a.repeat
     )
     rows = [
-        ("engine only (SimResult.wall_s)", engine),
+        ("engine only (SimResult.wall_s)", (engine, engine)),
         ("bare simulate() per set, 1 process", t_bare),
         ("core only: run_cells, with analysis", t_core),
         ("sweep serial, with analysis", t_serial),
@@ -105,19 +109,23 @@ def main():
         ):
             schedlab.sweep(client=client, **{**grid, "samples": 5})  # warm the workers
             t_dask = best(lambda: schedlab.sweep(client=client, **grid), a.repeat)
-        rows.append(("sweep on 2 local Dask workers, with analysis", t_dask))
+        rows.append(("sweep on 2 local Dask workers, with analysis", (t_dask[0], None)))
     except ImportError:
         print("no Dask row (--no-dask, or dask.distributed not installed)")
     print(f"{n} sets of 16 tasks on 4 CPUs, 1 s simulated, policy {a.policy}")
-    print(f"{'':46} {'sets/s':>8} {'us/set':>8}")
-    for name, t in rows:
-        print(f"{name:46} {n / t:8.0f} {t / n * 1e6:8.0f}")
+    print(f"{'':46} {'sets/s':>8} {'us/set':>8} {'cpu us/set':>10}")
+    for name, (t, cpu) in rows:
+        c = "-" if cpu is None else f"{cpu / n * 1e6:.0f}"
+        print(f"{name:46} {n / t:8.0f} {t / n * 1e6:8.0f} {c:>10}")
     print(
         f"overhead per cell, serial sweep vs bare simulate(): "
-        f"{(t_serial - t_bare) / n * 1e6:.0f} us with analysis, "
-        f"{(t_serial_na - t_bare) / n * 1e6:.0f} us without"
+        f"{(t_serial[0] - t_bare[0]) / n * 1e6:.0f} us with analysis, "
+        f"{(t_serial_na[0] - t_bare[0]) / n * 1e6:.0f} us without"
     )
-    print(f"sweep cells 16x4 1s: {n / t_serial:.0f} sets/s/core")
+    print(
+        f"sweep cells 16x4 1s: {n / t_serial[0]:.0f} sets/s/core "
+        f"({n / t_serial[1]:.0f} per CPU-second)"
+    )
 
 
 if __name__ == "__main__":
