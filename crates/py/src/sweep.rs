@@ -8,6 +8,7 @@
 use schedlab_analysis::{
     analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TESTS,
 };
+use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
     parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
 };
@@ -157,6 +158,14 @@ fn merge(base: &mut Value, over: &Value) {
 /// The generated workload's JSON with the grid's `platform:` and `scheduler:` blocks and
 /// the policy's own `scheduler:` merged in.
 fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<String, String> {
+    let mut w = cell_value(generated, c)?;
+    merge_entry(&mut w, entry);
+    serde_json::to_string(&w).map_err(|e| e.to_string())
+}
+
+/// The generated workload as a JSON value with what the grid adds to every policy: the
+/// `hyperperiod` duration, the grid's `platform:` and `scheduler:` blocks, and `exec`.
+fn cell_value(generated: &str, c: &Cell) -> Result<Value, String> {
     let mut w: Value =
         serde_json::from_str(generated).map_err(|e| format!("generated workload: {e}"))?;
     let Value::Object(top) = &mut w else {
@@ -170,9 +179,7 @@ fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<Strin
     }
     for (key, block) in [
         ("platform", c.platform.as_ref()),
-        ("platform", entry.platform()),
         ("scheduler", c.scheduler.as_ref()),
-        ("scheduler", entry.scheduler()),
     ] {
         if let Some(b) = block {
             merge(top.entry(key).or_insert(Value::Object(Map::new())), b);
@@ -190,7 +197,21 @@ fn workload_json(generated: &str, c: &Cell, entry: &PolicyEntry) -> Result<Strin
             }
         }
     }
-    serde_json::to_string(&w).map_err(|e| e.to_string())
+    Ok(w)
+}
+
+/// A policy entry's own `platform:` and `scheduler:` blocks merged over the cell's (the
+/// grid's blocks are merged first, key by key, so the entry's win).
+fn merge_entry(w: &mut Value, entry: &PolicyEntry) {
+    let Value::Object(top) = w else { return };
+    for (key, block) in [
+        ("platform", entry.platform()),
+        ("scheduler", entry.scheduler()),
+    ] {
+        if let Some(b) = block {
+            merge(top.entry(key).or_insert(Value::Object(Map::new())), b);
+        }
+    }
 }
 
 /// A grid's `exec` (fractions of the runtime) as one task's `exec:` (durations in ns):
@@ -275,7 +296,7 @@ pub struct Row {
     /// Engine events.
     pub events: Option<u64>,
     /// Each test's verdict: accepted (true), not (false), not applicable (None).
-    pub analysis: Vec<(String, Option<bool>)>,
+    pub analysis: Vec<(&'static str, Option<bool>)>,
 }
 
 /// Rows as columns (what the Python side turns into a DataFrame without a loop per row):
@@ -464,28 +485,83 @@ fn workload(
     placement: Placement,
 ) -> Result<Workload, String> {
     let text = workload_json(generated, c, entry)?;
-    let parsed = schedlab_model::workload::parse_spec(&text, Path::new("sweep-cell.json"))
-        .map_err(|e| e.to_string())?;
-    let ov = Overrides {
+    Workload::from_spec(spec_from_text(&text)?, &overrides(policy, placement))
+}
+
+/// The cell's workload under each policy entry, parsed once: the generated set with the
+/// grid's additions as one JSON value, read into a spec directly (no text in between),
+/// and that spec shared by every entry without blocks of its own.
+struct CellWorkloads<'a> {
+    generated: &'a str,
+    cell: &'a Cell,
+    value: Value,
+    /// The spec of the entries without blocks (an error is only reported when one uses it:
+    /// every entry might override a bad grid block).
+    shared: Result<WorkloadSpec, String>,
+}
+
+impl<'a> CellWorkloads<'a> {
+    fn new(generated: &'a str, cell: &'a Cell) -> Result<Self, String> {
+        let value = cell_value(generated, cell)?;
+        let shared = WorkloadSpec::deserialize(&value).map_err(|e| e.to_string());
+        Ok(CellWorkloads {
+            generated,
+            cell,
+            value,
+            shared,
+        })
+    }
+
+    /// The workload under `entry`, validated by the model as [`workload`] does; any
+    /// error is [`workload`]'s own, so a message never depends on this shortcut.
+    fn get(
+        &self,
+        entry: &PolicyEntry,
+        policy: Policy,
+        placement: Placement,
+    ) -> Result<Workload, String> {
+        let spec = if entry.platform().is_none() && entry.scheduler().is_none() {
+            self.shared.clone()
+        } else {
+            let mut v = self.value.clone();
+            merge_entry(&mut v, entry);
+            WorkloadSpec::deserialize(&v).map_err(|e| e.to_string())
+        };
+        spec.and_then(|spec| Workload::from_spec(spec, &overrides(policy, placement)))
+            .or_else(|_| workload(self.generated, self.cell, entry, policy, placement))
+    }
+}
+
+/// `--policy` and `--placement` as overrides.
+fn overrides(policy: Policy, placement: Placement) -> Overrides {
+    Overrides {
         policy: Some(policy),
         placement: Some(placement),
         ..Overrides::default()
-    };
-    Workload::from_spec(parsed, &ov)
+    }
 }
 
-/// Run one cell: one row per policy.
+/// A workload's text parsed as `simulate` parses a file (the limits, the field's path in
+/// a message).
+fn spec_from_text(text: &str) -> Result<WorkloadSpec, String> {
+    schedlab_model::workload::parse_spec(text, Path::new("sweep-cell.json"))
+        .map_err(|e| e.to_string())
+}
+
+/// Run one cell: one row per policy. The set is generated and analysed once; each policy
+/// gets its own validated workload and simulation.
 pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
     let spec = spec_of(c)?;
     let set = generate(&spec)?;
     let generated = set.to_json();
+    let cell = CellWorkloads::new(&generated, c)?;
     let mut rows = Vec::with_capacity(c.policies.len());
-    let mut analysis: Option<Vec<(String, Option<bool>)>> = None;
+    let mut analysis: Option<Vec<(&'static str, Option<bool>)>> = None;
     for entry in &c.policies {
         let (label, policy, placement) = entry.resolve()?;
         // The grid's blocks merged, then validated as `simulate` with `--policy` and
         // `--placement` does.
-        let w = workload(&generated, c, entry, policy, placement)?;
+        let w = cell.get(entry, policy, placement)?;
         if analysis.is_none() && c.analysis {
             let ts = from_workload(&w)?;
             let verdicts = analyze(&ts, c.cpus);
@@ -493,7 +569,7 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
             analysis = Some(
                 verdicts
                     .iter()
-                    .map(|v| (v.test.to_string(), v.outcome.accepted()))
+                    .map(|v| (v.test, v.outcome.accepted()))
                     .collect(),
             );
         }
