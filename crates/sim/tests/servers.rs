@@ -200,19 +200,58 @@ fn optimal_on_random_sets(
     bad
 }
 
+/// Random implicit-deadline sets at exactly full load (total utilisation m, no slack at
+/// all), `per_cpu_count` per CPU count, simulated over their hyperperiod under `policy`
+/// with the invariant checker: the (seed, cpus, misses) of every set that misses.
+fn optimal_at_exactly_full_load(policy: &str, per_cpu_count: u64) -> Vec<(u64, usize, u64)> {
+    let mut bad = Vec::new();
+    for cpus in [2usize, 4, 8] {
+        for seed in 0..per_cpu_count {
+            let tasks = cpus + 1 + (seed as usize % (2 * cpus));
+            let ts = rt_sets::random_set(
+                tasks,
+                cpus,
+                cpus as f64,
+                5000 + seed,
+                rt_sets::deadlines(false, 1.0),
+            );
+            let yaml = rt_sets::yaml_of(&ts, cpus, "duration: hyperperiod\n");
+            let w = workload(&yaml, policy, "global");
+            let r = simulate_checked(&w, &SimOptions::default())
+                .unwrap_or_else(|e| panic!("seed {seed} cpus {cpus}: {e}\n{yaml}"));
+            assert!(r.horizon_complete, "seed {seed} cpus {cpus}");
+            assert_eq!(r.jobs_released, r.tasks.iter().map(|t| t.jobs).sum::<u64>());
+            if r.deadline_misses > 0 {
+                bad.push((seed, cpus, r.deadline_misses));
+            }
+        }
+    }
+    bad
+}
+
 #[test]
 fn run_meets_every_deadline_on_random_sets() {
     let bad = optimal_on_random_sets("run", 70, 0.9);
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
-/// At exactly full load the schedule has no slack, and the integer-ns budgets of the
-/// servers above the tasks (⌊rate × span⌋) leave a few ns per server job unaccounted:
-/// some sets miss by a few ns. Known limitation, kept visible here.
+/// At exactly full load the schedule has no slack, and the whole-ns budgets of the
+/// servers above the tasks (rounded against their cumulative exact supply) still let a
+/// few sets miss by a few ns: 2 of these 210 (15 with each job's budget rounded on its
+/// own). Known limitation, kept visible here.
 #[test]
-#[ignore = "known: integer-ns server budgets at exactly full load (see policy/run.rs)"]
+#[ignore = "known: whole-ns server budgets at exactly full load, 2 of 210 sets miss (see policy/run.rs)"]
 fn run_meets_every_deadline_at_full_load() {
     let bad = optimal_on_random_sets("run", 70, 1.0);
+    assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
+}
+
+/// Every set at exactly U = m: 36 of the 300 miss (213 with each job's budget rounded on
+/// its own). Known limitation, kept visible here.
+#[test]
+#[ignore = "known: whole-ns server budgets at exactly full load, 36 of 300 sets miss (see policy/run.rs)"]
+fn run_meets_every_deadline_at_exactly_m_on_300_sets() {
+    let bad = optimal_at_exactly_full_load("run", 100);
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
