@@ -304,12 +304,17 @@ fn u_edf_meets_every_deadline_on_random_sets() {
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
-/// As RUN: at exactly full load, allotments rounded up to whole ns over-allot by a few
-/// ns, and 2 of the 210 sets miss by a few ns.
+/// Up to exactly full load (no slack at all), with the invariant checker.
 #[test]
-#[ignore = "known: whole-ns allotments at exactly full load (see policy/u_edf.rs)"]
 fn u_edf_meets_every_deadline_at_full_load() {
     let bad = optimal_on_random_sets("u-edf", 70, 1.0);
+    assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
+}
+
+/// Every set at exactly U = m, 100 per CPU count (2, 4, 8), with the invariant checker.
+#[test]
+fn u_edf_meets_every_deadline_at_exactly_m_on_300_sets() {
+    let bad = optimal_at_exactly_full_load("u-edf", 100);
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
