@@ -235,21 +235,18 @@ fn run_meets_every_deadline_on_random_sets() {
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
-/// At exactly full load the schedule has no slack, and the whole-ns budgets of the
-/// servers above the tasks (rounded against their cumulative exact supply) still let a
-/// few sets miss by a few ns: 2 of these 210 (15 with each job's budget rounded on its
-/// own). Known limitation, kept visible here.
+/// Up to exactly full load (no slack at all), with the invariant checker: the whole-ns
+/// budgets are consistent over the tree (policy/run.rs); rounded per job, 15 of these
+/// 210 sets missed.
 #[test]
-#[ignore = "known: whole-ns server budgets at exactly full load, 2 of 210 sets miss (see policy/run.rs)"]
 fn run_meets_every_deadline_at_full_load() {
     let bad = optimal_on_random_sets("run", 70, 1.0);
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
-/// Every set at exactly U = m: 36 of the 300 miss (213 with each job's budget rounded on
-/// its own). Known limitation, kept visible here.
+/// Every set at exactly U = m, 100 per CPU count (2, 4, 8), with the invariant checker
+/// (213 of them missed with each server job's budget rounded on its own).
 #[test]
-#[ignore = "known: whole-ns server budgets at exactly full load, 36 of 300 sets miss (see policy/run.rs)"]
 fn run_meets_every_deadline_at_exactly_m_on_300_sets() {
     let bad = optimal_at_exactly_full_load("run", 100);
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());

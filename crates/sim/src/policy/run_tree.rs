@@ -103,21 +103,6 @@ impl Rate {
         u64::try_from(whole + part).unwrap_or(u64::MAX)
     }
 
-    /// `⌈rate × span⌉` in the span's unit, exact (as [`Rate::of`]).
-    pub fn of_ceil(self, span: u64) -> u64 {
-        let floor = self.of(span);
-        // Exact when rate × span is a whole number: (num × span) mod den = 0, computed
-        // as (num × (span mod den)) mod den so that it cannot overflow for den < 2^64.
-        let rem = (span as u128 % self.den)
-            .checked_mul(self.num)
-            .map_or(1, |p| p % self.den);
-        if rem == 0 {
-            floor
-        } else {
-            floor.saturating_add(1)
-        }
-    }
-
     fn cmp_exact(self, o: Rate) -> Ordering {
         match (self.num.checked_mul(o.den), o.num.checked_mul(self.den)) {
             (Some(a), Some(b)) => a.cmp(&b),
@@ -425,25 +410,5 @@ impl fmt::Display for Tree {
             self.write_server(f, sub.root, 2)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Rate;
-
-    /// 3/7 of 14 is 6 exactly; of 15, 45/7 = 6.43: floor 6, ceiling 7; a rate of 1 and a
-    /// rate of 0 are exact on any span.
-    #[test]
-    fn ceiling_of_a_rate_times_a_span_is_exact() {
-        let r = Rate::new(3, 7);
-        assert_eq!((r.of(14), r.of_ceil(14)), (6, 6));
-        assert_eq!((r.of(15), r.of_ceil(15)), (6, 7));
-        assert_eq!(Rate::ONE.of_ceil(1_000_000_007), 1_000_000_007);
-        assert_eq!(Rate::ZERO.of_ceil(5), 0);
-        // A denominator near 2^60: still exact.
-        let fine = Rate::new((1 << 59) + 1, 1 << 60);
-        assert_eq!(fine.of_ceil(1 << 60), (1 << 59) + 1);
-        assert_eq!(fine.of_ceil(2), 2);
     }
 }
