@@ -39,6 +39,7 @@
 //! `laxity_evaluations` counts one budget per ready job per decision instant.
 
 use crate::class::{EnqueueReason, SchedClass};
+use crate::policy::global_queue::GlobalQueue;
 use crate::policy::job_prio::require_global;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use crate::SimError;
@@ -54,10 +55,9 @@ pub struct Nvnlf {
     m: usize,
     /// Per task (workload order): (C, T), or None for tasks that are not periodic.
     share: Vec<Option<(u64, u64)>>,
-    /// Per task: ready (waiting in the queue or running).
-    ready: Vec<bool>,
-    /// Per task: waiting in the queue.
-    waiting: Vec<bool>,
+    /// Ready and waiting tasks; `order`: the chosen tasks in the last decision's order
+    /// (`peek` takes the first that waits).
+    q: GlobalQueue,
     /// Per task: activation order of its current job (SimSo's dictionary order).
     activated: Vec<u64>,
     next_activation: u64,
@@ -70,12 +70,6 @@ pub struct Nvnlf {
     window_end: Ns,
     /// Per task: chosen at the last decision.
     chosen: Vec<bool>,
-    /// Chosen tasks in the last decision's order (`peek` takes the first that waits).
-    order: Vec<TaskId>,
-    /// The last decision's timer.
-    timer: Option<Ns>,
-    /// Per task: the instant and job its budget was last looked at (counted once).
-    evaluated: Vec<Option<(Ns, u64)>>,
 }
 
 impl Nvnlf {
@@ -100,7 +94,7 @@ impl Nvnlf {
 
     /// Ready tasks in activation order.
     fn ready_in_order(&self) -> Vec<TaskId> {
-        let mut v: Vec<TaskId> = (0..self.ready.len()).filter(|&t| self.ready[t]).collect();
+        let mut v: Vec<TaskId> = self.q.ready_tasks().collect();
         v.sort_by_key(|&t| self.activated[t]);
         v
     }
@@ -195,15 +189,7 @@ impl Nvnlf {
     fn decide(&mut self, ctx: &Ctx) {
         let wl = self.window_end.saturating_sub(ctx.now) as i64;
         let jobs = self.ready_in_order();
-        let mut counted = 0;
-        for &t in &jobs {
-            let seq = ctx.task(t).job.map(|j| j.seq);
-            if seq.is_some() && self.evaluated[t] != seq.map(|s| (ctx.now, s)) {
-                self.evaluated[t] = seq.map(|s| (ctx.now, s));
-                counted += 1;
-            }
-        }
-        ctx.count_laxity(counted);
+        self.q.count_evaluations(ctx, jobs.iter().copied());
         let left: Vec<(TaskId, i64)> = jobs
             .iter()
             .map(|&t| (t, self.budget_left(ctx, t)))
@@ -216,20 +202,20 @@ impl Nvnlf {
         for &(t, _) in chosen {
             self.chosen[t] = true;
         }
-        self.order = chosen.iter().map(|&(t, _)| t).collect();
+        self.q.order = chosen.iter().map(|&(t, _)| t).collect();
         let bottom = chosen.iter().map(|&(_, b)| b).min();
         let ceiling = others.iter().map(|&(_, b)| wl - b).min();
         let next = match (bottom, ceiling) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        self.timer = next.filter(|&n| n > 0).map(|n| ctx.now + n as Ns);
+        self.q.timer = next.filter(|&n| n > 0).map(|n| ctx.now + n as Ns);
     }
 
     fn release(&mut self, ctx: &Ctx, t: TaskId) {
         self.activated[t] = self.next_activation;
         self.next_activation += 1;
-        self.ready[t] = true;
+        self.q.ready[t] = true;
         self.assign_budgets(ctx);
         self.decide(ctx);
     }
@@ -242,15 +228,11 @@ impl SchedClass for Nvnlf {
 
     fn init(&mut self, _nr_rqs: usize, nr_tasks: usize) {
         self.share.resize(nr_tasks, None);
-        self.ready = vec![false; nr_tasks];
-        self.waiting = vec![false; nr_tasks];
+        self.q.init(nr_tasks);
         self.activated = vec![0; nr_tasks];
         self.last_deadline = vec![None; nr_tasks];
         self.budget = vec![(0, 0); nr_tasks];
         self.chosen = vec![false; nr_tasks];
-        self.evaluated = vec![None; nr_tasks];
-        self.order.clear();
-        self.timer = None;
     }
 
     fn job_released(&mut self, ctx: &Ctx, t: TaskId) {
@@ -258,36 +240,33 @@ impl SchedClass for Nvnlf {
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId, _why: EnqueueReason) {
-        self.waiting[t] = true;
+        self.q.waiting[t] = true;
         self.release(ctx, t);
     }
 
     fn dequeue_task(&mut self, _ctx: &Ctx, _rq: RqId, t: TaskId) {
-        self.ready[t] = false;
-        self.waiting[t] = false;
+        self.q.ready[t] = false;
+        self.q.waiting[t] = false;
         self.chosen[t] = false;
-        self.order.retain(|&x| x != t);
+        self.q.order.retain(|&x| x != t);
     }
 
     fn peek_next_task(&self, ctx: &Ctx, _rq: RqId, cpu: CpuId) -> Option<TaskId> {
-        self.order
-            .iter()
-            .copied()
-            .find(|&t| self.waiting[t] && ctx.allowed(t, cpu))
+        self.q.peek(ctx, cpu, usize::MAX)
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         let t = self.peek_next_task(ctx, rq, cpu)?;
-        self.waiting[t] = false;
+        self.q.waiting[t] = false;
         Some(t)
     }
 
     fn put_prev_task(&mut self, _ctx: &Ctx, _rq: RqId, t: TaskId) {
-        self.waiting[t] = true;
+        self.q.waiting[t] = true;
     }
 
     fn task_stopped(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
-        self.ready[t] = false;
+        self.q.ready[t] = false;
         self.decide(ctx); // a completion
     }
 
@@ -308,11 +287,11 @@ impl SchedClass for Nvnlf {
     }
 
     fn next_decision(&self, ctx: &Ctx, _rq: RqId, _cpu: CpuId, _curr: TaskId) -> Option<Ns> {
-        self.timer.filter(|&at| at > ctx.now)
+        self.q.timer_after(ctx.now)
     }
 
     fn decision_due(&mut self, ctx: &Ctx, _rq: RqId, _cpu: CpuId, curr: TaskId) -> bool {
-        if self.timer == Some(ctx.now) {
+        if self.q.timer == Some(ctx.now) {
             self.decide(ctx);
         }
         // A running job left without budget gives its CPU up even if nothing replaces it.
@@ -320,15 +299,7 @@ impl SchedClass for Nvnlf {
     }
 
     fn check(&self, ctx: &Ctx) -> Result<(), String> {
-        for t in 0..self.ready.len() {
-            if self.waiting[t] && ctx.task(t).on_cpu.is_some() {
-                return Err(format!("task {t} is queued while it runs"));
-            }
-            if self.waiting[t] && !self.ready[t] {
-                return Err(format!("task {t} is queued but not ready"));
-            }
-        }
-        Ok(())
+        self.q.check(ctx)
     }
 }
 
