@@ -252,6 +252,37 @@ fn run_meets_every_deadline_at_exactly_m_on_300_sets() {
     assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
 }
 
+/// Tasks with first releases at whole-ms offsets below their period (up to 0.9 m): a
+/// server's jobs run between consecutive release instants below it, a first release
+/// included (before, a task's first release replaced the jobs of the servers above it
+/// before their deadlines, and their budget left was lost).
+#[test]
+fn run_meets_every_deadline_with_offsets() {
+    let mut bad = Vec::new();
+    for cpus in [2usize, 4] {
+        for seed in 0..30u64 {
+            let tasks = cpus + 1 + (seed as usize % (2 * cpus));
+            let u = cpus as f64 * (0.5 + 0.4 * (seed % 5) as f64 / 4.0);
+            let ts =
+                rt_sets::random_set(tasks, cpus, u, 8000 + seed, rt_sets::deadlines(false, 1.0));
+            let mut yaml = format!("platform: {{ cpus: {cpus} }}\nduration: 600ms\ntasks:\n");
+            for (i, t) in ts.iter().enumerate() {
+                let offset = (seed * 7 + i as u64 * 3) % (t.t / 1_000_000);
+                yaml += &format!(
+                    "  - {{ name: {}, runtime: {}ns, period: {}ns, offset: {offset}ms }}\n",
+                    t.name, t.c, t.t
+                );
+            }
+            let r = simulate_checked(&workload(&yaml, "run", "global"), &SimOptions::default())
+                .unwrap();
+            if r.deadline_misses > 0 {
+                bad.push((seed, cpus, r.deadline_misses));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} sets miss: {bad:?}", bad.len());
+}
+
 /// Two 0.6 tasks and a 0.4 one on two CPUs, worked by hand from the allotment rule. At 0,
 /// in EDF order a, b (deadline 10), c (20); s = 0, 0.6, 1.2:
 /// - a: processor 0 min(10, 6) = 6, processor 1 nothing left to allot;

@@ -299,9 +299,16 @@ impl SchedClass for Run {
         // job lasting to its next deadline (the earliest of the jobs below it).
         let mut a = Some(leaf);
         while let Some(s) = a {
+            // Its next release instant: the earliest deadline below it, or the first
+            // release of a task below it not released yet (with offsets), so that a
+            // server's jobs run between consecutive release instants and none is
+            // replaced before its deadline.
             let d = self.below[s]
                 .iter()
-                .map(|&l| v.deadline[l])
+                .map(|&l| match v.deadline[l] {
+                    Ns::MAX => self.supply.first_release(l),
+                    d => d,
+                })
                 .filter(|&d| d > now)
                 .min()
                 .unwrap_or(Ns::MAX);
@@ -445,7 +452,8 @@ type LeafValues = (Ns, Vec<i128>);
 
 /// Whole-ns supply functions: per server `X` and instant `t`, `G(X, t)`, the ns its jobs
 /// get over `[0, t)`; a job on `[r, d)` gets `G(X, d) − G(X, r)`. Each leaf `L` (task or
-/// idle) gets `G(L, t)`, `ρ_L·(t − offset)` rounded down or up; above, as the exact
+/// idle) gets `G(L, t)`, `ρ_L·t − frac(ρ_L·offset)` (whole at the task's releases)
+/// rounded down or up; above, as the exact
 /// rates: a packed server's `G` is its children's sum, a dual's `t − G(child)`, so `G(X,
 /// t) = a_X·t + Σ_L s_XL·G(L, t)` (`s_XL` = ±1). At every instant the leaves of a
 /// subsystem are rounded (down, then up the largest fractional parts of the side that
@@ -462,7 +470,8 @@ type LeafValues = (Ns, Vec<i128>);
 /// (its children's current jobs ask for at least the rest of its supply up to its next
 /// release), so exactly as many task leaves execute as the subsystem has CPUs, less its
 /// idle leaves'. A task leaf's own job gets `G(L, r + T) − G(L, r)
-/// = C` since `ρ_L·(t − offset)` is whole at its releases. What this needs: every `G`
+/// = C` since `ρ_L·t − frac(ρ_L·offset)` is whole at its releases (with offsets the
+/// root's `G` is `t` less a constant). What this needs: every `G`
 /// non-decreasing and a dual's child's rising no faster than time, which the rounding
 /// (each `G(L, ·)` within 1 ns of exact) gives when every server's rate and co-rate
 /// times the gap between release instants exceed its leaves' count in ns; budgets are
@@ -565,21 +574,25 @@ impl Supply {
         // ρ·(t − offset) = whole + rem/den per leaf.
         let mut g = Vec::with_capacity(leaves.len());
         let mut frac = Vec::with_capacity(leaves.len());
-        for &(x, _) in leaves {
+        // ρ·t less the fractional part of ρ·offset: whole at the leaf's releases.
+        let mut shift = 0i128; // Σ s_L·frac(ρ_L·offset_L), in units of 1/den of each
+        let mut shift_f = 0f64;
+        for &(x, sign) in leaves {
             let (num, den, off) = self.quota[x];
-            let span = t.saturating_sub(off) as u128;
-            let (q, r) = (span / den, span % den);
-            // r·num overflows only for denominators past 2^64 (never with the 2^-60
-            // rounded rates): then its floor in floating point and no fraction.
-            let (whole, rem) = match r.checked_mul(num) {
-                Some(p) => (p / den, p % den),
-                None => (((r as f64) * (num as f64) / (den as f64)) as u128, 0),
+            let (whole, rem) = Self::times(num, den, t);
+            let (_, rem_off) = Self::times(num, den, off);
+            let (w, r) = if rem >= rem_off {
+                (whole as i128, rem - rem_off)
+            } else {
+                (whole as i128 - 1, rem + den - rem_off)
             };
-            g.push((q * num + whole) as i128);
-            frac.push((rem, den));
+            g.push(w);
+            frac.push((r, den));
+            shift_f += sign as f64 * rem_off as f64 / den as f64;
         }
-        // The root's G is a·t + Σ s_L·G(L, t); it must be t.
-        let want = t as i128 - self.root_a[k] * t as i128;
+        shift += shift_f.round() as i128;
+        // The root's G is a·t + Σ s_L·G(L, t); it must be t (less a constant with offsets).
+        let want = t as i128 - self.root_a[k] * t as i128 - shift;
         let have: i128 = g.iter().zip(leaves).map(|(v, l)| v * l.1).sum();
         let need = want - have;
         let sign = need.signum();
@@ -604,6 +617,22 @@ impl Supply {
         }
         memo[k].push((t, g.clone()));
         g
+    }
+
+    /// The first release of leaf `x`'s task (its offset).
+    fn first_release(&self, x: usize) -> Ns {
+        self.quota.get(x).map_or(Ns::MAX, |q| q.2)
+    }
+
+    /// `num·t / den` as (whole, remainder in 1/den).
+    fn times(num: u128, den: u128, t: Ns) -> (u128, u128) {
+        let (q, r) = (t as u128 / den, t as u128 % den);
+        // r·num overflows only for denominators past 2^64 (never with the 2^-60 rounded
+        // rates): then its floor in floating point and no fraction.
+        match r.checked_mul(num) {
+            Some(p) => (q * num + p / den, p % den),
+            None => (q * num + ((r as f64) * (num as f64) / (den as f64)) as u128, 0),
+        }
     }
 
     /// `G(X, t)` of server `x` in subsystem `k`.
