@@ -897,6 +897,65 @@ def float_finish(first, ours, theirs, near=20):
     return d is None or d[0] >= min(x[0], y[0]) - near
 
 
+def run_float_tree(ws):
+    """SimSo's RUN builds another reduction tree than schedlab: its leaf rates are
+    Fraction(wcet) / Fraction(period) of float milliseconds (simso/schedulers/RUNServer.py
+    TaskServer), a hair off the exact C/T, so a bin that the exact rates fill to 1 is
+    over 1 in SimSo and the last server opens a new one (worst-fit decreasing both, as
+    simso_wfd_pack; idle leaves as SimSo's add_idle_tasks)."""
+    def tree(rate):
+        def pack(servers):
+            bins = []
+            for x in sorted(servers, key=lambda v: v[1], reverse=True):
+                least = min(bins, key=lambda b: b[1], default=None)
+                if least is not None and least[1] + x[1] <= 1:
+                    least[0].append(x[0])
+                    least[1] += x[1]
+                else:
+                    bins.append([[x[0]], x[1]])
+            return [(("pack", frozenset(b[0])), b[1]) for b in bins]
+
+        servers = pack([(x["name"], rate(x)) for x in ws["tasks"]])
+        idle = ws["cpus"] - sum(v[1] for v in servers)
+        for i, (k, u) in enumerate(servers):
+            if u < 1 and idle > 0:
+                add = min(1 - u, idle)
+                servers[i] = (("pack", k[1] | {"idle"}), u + add)
+                idle -= add
+        while idle > 0:
+            servers.append((("pack", frozenset({"idle"})), min(Fraction(1), idle)))
+            idle -= min(Fraction(1), idle)
+        units = [k for k, u in servers if u == 1]
+        servers = [v for v in servers if v[1] < 1]
+        while servers:
+            servers = pack([(("dual", k), 1 - u) for k, u in servers])
+            units += [k for k, u in servers if u == 1]
+            servers = [v for v in servers if v[1] < 1]
+        return sorted(units, key=repr)
+
+    exact = tree(lambda x: Fraction(x["c"], x["t"]))
+    simso = tree(lambda x: Fraction(exact_ms(x["c"])) / Fraction(exact_ms(x["t"])))
+    return exact != simso
+
+
+def short_then_late(ws, first, ours, theirs):
+    """The schedules are the same until the first differing job finished in schedlab;
+    it finished later in SimSo, which had run it within ROUNDING_NS of its WCET by then:
+    SimSo stopped it a few ns short (float budgets) and ran the rest only at a later
+    decision instant."""
+    _, name, k, x, y = first
+    if not (isinstance(x[0], int) and isinstance(y[0], int) and not x[1] and not y[1]
+            and y[0] > x[0]):
+        return False
+    d = divergence(ours["slices"], theirs["slices"])
+    if d is not None and d[0] < x[0] - ROUNDING_NS:
+        return False
+    spec = next(v for v in ws["tasks"] if v["name"] == name)
+    lo = release(spec, k)
+    ran = sum(max(0, min(e, x[0]) - max(b, lo)) for b, e, n, _ in theirs["slices"] if n == name)
+    return spec["c"] - ROUNDING_NS <= ran < spec["c"]
+
+
 def short_of_wcet(ws, first, theirs):
     """The first differing job finished in schedlab, was aborted in SimSo, and had run
     there within ROUNDING_NS of its WCET: SimSo stopped it a few ns short (its times are
@@ -1039,10 +1098,14 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
     elif (policy == "edhs" and first is not None and edhs_rounded_budgets(ws)
           and drifted(first, ours, theirs)):
         pattern = "edhs-float-budget"
+    elif entry["simso"] == "RUN" and run_float_tree(ws):
+        pattern = "run-float-tree"
     elif entry["simso"] in FLOAT_BUDGETS and first is not None and short_of_wcet(ws, first, theirs):
         pattern = "simso-short-of-wcet"
     elif entry["simso"] in FLOAT_BUDGETS and first is not None and float_finish(first, ours, theirs):
         pattern = "simso-float-finish"
+    elif entry["simso"] in FLOAT_BUDGETS and first is not None and short_then_late(ws, first, ours, theirs):
+        pattern = "simso-short-then-late"
     elif (penalties and first is not None and isinstance(first[3][0], int)
           and isinstance(first[4][0], int) and penalty_sum(first[4][0] - first[3][0], penalties)
           and divergence(ours["slices"], theirs["slices"]) is not None
@@ -1205,6 +1268,10 @@ def classify(entry, ws, ours, theirs, rules, penalties=None):
             elif (only_ours and not only_theirs and t % MS == 0
                   and only_ours <= running_at(theirs["slices"], t + 1000)):
                 pattern = "timer-overhead"
+            elif entry["simso"] == "RUN" and float_instant(ours["slices"], theirs["slices"], t):
+                # RUN idles CPUs in both tools (idle leaves); SimSo ends the idle time a
+                # few ns off schedlab's exact instant.
+                pattern = "simso-float-instant"
             elif (only_theirs and not only_ours
                   and all(pending(byname[n], t, ours) for n in only_theirs)):
                 # schedlab leaves a CPU idle while the job SimSo runs there is pending in

@@ -468,3 +468,33 @@ def test_speed_rows_time_both_tools_per_simulated_second(root, schedlab, tmp_pat
     assert r["ratio"] == pytest.approx(r["simso_s_per_sim_s"] / r["schedlab_s_per_sim_s"])
     assert "no global pair" in sp.row("p-edf", ws, str(schedlab), 10, str(tmp_path))["skipped"]
     assert sp.table([r], ws, True).splitlines()[2].startswith("| policy | SimSo |")
+
+
+def test_run_float_tree_where_exact_rates_fill_a_bin_to_one(xc):
+    # Seed 3 of 2x4 at 0.5: 0.6 + 0.268 + 0.116 + 0.016 = 1 exactly, so schedlab packs
+    # all four tasks into one unit server (one CPU, the other idle); SimSo's
+    # Fraction(0.4) / Fraction(25) and the others sum to 1 + 4e-18 and t1 opens a bin.
+    ws = xc.make_set(3, 2, 4, 0.5, xc.GRAIN_NS)
+    assert [(t["c"], t["t"]) for t in ws["tasks"]] == [
+        (400_000, 25_000_000), (6_700_000, 25_000_000), (2_900_000, 25_000_000),
+        (30_000_000, 50_000_000)]
+    assert xc.run_float_tree(ws)
+    # Rates that fill no bin to exactly 1: the same tree in both.
+    assert not xc.run_float_tree(task_set(xc, 2, [("a", 3, 10), ("b", 5, 10), ("c", 4, 10)]))
+
+
+def test_short_then_late_is_a_job_one_ns_short_finished_at_a_later_instant(xc):
+    ms = xc.MS
+    ws = task_set(xc, 1, [("a", 2, 10)])
+    ours = {"slices": [(0, 2 * ms, "a", 0)]}
+    # SimSo stops a 1 ns short at 2 ms and runs that ns at 5 ms.
+    theirs = {"slices": [(0, 2 * ms - 1, "a", 0), (5 * ms, 5 * ms + 1, "a", 0)]}
+    first = (2 * ms, "a", 0, (2 * ms, False), (5 * ms + 1, False))
+    assert xc.short_then_late(ws, first, ours, theirs)
+    # 1 ms short is not a float budget.
+    short = {"slices": [(0, ms, "a", 0), (5 * ms, 6 * ms, "a", 0)]}
+    assert not xc.short_then_late(ws, (2 * ms, "a", 0, (2 * ms, False), (6 * ms, False)),
+                                  ours, short)
+    # Aborted in SimSo: short_of_wcet's case, not this one.
+    assert not xc.short_then_late(ws, (2 * ms, "a", 0, (2 * ms, False), (None, True)),
+                                  ours, theirs)

@@ -24,6 +24,7 @@
 //! engine fills idle CPUs first (which CPU, not which job).
 
 use crate::class::{EnqueueReason, SchedClass};
+use crate::policy::global_queue::GlobalQueue;
 use crate::policy::job_prio::require_global;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use crate::SimError;
@@ -37,18 +38,10 @@ pub const NAME: &str = "mllf";
 pub struct Mllf {
     /// CPUs (m).
     m: usize,
-    /// Per task: ready (waiting in the queue or running).
-    ready: Vec<bool>,
-    /// Per task: waiting in the queue.
-    waiting: Vec<bool>,
+    /// The ready tasks in the last decision's order (`peek` takes the first m that wait).
+    q: GlobalQueue,
     /// Per task: its place in the last decision's order (`usize::MAX`: not ready then).
     rank: Vec<usize>,
-    /// Ready tasks in the last decision's order (`peek` takes the first m that wait).
-    order: Vec<TaskId>,
-    /// The last decision's timer.
-    timer: Option<Ns>,
-    /// Per task: the instant and job its laxity was last evaluated at (counted once).
-    evaluated: Vec<Option<(Ns, u64)>>,
 }
 
 impl Mllf {
@@ -66,24 +59,19 @@ impl Mllf {
 
     /// A decision instant: sort the ready jobs, select the first m, arm the timer.
     fn decide(&mut self, ctx: &Ctx) {
-        let mut counted = 0;
-        let mut jobs: Vec<(i64, Ns, TaskId)> = Vec::new();
-        for t in (0..self.ready.len()).filter(|&t| self.ready[t]) {
-            let seq = ctx.task(t).job.map(|j| j.seq);
-            if seq.is_some() && self.evaluated[t] != seq.map(|s| (ctx.now, s)) {
-                self.evaluated[t] = seq.map(|s| (ctx.now, s));
-                counted += 1;
-            }
-            jobs.push((ctx.laxity_uncounted(t), Self::deadline(ctx, t), t));
-        }
-        ctx.count_laxity(counted);
+        let ready: Vec<TaskId> = self.q.ready_tasks().collect();
+        self.q.count_evaluations(ctx, ready.iter().copied());
+        let mut jobs: Vec<(i64, Ns, TaskId)> = ready
+            .iter()
+            .map(|&t| (ctx.laxity_uncounted(t), Self::deadline(ctx, t), t))
+            .collect();
         jobs.sort_unstable();
         self.rank.iter_mut().for_each(|r| *r = usize::MAX);
         for (i, j) in jobs.iter().enumerate() {
             self.rank[j.2] = i;
         }
-        self.order = jobs.iter().map(|j| j.2).collect();
-        self.timer = (jobs.len() > self.m && self.m > 0).then(|| {
+        self.q.order = jobs.iter().map(|j| j.2).collect();
+        self.q.timer = (jobs.len() > self.m && self.m > 0).then(|| {
             let (l, _, _) = jobs[self.m - 1];
             let (_, d, _) = jobs[self.m];
             // d − l > now whenever the (m+1)-th job has work left (its laxity ≥ l).
@@ -102,51 +90,43 @@ impl SchedClass for Mllf {
     }
 
     fn init(&mut self, _nr_rqs: usize, nr_tasks: usize) {
-        self.ready = vec![false; nr_tasks];
-        self.waiting = vec![false; nr_tasks];
+        self.q.init(nr_tasks);
         self.rank = vec![usize::MAX; nr_tasks];
-        self.order.clear();
-        self.timer = None;
-        self.evaluated = vec![None; nr_tasks];
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId, _why: EnqueueReason) {
-        self.ready[t] = true;
-        self.waiting[t] = true;
+        self.q.ready[t] = true;
+        self.q.waiting[t] = true;
         self.decide(ctx); // a release
     }
 
     fn dequeue_task(&mut self, _ctx: &Ctx, _rq: RqId, t: TaskId) {
-        self.ready[t] = false;
-        self.waiting[t] = false;
+        self.q.ready[t] = false;
+        self.q.waiting[t] = false;
     }
 
     fn peek_next_task(&self, ctx: &Ctx, _rq: RqId, cpu: CpuId) -> Option<TaskId> {
-        self.order
-            .iter()
-            .take(self.m)
-            .copied()
-            .find(|&t| self.waiting[t] && ctx.allowed(t, cpu))
+        self.q.peek(ctx, cpu, self.m)
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         let t = self.peek_next_task(ctx, rq, cpu)?;
-        self.waiting[t] = false;
+        self.q.waiting[t] = false;
         Some(t)
     }
 
     fn put_prev_task(&mut self, _ctx: &Ctx, _rq: RqId, t: TaskId) {
-        self.waiting[t] = true;
+        self.q.waiting[t] = true;
     }
 
     fn task_stopped(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
-        self.ready[t] = false;
+        self.q.ready[t] = false;
         self.decide(ctx); // a completion
     }
 
     fn job_changed(&mut self, ctx: &Ctx, _rq: RqId, t: TaskId) {
         // Also after `task_stopped` at this instant, when the next job is released then.
-        self.ready[t] = true;
+        self.q.ready[t] = true;
         self.decide(ctx); // a completion and a release
     }
 
@@ -163,27 +143,19 @@ impl SchedClass for Mllf {
     }
 
     fn next_decision(&self, ctx: &Ctx, _rq: RqId, _cpu: CpuId, _curr: TaskId) -> Option<Ns> {
-        self.timer.filter(|&at| at > ctx.now)
+        self.q.timer_after(ctx.now)
     }
 
     fn decision_due(&mut self, ctx: &Ctx, _rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {
         // Every CPU's timer fires at the instant; the first one decides.
-        if self.timer == Some(ctx.now) {
+        if self.q.timer == Some(ctx.now) {
             self.decide(ctx);
         }
         false // the preemption test moves the selected jobs onto CPUs
     }
 
     fn check(&self, ctx: &Ctx) -> Result<(), String> {
-        for t in 0..self.ready.len() {
-            if self.waiting[t] && ctx.task(t).on_cpu.is_some() {
-                return Err(format!("task {t} is queued while it runs"));
-            }
-            if self.waiting[t] && !self.ready[t] {
-                return Err(format!("task {t} is queued but not ready"));
-            }
-        }
-        Ok(())
+        self.q.check(ctx)
     }
 }
 

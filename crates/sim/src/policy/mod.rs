@@ -31,6 +31,7 @@ classes! {
 // Modules that serve a class file and are not classes themselves.
 mod bfs_queue;
 pub mod fluid;
+pub mod global_queue;
 pub mod job_prio;
 pub mod pfair;
 pub mod run_tree;

@@ -20,14 +20,19 @@
 //! a task). A task runs on a CPU of its subsystem; a task whose leaf stops executing gives
 //! up its CPU ([`SchedClass::must_yield`]).
 //!
-//! Whole nanoseconds. A task leaf's budget is its exact runtime; a server above it gets
-//! `⌊rate × span⌋` ns, the integer part of its exact budget, so a dual may stop a few ns
-//! early and, for those ns, one more leaf executes than its subsystem has CPUs. Two rules
-//! keep that from costing a task its work: a leaf's budget is consumed only while its task
-//! runs (not while it waits for a CPU), and when selected tasks outnumber the CPUs the
-//! earliest deadlines run. Below 0.9 m no random set of the tests misses; at exactly full
-//! load (no slack at all) some sets still miss by a few ns (a known limitation: exact
-//! budgets would need rational time).
+//! Whole nanoseconds. A task leaf's budget is its exact runtime. A server above it gets,
+//! for its job on `[r, d)`, `G(d) − G(r)` ns, where `G(t)` is an integer version of its
+//! exact cumulative supply `ρ·t` chosen consistently over the whole tree ([`Supply`]:
+//! the leaves' `ρ·t` rounded so that the root's is exactly `t`, every server's the sum
+//! or complement of its children's as the exact rates are). Each packed server then gets
+//! exactly what its children's jobs ask for, its EDF meets their deadlines and never
+//! idles while it executes, and exactly as many leaves execute as the subsystem has
+//! CPUs: no job misses at exactly full load either (300 random sets at U = m and 210 up
+//! to m, with the invariant checker; tests/servers.rs). Rounding each job's `ρ·(d − r)`
+//! on its own (as before) lost up to 1 ns per server job: 213 of those 300 sets missed.
+//! Two rules remain for budgets the conditions of [`Supply`] do not cover (a rate so
+//! small that `ρ·gap` is under 1 ns): a leaf's budget is consumed only while its task
+//! runs, and when selected tasks outnumber the CPUs the earliest deadlines run.
 //!
 //! Differences from SimSo 0.8.5's `RUN` (the cross-check): SimSo packs first-fit in task
 //! order where the paper's evaluation packs worst-fit decreasing (as here); SimSo arms
@@ -82,6 +87,8 @@ pub struct Run {
     sub_of: Vec<usize>,
     /// Per CPU: its subsystem.
     cpu_sub: Vec<usize>,
+    /// The whole-ns supply functions ([`Supply`]).
+    supply: Supply,
     /// Per task: waiting in this class's queue.
     queued: Vec<bool>,
     v: RefCell<Virtual>,
@@ -90,7 +97,18 @@ pub struct Run {
 impl Run {
     /// RUN for the tasks `tasks[i] = (task id, name, runtime, period)` on `cpus` CPUs.
     /// Errors as [`Tree::build`].
+    /// Tasks may carry a first-release offset with [`Run::with_offsets`] (here: 0).
     pub fn new(tasks: &[(TaskId, String, u64, u64)], cpus: usize) -> Result<Run, String> {
+        let offsets = vec![0; tasks.len()];
+        Run::with_offsets(tasks, &offsets, cpus)
+    }
+
+    /// [`Run::new`] with each task's first release at `offsets[i]`.
+    pub fn with_offsets(
+        tasks: &[(TaskId, String, u64, u64)],
+        offsets: &[Ns],
+        cpus: usize,
+    ) -> Result<Run, String> {
         let list: Vec<(String, u64, u64)> = tasks.iter().map(|t| (t.1.clone(), t.2, t.3)).collect();
         let tree = Tree::build(&list, cpus)?;
         let n = tree.servers.len();
@@ -125,6 +143,7 @@ impl Run {
             }
             cpu_sub[sub.first_cpu..sub.first_cpu + sub.cpus].fill(k);
         }
+        let supply = Supply::new(&tree, &sub_of, offsets);
         let v = Virtual {
             last: 0,
             budget: vec![0; n],
@@ -142,6 +161,7 @@ impl Run {
             below,
             sub_of,
             cpu_sub,
+            supply,
             queued: Vec::new(),
             v: RefCell::new(v),
         };
@@ -279,9 +299,16 @@ impl SchedClass for Run {
         // job lasting to its next deadline (the earliest of the jobs below it).
         let mut a = Some(leaf);
         while let Some(s) = a {
+            // Its next release instant: the earliest deadline below it, or the first
+            // release of a task below it not released yet (with offsets), so that a
+            // server's jobs run between consecutive release instants and none is
+            // replaced before its deadline.
             let d = self.below[s]
                 .iter()
-                .map(|&l| v.deadline[l])
+                .map(|&l| match v.deadline[l] {
+                    Ns::MAX => self.supply.first_release(l),
+                    d => d,
+                })
                 .filter(|&d| d > now)
                 .min()
                 .unwrap_or(Ns::MAX);
@@ -291,7 +318,9 @@ impl SchedClass for Run {
             } else if s == leaf {
                 self.runtime[leaf] // exact even when rates are rounded
             } else {
-                self.tree.servers[s].rate.of(d - now)
+                let sub = self.sub_of[s];
+                let (g0, g1) = (self.supply.at(s, sub, now), self.supply.at(s, sub, d));
+                (g1 - g0).clamp(0, (d - now) as i128) as u64
             };
             a = self.tree.servers[s].parent;
         }
@@ -469,6 +498,202 @@ impl SchedClass for Run {
     }
 }
 
+/// An instant and every leaf's `G` there (one subsystem).
+type LeafValues = (Ns, Vec<i128>);
+
+/// Whole-ns supply functions: per server `X` and instant `t`, `G(X, t)`, the ns its jobs
+/// get over `[0, t)`; a job on `[r, d)` gets `G(X, d) − G(X, r)`. Each leaf `L` (task or
+/// idle) gets `G(L, t)`, `ρ_L·t − frac(ρ_L·offset)` (whole at the task's releases)
+/// rounded down or up; above, as the exact
+/// rates: a packed server's `G` is its children's sum, a dual's `t − G(child)`, so `G(X,
+/// t) = a_X·t + Σ_L s_XL·G(L, t)` (`s_XL` = ±1). At every instant the leaves of a
+/// subsystem are rounded (down, then up the largest fractional parts of the side that
+/// needs it, Hamilton's rule) so that the root's `G` is exactly `t`; idle leaves are
+/// only rounded down (an idle leaf's rate can be a few 1e-8, and rounding it up at one
+/// instant and down at the next would make its `G` fall).
+///
+/// Why this makes the integer schedule exact: every server then gets from its parent
+/// exactly what its children's jobs ask for (`G` of a packed server is their sum, a
+/// dual's and its child's add up to the span, the root's supply is all the time), so
+/// each packed server's EDF meets its children's deadlines (over any `[t1, t2]` between
+/// its release instants, its children's jobs inside ask for at most `Σ G(c, t2) −
+/// G(c, t1)`, its supply) and idles while it executes only for its idle leaves' share
+/// (its children's current jobs ask for at least the rest of its supply up to its next
+/// release), so exactly as many task leaves execute as the subsystem has CPUs, less its
+/// idle leaves'. A task leaf's own job gets `G(L, r + T) − G(L, r)
+/// = C` since `ρ_L·t − frac(ρ_L·offset)` is whole at its releases (with offsets the
+/// root's `G` is `t` less a constant). What this needs: every `G`
+/// non-decreasing and a dual's child's rising no faster than time, which the rounding
+/// (each `G(L, ·)` within 1 ns of exact) gives when every server's rate and co-rate
+/// times the gap between release instants exceed its leaves' count in ns; budgets are
+/// clamped to `[0, span]` otherwise.
+#[derive(Debug, Clone, Default)]
+struct Supply {
+    /// Per subsystem: its leaves (server index) and their sign at the root.
+    leaves: Vec<Vec<(usize, i128)>>,
+    /// Per subsystem: `a_root`.
+    root_a: Vec<i128>,
+    /// Per server: `a_X` and, per leaf of its subsystem (same order), `s_XL` (0: not below).
+    expr: Vec<(i128, Vec<i128>)>,
+    /// Per leaf server: rate numerator, denominator and offset.
+    quota: Vec<(u128, u128, Ns)>,
+    /// Per server: an idle leaf (rounded down, never up: see [`Supply::leaves_at`]).
+    idle: Vec<bool>,
+    /// The last instants' leaf values, per subsystem.
+    memo: RefCell<Vec<Vec<LeafValues>>>,
+}
+
+impl Supply {
+    fn new(tree: &Tree, sub_of: &[usize], offsets: &[Ns]) -> Supply {
+        let n = tree.servers.len();
+        let subs = tree.subsystems.len();
+        let mut leaves = vec![Vec::new(); subs];
+        let mut pos = vec![0; n];
+        let mut quota = vec![(0, 1, 0); n];
+        let idle: Vec<bool> = tree.servers.iter().map(|x| x.kind == Kind::Idle).collect();
+        for (x, srv) in tree.servers.iter().enumerate() {
+            let off = match srv.kind {
+                Kind::Task(i) => offsets.get(i).copied().unwrap_or(0),
+                Kind::Idle => 0,
+                _ => continue,
+            };
+            if subs == 0 {
+                continue;
+            }
+            pos[x] = leaves[sub_of[x]].len();
+            leaves[sub_of[x]].push((x, 0));
+            quota[x] = (srv.rate.num, srv.rate.den, off);
+        }
+        // Depth first from each root (idle leaves come after their packed server in
+        // `servers`, so index order is not children first).
+        fn build(
+            tree: &Tree,
+            x: usize,
+            width: usize,
+            pos: &[usize],
+            expr: &mut [(i128, Vec<i128>)],
+        ) {
+            let e = match &tree.servers[x].kind {
+                Kind::Task(_) | Kind::Idle => {
+                    let mut v = vec![0; width];
+                    v[pos[x]] = 1;
+                    (0, v)
+                }
+                Kind::Pack(ch) => {
+                    let mut acc = (0, vec![0; width]);
+                    for &c in ch {
+                        build(tree, c, width, pos, expr);
+                        acc.0 += expr[c].0;
+                        acc.1.iter_mut().zip(&expr[c].1).for_each(|(a, b)| *a += b);
+                    }
+                    acc
+                }
+                Kind::Dual(c) => {
+                    build(tree, *c, width, pos, expr);
+                    (1 - expr[*c].0, expr[*c].1.iter().map(|b| -b).collect())
+                }
+            };
+            expr[x] = e;
+        }
+        let mut expr: Vec<(i128, Vec<i128>)> = vec![(0, Vec::new()); n];
+        for (k, sub) in tree.subsystems.iter().enumerate() {
+            build(tree, sub.root, leaves[k].len(), &pos, &mut expr);
+        }
+        let mut root_a = vec![0; subs];
+        for (k, sub) in tree.subsystems.iter().enumerate() {
+            root_a[k] = expr[sub.root].0;
+            for (i, l) in leaves[k].iter_mut().enumerate() {
+                l.1 = expr[sub.root].1[i];
+            }
+        }
+        Supply {
+            leaves,
+            root_a,
+            expr,
+            quota,
+            idle,
+            memo: RefCell::new(vec![Vec::new(); subs]),
+        }
+    }
+
+    /// `G(L, t)` for every leaf of subsystem `k`, the root's `G` exactly `t`.
+    fn leaves_at(&self, k: usize, t: Ns) -> Vec<i128> {
+        if let Some(v) = self.memo.borrow()[k].iter().find(|m| m.0 == t) {
+            return v.1.clone();
+        }
+        let leaves = &self.leaves[k];
+        // ρ·(t − offset) = whole + rem/den per leaf.
+        let mut g = Vec::with_capacity(leaves.len());
+        let mut frac = Vec::with_capacity(leaves.len());
+        // ρ·t less the fractional part of ρ·offset: whole at the leaf's releases.
+        let mut shift = 0i128; // Σ s_L·frac(ρ_L·offset_L), in units of 1/den of each
+        let mut shift_f = 0f64;
+        for &(x, sign) in leaves {
+            let (num, den, off) = self.quota[x];
+            let (whole, rem) = Self::times(num, den, t);
+            let (_, rem_off) = Self::times(num, den, off);
+            let (w, r) = if rem >= rem_off {
+                (whole as i128, rem - rem_off)
+            } else {
+                (whole as i128 - 1, rem + den - rem_off)
+            };
+            g.push(w);
+            frac.push((r, den));
+            shift_f += sign as f64 * rem_off as f64 / den as f64;
+        }
+        shift += shift_f.round() as i128;
+        // The root's G is a·t + Σ s_L·G(L, t); it must be t (less a constant with offsets).
+        let want = t as i128 - self.root_a[k] * t as i128 - shift;
+        let have: i128 = g.iter().zip(leaves).map(|(v, l)| v * l.1).sum();
+        let need = want - have;
+        let sign = need.signum();
+        let mut cand: Vec<usize> = (0..leaves.len())
+            .filter(|&i| frac[i].0 > 0 && leaves[i].1 == sign && !self.idle[leaves[i].0])
+            .collect();
+        // Largest fractional part first (a/b > c/d ⇔ a·d > c·b), ties in leaf order.
+        cand.sort_by(|&a, &b| {
+            let (x, y) = (frac[a], frac[b]);
+            let by = match (y.0.checked_mul(x.1), x.0.checked_mul(y.1)) {
+                (Some(p), Some(q)) => p.cmp(&q),
+                _ => (y.0 as f64 / y.1 as f64).total_cmp(&(x.0 as f64 / x.1 as f64)),
+            };
+            by.then(a.cmp(&b))
+        });
+        for &i in cand.iter().take(need.unsigned_abs() as usize) {
+            g[i] += 1;
+        }
+        let mut memo = self.memo.borrow_mut();
+        if memo[k].len() >= 4 {
+            memo[k].remove(0);
+        }
+        memo[k].push((t, g.clone()));
+        g
+    }
+
+    /// The first release of leaf `x`'s task (its offset).
+    fn first_release(&self, x: usize) -> Ns {
+        self.quota.get(x).map_or(Ns::MAX, |q| q.2)
+    }
+
+    /// `num·t / den` as (whole, remainder in 1/den).
+    fn times(num: u128, den: u128, t: Ns) -> (u128, u128) {
+        let (q, r) = (t as u128 / den, t as u128 % den);
+        // r·num overflows only for denominators past 2^64 (never with the 2^-60 rounded
+        // rates): then its floor in floating point and no fraction.
+        match r.checked_mul(num) {
+            Some(p) => (q * num + p / den, p % den),
+            None => (q * num + ((r as f64) * (num as f64) / (den as f64)) as u128, 0),
+        }
+    }
+
+    /// `G(X, t)` of server `x` in subsystem `k`.
+    fn at(&self, x: usize, k: usize, t: Ns) -> i128 {
+        let g = self.leaves_at(k, t);
+        let (a, s) = &self.expr[x];
+        a * t as i128 + s.iter().zip(&g).map(|(s, v)| s * v).sum::<i128>()
+    }
+}
+
 /// RUN for the workload's deadline-class tasks, or why it cannot schedule them: RUN is a
 /// global scheduler for periodic tasks with implicit deadlines, no affinities, and total
 /// utilisation at most the CPUs.
@@ -481,6 +706,7 @@ pub fn for_workload(w: &schedlab_model::Workload) -> Result<Run, crate::SimError
         ));
     }
     let mut tasks = Vec::new();
+    let mut offsets = Vec::new();
     for (i, t) in w.tasks.iter().enumerate() {
         if t.class != TaskClass::Deadline {
             continue;
@@ -498,8 +724,10 @@ pub fn for_workload(w: &schedlab_model::Workload) -> Result<Run, crate::SimError
             return Err(unsupported(format!("run: task `{}` {why}", t.name)));
         }
         tasks.push((i, t.name.clone(), t.runtime, t.period.unwrap_or(0)));
+        offsets.push(t.offset);
     }
-    Run::new(&tasks, w.platform.cpus).map_err(|e| unsupported(format!("run: {e}")))
+    Run::with_offsets(&tasks, &offsets, w.platform.cpus)
+        .map_err(|e| unsupported(format!("run: {e}")))
 }
 
 /// Its entry in the simulator: the registry policy this file's class runs, and how it is
