@@ -37,7 +37,8 @@
 //! - `wakeup.rs`: `try_to_wake_up` and `select_task_rq_*`;
 //! - `tick.rs`: the scheduler tick and periodic fair balancing;
 //! - `decide.rs`: per-CPU `__schedule`, pick and context switch;
-//! - `global.rs`: global placement (the m best tasks run);
+//! - `global.rs`: global placement (the m best tasks run); `global_fast.rs` and
+//!   `global_marked.rs`: the same, visiting only what changed, where they apply;
 //! - `push_pull.rs`: RT/DL push and pull under `linux` placement;
 //! - `fair_balance.rs`: fair load balancing;
 //! - `timers.rs`: per-CPU hrtimers;
@@ -81,6 +82,7 @@ pub mod external;
 mod fair_balance;
 mod global;
 mod global_fast;
+mod global_marked;
 mod idle;
 mod job_wake;
 mod jobs;
@@ -190,6 +192,8 @@ pub struct Engine {
     touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
     global_fast: Option<global_fast::GlobalFast>,
+    /// Global placement visiting only the CPUs that changed (`global_marked.rs`).
+    global_marked: Option<global_marked::GlobalMarked>,
     /// CPUs whose timer is re-armed at the end of the instant.
     rearm: marks::CpuMask,
     /// Some class with tasks arms decision timers: every CPU's timer is recomputed at
@@ -392,6 +396,7 @@ impl Engine {
             marked: marks::CpuMask::new(ncpu),
             global_poked: false,
             global_fast: None,
+            global_marked: None,
             push_state: [None, None],
             class_has_tasks: ClassId::ALL.map(|c| task_class.contains(&c)),
             touched: marks::CpuMask::new(ncpu),
@@ -435,6 +440,7 @@ impl Engine {
                 !e.class_has_tasks[c as usize] || !e.classes[c as usize].reads_progress()
             });
         e.global_fast = e.global_fast_for(task_class);
+        e.global_marked = e.global_marked_for();
         e.push_state = e.push_states_for(task_class);
         e.decision_timers = ClassId::ALL
             .iter()
