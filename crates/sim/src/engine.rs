@@ -194,6 +194,9 @@ pub struct Engine {
     global_fast: Option<global_fast::GlobalFast>,
     /// Global placement visiting only the CPUs that changed (`global_marked.rs`).
     global_marked: Option<global_marked::GlobalMarked>,
+    /// CPUs running a runnable task (`curr` set and runnable): the others are where a
+    /// waking or pushed task may find a free CPU (`find_later_cpu`).
+    busy: marks::CpuMask,
     /// CPUs whose timer is re-armed at the end of the instant.
     rearm: marks::CpuMask,
     /// Some class with tasks arms decision timers: every CPU's timer is recomputed at
@@ -397,6 +400,7 @@ impl Engine {
             global_poked: false,
             global_fast: None,
             global_marked: None,
+            busy: marks::CpuMask::new(ncpu),
             push_state: [None, None],
             class_has_tasks: ClassId::ALL.map(|c| task_class.contains(&c)),
             touched: marks::CpuMask::new(ncpu),
