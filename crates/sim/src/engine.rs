@@ -197,6 +197,9 @@ pub struct Engine {
     /// CPUs running a runnable task (`curr` set and runnable): the others are where a
     /// waking or pushed task may find a free CPU (`find_later_cpu`).
     busy: marks::CpuMask,
+    /// `busy` is kept (`linux` placement: wake-up placement and pushes look for free
+    /// CPUs; global placement never does, and saves the bookkeeping).
+    track_busy: bool,
     /// CPUs whose timer is re-armed at the end of the instant.
     rearm: marks::CpuMask,
     /// Some class with tasks arms decision timers: every CPU's timer is recomputed at
@@ -401,6 +404,7 @@ impl Engine {
             global_fast: None,
             global_marked: None,
             busy: marks::CpuMask::new(ncpu),
+            track_busy: w.scheduler.placement == Placement::Linux,
             push_state: [None, None],
             class_has_tasks: ClassId::ALL.map(|c| task_class.contains(&c)),
             touched: marks::CpuMask::new(ncpu),

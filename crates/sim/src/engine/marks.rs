@@ -152,6 +152,9 @@ impl Engine {
 
     /// Keep `busy` in step with `cpu`'s current task and whether it is runnable.
     pub(super) fn note_busy(&mut self, cpu: CpuId) {
+        if !self.track_busy {
+            return;
+        }
         if self.cpus[cpu].curr.is_some_and(|t| self.tasks[t].runnable) {
             self.busy.insert(cpu);
         } else {

@@ -154,7 +154,7 @@ impl Engine {
         let lower_has_tasks = ClassId::ALL
             .iter()
             .any(|&c| c > class && self.class_has_tasks[c as usize]);
-        if lower_has_tasks {
+        if lower_has_tasks || !self.track_busy {
             return (0..ncpu).find(|&c| ok(c));
         }
         let mut at = 0;
