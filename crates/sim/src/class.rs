@@ -190,6 +190,15 @@ pub trait SchedClass {
         false
     }
 
+    /// Whether [`SchedClass::must_yield`] answers `false` for every task, always (the
+    /// default's answer). Global placement then asks nothing of a CPU nothing happened to
+    /// since the last decision, and a decision costs the CPUs that changed. Default
+    /// `false` (the engine asks every running task); a class that leaves `must_yield` as
+    /// it is may answer `true`.
+    fn never_yields(&self) -> bool {
+        false
+    }
+
     /// The instant announced by [`SchedClass::next_decision`] has come (and `curr` did not
     /// complete then). The engine marks `cpu` as needing a decision; return `true` to
     /// also force a reschedule (`need_resched`: `curr` is put back and a task picked), or

@@ -37,7 +37,8 @@
 //! - `wakeup.rs`: `try_to_wake_up` and `select_task_rq_*`;
 //! - `tick.rs`: the scheduler tick and periodic fair balancing;
 //! - `decide.rs`: per-CPU `__schedule`, pick and context switch;
-//! - `global.rs`: global placement (the m best tasks run);
+//! - `global.rs`: global placement (the m best tasks run); `global_fast.rs` and
+//!   `global_marked.rs`: the same, visiting only what changed, where they apply;
 //! - `push_pull.rs`: RT/DL push and pull under `linux` placement;
 //! - `fair_balance.rs`: fair load balancing;
 //! - `timers.rs`: per-CPU hrtimers;
@@ -82,6 +83,7 @@ pub mod external;
 mod fair_balance;
 mod global;
 mod global_fast;
+mod global_marked;
 mod idle;
 mod job_wake;
 mod jobs;
@@ -192,6 +194,14 @@ pub struct Engine {
     touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
     global_fast: Option<global_fast::GlobalFast>,
+    /// Global placement visiting only the CPUs that changed (`global_marked.rs`).
+    global_marked: Option<global_marked::GlobalMarked>,
+    /// CPUs running a runnable task (`curr` set and runnable): the others are where a
+    /// waking or pushed task may find a free CPU (`find_later_cpu`).
+    busy: marks::CpuMask,
+    /// `busy` is kept (`linux` placement: wake-up placement and pushes look for free
+    /// CPUs; global placement never does, and saves the bookkeeping).
+    track_busy: bool,
     /// CPUs whose timer is re-armed at the end of the instant.
     rearm: marks::CpuMask,
     /// Some class with tasks arms decision timers: every CPU's timer is recomputed at
@@ -398,6 +408,9 @@ impl Engine {
             marked: marks::CpuMask::new(ncpu),
             global_poked: false,
             global_fast: None,
+            global_marked: None,
+            busy: marks::CpuMask::new(ncpu),
+            track_busy: w.scheduler.placement == Placement::Linux,
             push_state: [None, None],
             class_has_tasks: ClassId::ALL.map(|c| task_class.contains(&c)),
             touched: marks::CpuMask::new(ncpu),
@@ -443,6 +456,7 @@ impl Engine {
                 !e.class_has_tasks[c as usize] || !e.classes[c as usize].reads_progress()
             });
         e.global_fast = e.global_fast_for(task_class);
+        e.global_marked = e.global_marked_for();
         e.push_state = e.push_states_for(task_class);
         e.decision_timers = ClassId::ALL
             .iter()

@@ -6,7 +6,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use schedlab_model::{Overrides, Placement, Workload};
+use schedlab_model::{Overrides, Placement, Policy, Workload};
 use schedlab_sim::{simulate, SimOptions, SimResult};
 use std::path::Path;
 
@@ -152,6 +152,36 @@ fn bfs_work_per_event_does_not_grow_with_tasks() {
     let (small, large) = (bfs(128, 1000), bfs(1024, 200));
     assert!(small.work.queue_steps > 0, "BFS's queue counts its steps");
     check_scaling("bfs", &small, &large, 60.0);
+}
+
+/// ILLF under global placement: rule 4 looks at the tasks activated at the instant in
+/// laxity order and only below the running task's remaining time (an index, not a test
+/// of every task activated at the instant), and a decision visits the CPUs that changed
+/// (a CPU nothing happened to keeps its task), not every CPU three times.
+#[test]
+fn global_illf_work_per_event_does_not_grow_with_tasks() {
+    let illf = |n: usize, ms: u64| {
+        let y = common::periodic_set(n, 32, 0.7 * 32.0, ms, n as u64);
+        let ov = Overrides {
+            placement: Some(Placement::parse("global").unwrap()),
+            policy: Some(Policy::Illf),
+            ..Overrides::default()
+        };
+        run(&Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap())
+    };
+    let (small, large) = (illf(256, 1000), illf(2048, 250));
+    assert!(
+        large.work.queue_steps > 0,
+        "ILLF's rule 4 index counts its steps"
+    );
+    check_scaling("global illf", &small, &large, 120.0);
+    for (n, r) in [("small", &small), ("large", &large)] {
+        let v = per_event(r).visits_per_cpu;
+        assert!(
+            v < 2.0,
+            "global illf {n}: {v:.2} CPU visits per event per CPU"
+        );
+    }
 }
 
 /// A workload without fair tasks never balances fair load (a CPU about to idle once ran

@@ -45,6 +45,8 @@ impl Engine {
         ts.stats.throttles += 1;
         let was_queued = ts.runnable && ts.on_cpu.is_none();
         ts.runnable = false;
+        self.note_busy_task(t);
+        let ts = &mut self.tasks[t];
         let rq = ts.rq;
         let class = ts.class as usize;
         if was_queued {

@@ -246,6 +246,10 @@ impl Counted {
         self.inner.quantum_boundary(ctx);
     }
 
+    pub(super) fn never_yields(&self) -> bool {
+        self.inner.never_yields()
+    }
+
     pub(super) fn decides_running(&self) -> bool {
         self.inner.decides_running()
     }

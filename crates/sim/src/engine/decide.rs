@@ -202,6 +202,7 @@ impl Engine {
         self.sync(cpu);
         let exit = self.idle_exit(cpu, next);
         self.cpus[cpu].curr = next;
+        self.note_busy(cpu);
         self.force_rearm(cpu);
         let Some(n) = next else { return };
         self.fair_untrack(n);

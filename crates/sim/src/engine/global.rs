@@ -8,6 +8,10 @@ impl Engine {
     /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
     pub(super) fn schedule_global(&mut self) {
         self.invocations += 1;
+        if let Some(g) = self.global_marked.take() {
+            self.global_marked = Some(self.schedule_global_marked(g));
+            return;
+        }
         self.visit(3 * self.cpus.len()); // reset, collect, switch
         let ncpu = self.cpus.len();
         self.cpus.iter_mut().for_each(|c| c.dirty = false);
@@ -91,16 +95,16 @@ impl Engine {
         let mut running = std::mem::take(&mut self.scratch_cpus);
         let found = self.global_preempt(assign, &mut running);
         self.scratch_cpus = running;
-        found
+        found.is_some()
     }
 
     /// Within each class: let the best waiting task take the CPU of the lowest-priority
-    /// running task it beats.
+    /// running task it beats. Returns the CPU whose task changed.
     pub(super) fn global_preempt(
         &mut self,
         assign: &mut [Option<TaskId>],
         running: &mut Vec<CpuId>,
-    ) -> bool {
+    ) -> Option<CpuId> {
         for class in ClassId::ALL {
             // Nothing waiting in a real-time class: no task of it can take a CPU.
             if class != ClassId::Fair && self.classes[class as usize].nr_waiting() == 0 {
@@ -125,7 +129,7 @@ impl Engine {
                             self.put_prev(curr);
                             assign[cpu] =
                                 self.classes[class as usize].pick_next_task(&ctx!(self), cpu, cpu);
-                            return true;
+                            return Some(cpu);
                         }
                     }
                 }
@@ -153,10 +157,10 @@ impl Engine {
                 let curr = assign[cpu].unwrap();
                 self.put_prev(curr);
                 assign[cpu] = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
-                return true;
+                return Some(cpu);
             }
         }
-        false
+        None
     }
 
     /// The CPU whose running task of `class` the waiting task it sees first would

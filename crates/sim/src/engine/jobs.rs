@@ -247,8 +247,9 @@ impl Engine {
             return;
         }
         self.fair_untrack(t);
+        self.tasks[t].runnable = false;
+        self.note_busy_task(t);
         let ts = &mut self.tasks[t];
-        ts.runnable = false;
         if cpu.is_none() {
             // Not running: it is waiting on a run queue; take it off.
             let rq = ts.rq;

@@ -150,6 +150,25 @@ impl Engine {
         self.rearm.insert(cpu);
     }
 
+    /// Keep `busy` in step with `cpu`'s current task and whether it is runnable.
+    pub(super) fn note_busy(&mut self, cpu: CpuId) {
+        if !self.track_busy {
+            return;
+        }
+        if self.cpus[cpu].curr.is_some_and(|t| self.tasks[t].runnable) {
+            self.busy.insert(cpu);
+        } else {
+            self.busy.remove(cpu);
+        }
+    }
+
+    /// `note_busy` for the CPU `t` runs on, if any (its runnable state changed).
+    pub(super) fn note_busy_task(&mut self, t: TaskId) {
+        if let Some(cpu) = self.tasks[t].on_cpu {
+            self.note_busy(cpu);
+        }
+    }
+
     /// Forget `cpu`'s mark once its decision flags are consumed.
     pub(super) fn unmark_if_clean(&mut self, cpu: CpuId) {
         let c = &self.cpus[cpu];

@@ -7,6 +7,7 @@ impl Engine {
     pub(super) fn wakeup(&mut self, t: TaskId, why: EnqueueReason) {
         self.fair_untrack(t);
         self.tasks[t].runnable = true;
+        self.note_busy_task(t);
         self.fair_track(t);
         if let Some(cpu) = self.tasks[t].on_cpu {
             self.sync(cpu);
@@ -142,6 +143,33 @@ impl Engine {
                 .is_none_or(|t| !self.tasks[t].runnable || self.tasks[t].class > class)
     }
 
+    /// The lowest CPU `t` may run on (other than `exclude`) that is free for `class`.
+    /// A CPU running a runnable task of `class` or a higher class is not free, so when
+    /// no lower class has tasks only the CPUs out of `busy` are looked at (not every CPU
+    /// when none is free); debug builds check the answer against the scan of all CPUs.
+    fn first_free_for(&self, t: TaskId, class: ClassId, exclude: Option<CpuId>) -> Option<CpuId> {
+        let ts = &self.tasks[t];
+        let ncpu = self.cpus.len();
+        let ok = |c: CpuId| ts.may_run_on(c) && Some(c) != exclude && self.cpu_free_for(c, class);
+        let lower_has_tasks = ClassId::ALL
+            .iter()
+            .any(|&c| c > class && self.class_has_tasks[c as usize]);
+        if lower_has_tasks || !self.track_busy {
+            return (0..ncpu).find(|&c| ok(c));
+        }
+        let mut at = 0;
+        let mut found = None;
+        while let Some(c) = marks::CpuMask::next_in_none(&[&self.busy], at, ncpu) {
+            if ok(c) {
+                found = Some(c);
+                break;
+            }
+            at = c + 1;
+        }
+        debug_assert_eq!(found, (0..ncpu).find(|&c| ok(c)), "the busy mask is stale");
+        found
+    }
+
     /// `find_later_rq` / `find_lowest_rq`: a CPU where `t` would run at once — a free one
     /// (its last CPU first, then the lowest index), else the one running the
     /// lowest-priority task of `t`'s class that `t` beats.
@@ -155,7 +183,7 @@ impl Engine {
         if ts.may_run_on(last) && Some(last) != exclude && self.cpu_free_for(last, class) {
             return Some(last);
         }
-        if let Some(c) = candidates().find(|&c| self.cpu_free_for(c, class)) {
+        if let Some(c) = self.first_free_for(t, class, exclude) {
             return Some(c);
         }
         let cls = &self.classes[class as usize];

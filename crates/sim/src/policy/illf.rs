@@ -39,6 +39,7 @@ use crate::class::{EnqueueReason, SchedClass};
 use crate::laxtree::{Entry, LaxityTree};
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
+use std::cell::Cell;
 use std::collections::BTreeSet;
 
 /// Improved LLF.
@@ -57,12 +58,21 @@ pub struct Illf {
     put_task: Vec<Option<TaskId>>,
     /// Per run queue: tasks activated at `activated_now.0` (rule 4 candidates).
     activated_now: Vec<(Ns, Vec<TaskId>)>,
+    /// Per run queue: the entries of `waiting_set` activated at `activated_now.0` (rule
+    /// 4's candidates still waiting there), in the tree's order, so that rule 4 looks
+    /// only at candidates whose stored laxity is below the running task's remaining time
+    /// instead of every task activated at the instant.
+    activated_waiting: Vec<BTreeSet<Entry>>,
+    /// Rule 4's lookups and the entries they looked at ([`SchedClass::queue_steps`]).
+    steps: Cell<u64>,
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
     /// Reused by `refresh_all`.
     scratch: Vec<Entry>,
+    /// Reused by `refresh_all`: entries whose laxity changed, with the new value.
+    changed: Vec<(Entry, i64)>,
     per_cpu: bool,
     /// How the engine lays out the queues (None when built outside the engine).
     topology: Option<crate::class::Topology>,
@@ -82,10 +92,13 @@ impl Illf {
             put_at: Vec::new(),
             put_task: Vec::new(),
             activated_now: Vec::new(),
+            activated_waiting: Vec::new(),
+            steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
             refreshed_at: Vec::new(),
             scratch: Vec::new(),
+            changed: Vec::new(),
             per_cpu: true,
             topology: None,
             seq: 0,
@@ -102,7 +115,7 @@ impl Illf {
         let seq = match self.entry[t].take() {
             Some(e) => {
                 self.trees[rq].erase(e);
-                self.waiting_set[rq].remove(&e);
+                self.wait_remove(rq, e);
                 e.1
             }
             None => {
@@ -114,7 +127,22 @@ impl Illf {
         self.trees[rq].insert(e);
         self.entry[t] = Some(e);
         if !self.running[t] {
-            self.waiting_set[rq].insert(e);
+            self.wait_insert(rq, e);
+        }
+    }
+
+    /// Add `e` to the waiting tasks of `rq` (and to its rule 4 candidates if its task
+    /// was activated at the instant they are for).
+    fn wait_insert(&mut self, rq: RqId, e: Entry) {
+        self.waiting_set[rq].insert(e);
+        if self.activated_at[e.2] == self.activated_now[rq].0 {
+            self.activated_waiting[rq].insert(e);
+        }
+    }
+
+    fn wait_remove(&mut self, rq: RqId, e: Entry) {
+        if self.waiting_set[rq].remove(&e) {
+            self.activated_waiting[rq].remove(&e);
         }
     }
 
@@ -126,9 +154,9 @@ impl Illf {
         self.running[t] = running;
         if let Some(e) = self.entry[t] {
             if running {
-                self.waiting_set[rq].remove(&e);
+                self.wait_remove(rq, e);
             } else {
-                self.waiting_set[rq].insert(e);
+                self.wait_insert(rq, e);
             }
         }
     }
@@ -136,13 +164,12 @@ impl Illf {
     fn erase(&mut self, rq: RqId, t: TaskId) {
         if let Some(e) = self.entry[t].take() {
             self.trees[rq].erase(e);
-            self.waiting_set[rq].remove(&e);
+            self.wait_remove(rq, e);
         }
         self.running[t] = false;
     }
 
-    /// Rule 1: refresh every stored laxity of `rq` (ties keep their order), rebuilding the
-    /// tree at once ([`LaxityTree::rekey`]).
+    /// Rule 1: refresh every stored laxity of `rq` (ties keep their order).
     ///
     /// A second refresh at the same instant (several activations or completions at
     /// once) would store the values already stored: a laxity changes only with time
@@ -150,20 +177,52 @@ impl Illf {
     /// first refresh was computed at this instant. So it only counts its evaluations —
     /// the algorithm performs them — without recomputing (with 256 ready jobs, a release
     /// instant costs one refresh instead of one per released job).
+    ///
+    /// Every laxity is evaluated; only the entries whose value changed are moved (a
+    /// running task's laxity stays as it was while it runs without overhead), or, when
+    /// most changed, the tree is rebuilt at once ([`LaxityTree::rekey`]). Both give the
+    /// tree the same entries.
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
         if self.refreshed_at[rq] == ctx.now {
             ctx.count_laxity(self.trees[rq].len() as u64);
             return;
         }
         self.refreshed_at[rq] = ctx.now;
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        changed.extend(self.trees[rq].iter().filter_map(|&e| {
+            let l = ctx.laxity(e.2);
+            (l != e.0).then_some((e, l))
+        }));
+        if changed.len() * 4 <= self.trees[rq].len() {
+            for &(old, l) in &changed {
+                let t = old.2;
+                self.trees[rq].erase(old);
+                self.wait_remove(rq, old);
+                let e = (l, old.1, t);
+                self.trees[rq].insert(e);
+                self.entry[t] = Some(e);
+                if !self.running[t] {
+                    self.wait_insert(rq, e);
+                }
+            }
+            self.changed = changed;
+            return;
+        }
+        self.changed = changed;
         let mut entries = std::mem::take(&mut self.scratch);
-        self.trees[rq].rekey(|t| ctx.laxity(t), &mut entries);
-        let waiting = &mut self.waiting_set[rq];
+        self.trees[rq].rekey(|t| ctx.laxity_uncounted(t), &mut entries);
+        let at = self.activated_now[rq].0;
+        let (waiting, activated) = (&mut self.waiting_set[rq], &mut self.activated_waiting[rq]);
         waiting.clear();
+        activated.clear();
         for &e in &entries {
             self.entry[e.2] = Some(e);
             if !self.running[e.2] {
                 waiting.insert(e);
+                if self.activated_at[e.2] == at {
+                    activated.insert(e);
+                }
             }
         }
         self.scratch = entries;
@@ -267,23 +326,52 @@ impl Illf {
         // least-laxity one that qualifies).
         // The list holds the tasks activated at `at`: stale (and not looked at, however
         // long it is) at any other instant, such as a tick.
-        let (at, list) = &self.activated_now[rq];
-        let current: &[TaskId] = if *at == now { list } else { &[] };
-        let activated = current
-            .iter()
-            .copied()
-            .filter(|&a| {
-                // Still queued here: a task activated on this queue may have been pushed
-                // to another one at the same instant (it stays in this list).
-                self.entry[a].is_some()
-                    && ctx.task(a).rq == rq
-                    && !self.running[a]
-                    && a != c
-                    && ctx.allowed(a, cpu)
-                    && self.swap_with(ctx, c, a, self.lax(a))
-            })
-            .min_by_key(|&a| self.entry[a]);
+        let activated = self.rule4_candidate(ctx, rq, cpu, c);
+        if cfg!(debug_assertions) {
+            // The index gives what testing every task activated at the instant gives.
+            let (at, list) = &self.activated_now[rq];
+            let current: &[TaskId] = if *at == now { list } else { &[] };
+            let tested = current
+                .iter()
+                .copied()
+                .filter(|&a| {
+                    // Still queued here: a task activated on this queue may have been
+                    // pushed to another one at the same instant (it stays in this list).
+                    self.entry[a].is_some()
+                        && ctx.task(a).rq == rq
+                        && !self.running[a]
+                        && a != c
+                        && ctx.allowed(a, cpu)
+                        && self.swap_with(ctx, c, a, self.lax(a))
+                })
+                .min_by_key(|&a| self.entry[a]);
+            debug_assert_eq!(activated, tested, "ILLF rule 4: the index and the test differ");
+        }
         Some(activated.unwrap_or(c))
+    }
+
+    /// Rule 4 at activation: the least-laxity task activated now and waiting on `rq`
+    /// that may run on `cpu` and that Algorithm 2 runs in place of `k`. Algorithm 2 keeps
+    /// a small K, and swaps only for `S_q < R_k`: so the candidates are looked at in
+    /// laxity order up to `R_k` only, and the first that qualifies is the one.
+    fn rule4_candidate(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, k: TaskId) -> Option<TaskId> {
+        if self.activated_now[rq].0 != ctx.now || !self.opts.rules[3] {
+            return None;
+        }
+        self.steps.set(self.steps.get() + 1); // the lookup itself
+        let r_k = ctx.task(k).remaining() as i64;
+        if r_k <= self.lax(k) {
+            return None; // K is small
+        }
+        let mut looked = 0;
+        let found = self.activated_waiting[rq]
+            .iter()
+            .take_while(|e| e.0 < r_k)
+            .inspect(|_| looked += 1)
+            .map(|e| e.2)
+            .find(|&a| a != k && ctx.allowed(a, cpu) && self.swap_with(ctx, k, a, self.lax(a)));
+        self.steps.set(self.steps.get() + looked);
+        found
     }
 
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
@@ -325,8 +413,14 @@ impl Illf {
         if *at != now {
             *at = now;
             list.clear();
+            self.activated_waiting[rq].clear();
         }
         list.push(t);
+        if let Some(e) = self.entry[t].filter(|_| !self.running[t]) {
+            if self.waiting_set[rq].contains(&e) {
+                self.activated_waiting[rq].insert(e);
+            }
+        }
     }
 
     fn cpu_of(&self, ctx: &Ctx, t: TaskId) -> CpuId {
@@ -343,6 +437,14 @@ impl SchedClass for Illf {
         false // `choose` only ever returns a waiting task or the current one
     }
 
+    fn never_yields(&self) -> bool {
+        true
+    }
+
+    fn queue_steps(&self) -> u64 {
+        self.steps.get()
+    }
+
     fn set_topology(&mut self, topology: crate::class::Topology) {
         self.topology = Some(topology);
     }
@@ -356,6 +458,7 @@ impl SchedClass for Illf {
         self.put_at = vec![Ns::MAX; nr_tasks];
         self.put_task = vec![None; nr_rqs];
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
+        self.activated_waiting = vec![BTreeSet::new(); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
         self.refreshed_at = vec![Ns::MAX; nr_rqs];

@@ -269,6 +269,10 @@ impl SchedClass for Llf {
         "llf"
     }
 
+    fn never_yields(&self) -> bool {
+        true // LLF preempts only for a waiting task of lower laxity
+    }
+
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.q = match self.exact {
             Some(_) => LlfQueue::Tree(Keyed::new(nr_rqs, nr_tasks)),

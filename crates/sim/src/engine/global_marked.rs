@@ -1,0 +1,159 @@
+//! Global placement for one class without a key order (ILLF): `schedule_global`'s steps,
+//! but a decision visits only the CPUs that changed. `schedule_global` starts from every
+//! CPU (collecting its task, asking its class whether it yields) and ends by comparing
+//! every CPU's new task with its current one: O(CPUs) per instant, most of the time at
+//! 1024 CPUs where an instant changes a few. Here the assignment is kept between
+//! instants; a CPU nothing happened to (not marked) keeps its task, as `schedule_global`
+//! would find (the class never asks a running task to yield, [`SchedClass::never_yields`],
+//! nor plans its running set), so only the marked CPUs are collected, free CPUs are found
+//! in a bitmap, and only the CPUs the steps changed are switched. The steps themselves,
+//! and so every hook call and every result, are `schedule_global`'s.
+//!
+//! [`SchedClass::never_yields`]: crate::class::SchedClass::never_yields
+
+use super::marks::CpuMask;
+use super::*;
+
+/// The assignment of the one global class between instants.
+pub(super) struct GlobalMarked {
+    class: ClassId,
+    /// Per CPU: the task it runs (runnable), as of the last decision.
+    assign: Vec<Option<TaskId>>,
+    /// CPUs with no task.
+    free: CpuMask,
+    /// CPUs whose task may change at this decision.
+    changed: CpuMask,
+}
+
+impl Engine {
+    /// The incremental global placement for this workload, if it applies: one class with
+    /// tasks, global, no fair task, no key order (keyed classes take `global_fast.rs`), a
+    /// class that never makes a running task yield nor plans its running set, and
+    /// `global` placement (no push or pull changes a CPU's task outside the decision).
+    pub(super) fn global_marked_for(&self) -> Option<GlobalMarked> {
+        let used: Vec<ClassId> = ClassId::ALL
+            .into_iter()
+            .filter(|&c| self.class_has_tasks[c as usize])
+            .collect();
+        let &[class] = used.as_slice() else {
+            return None;
+        };
+        let cls = &self.classes[class as usize];
+        (class != ClassId::Fair
+            && self.global_fast.is_none()
+            && self.placement == Placement::Global
+            && self.class_global[class as usize]
+            && cls.never_yields()
+            && !cls.decides_running())
+        .then(|| {
+            let ncpu = self.cpus.len();
+            let mut free = CpuMask::new(ncpu);
+            (0..ncpu).for_each(|c| free.insert(c));
+            GlobalMarked {
+                class,
+                assign: vec![None; ncpu],
+                free,
+                changed: CpuMask::new(ncpu),
+            }
+        })
+    }
+
+    /// `schedule_global` for one class that never yields: see the module documentation.
+    pub(super) fn schedule_global_marked(&mut self, mut g: GlobalMarked) -> GlobalMarked {
+        if cfg!(debug_assertions) {
+            // What the module relies on: an unmarked CPU still runs the task it was
+            // given, runnable, with no decision asked of it.
+            for cpu in (0..self.cpus.len()).filter(|&c| !self.marked.contains(c)) {
+                let c = &self.cpus[cpu];
+                debug_assert!(
+                    !c.dirty && !c.need_resched,
+                    "CPU {cpu} unmarked but flagged"
+                );
+                debug_assert_eq!(c.curr, g.assign[cpu], "CPU {cpu}: task changed unmarked");
+                debug_assert!(c.curr.is_none_or(|t| self.tasks[t].runnable));
+            }
+        }
+        g.changed.clear();
+        let mut cpu = 0;
+        while let Some(c) = self.marked.next_from(cpu) {
+            cpu = c + 1;
+            self.visit(1);
+            self.cpus[c].dirty = false;
+            let resched = std::mem::take(&mut self.cpus[c].need_resched);
+            let curr = self.cpus[c].curr.filter(|&t| self.tasks[t].runnable);
+            let next = match curr {
+                Some(t) if resched => {
+                    self.put_prev(t);
+                    None
+                }
+                other => other,
+            };
+            g.assign[c] = next;
+            if next.is_some() {
+                g.free.remove(c);
+            } else {
+                g.free.insert(c);
+            }
+            g.changed.insert(c);
+        }
+        self.marked.clear();
+        // Every change strictly raises the priority on one CPU; the bound is a safety net.
+        for _ in 0..(4 * self.cpus.len() * (self.tasks.len() + 1)) {
+            if !self.global_marked_step(&mut g) {
+                break;
+            }
+        }
+        // All departures before all arrivals, in CPU order, as `schedule_global`.
+        let mut at = 0;
+        while let Some(c) = g.changed.next_from(at) {
+            at = c + 1;
+            if self.cpus[c].curr != g.assign[c] {
+                self.switch_out(c, g.assign[c]);
+            }
+        }
+        let mut at = 0;
+        while let Some(c) = g.changed.next_from(at) {
+            at = c + 1;
+            if self.cpus[c].curr != g.assign[c] {
+                self.switch_in(c, g.assign[c]);
+            }
+        }
+        g
+    }
+
+    /// `global_step` for one class: fill the lowest free CPU that gets a task, else let
+    /// a waiting task preempt (`global_preempt`).
+    fn global_marked_step(&mut self, g: &mut GlobalMarked) -> bool {
+        let class = g.class;
+        if self.classes[class as usize].nr_waiting() > 0 {
+            let mut at = 0;
+            while let Some(cpu) = g.free.next_from(at) {
+                at = cpu + 1;
+                self.visit(1);
+                let rq = self.rq_of(class, cpu);
+                let picked = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu);
+                if let Some(n) = picked {
+                    g.assign[cpu] = Some(n);
+                    g.free.remove(cpu);
+                    g.changed.insert(cpu);
+                    return true;
+                }
+            }
+        }
+        let mut running = std::mem::take(&mut self.scratch_cpus);
+        let found = self.global_preempt(&mut g.assign, &mut running);
+        self.scratch_cpus = running;
+        match found {
+            Some(cpu) => {
+                if g.assign[cpu].is_some() {
+                    g.free.remove(cpu);
+                } else {
+                    g.free.insert(cpu);
+                }
+                g.changed.insert(cpu);
+                true
+            }
+            None => false,
+        }
+    }
+}
