@@ -6,8 +6,10 @@
 //! `run_tree.rs`: PACK by worst-fit decreasing, DUAL, until unit servers; each unit server
 //! is a proper subsystem on its own CPUs). Online, every server's job runs from one of its
 //! release instants (the release of any job below it) to the next, with budget
-//! `⌊rate × (next release − now)⌋` ns, replenished at each release; a server consumes its
-//! budget while it *executes* (a task leaf: while its task runs):
+//! `⌊rate × (next release − now)⌋` ns, replenished at each release; time 0 is a release
+//! instant of every server, also above tasks first released later (`offset:`: such a task
+//! is an idle job of its rate until then). A server consumes its budget while it
+//! *executes* (a task leaf: while its task runs):
 //! - a subsystem's root always executes;
 //! - an executing packed server executes the child with the earliest deadline among those
 //!   with budget left (the first in packing order among equals; none: it idles);
@@ -27,8 +29,9 @@
 //! or complement of its children's as the exact rates are). Each packed server then gets
 //! exactly what its children's jobs ask for, its EDF meets their deadlines and never
 //! idles while it executes, and exactly as many leaves execute as the subsystem has
-//! CPUs: no job misses at exactly full load either (300 random sets at U = m and 210 up
-//! to m, with the invariant checker; tests/servers.rs). Rounding each job's `ρ·(d − r)`
+//! CPUs: no job misses at exactly full load either (300 random sets at U = m, 210 up to
+//! m, and 120 with offsets, 60 of them at U = m, with the invariant checker;
+//! tests/servers.rs). Rounding each job's `ρ·(d − r)`
 //! on its own (as before) lost up to 1 ns per server job: 213 of those 300 sets missed.
 //! Two rules remain for budgets the conditions of [`Supply`] do not cover (a rate so
 //! small that `ρ·gap` is under 1 ns): a leaf's budget is consumed only while its task
@@ -165,7 +168,26 @@ impl Run {
             queued: Vec::new(),
             v: RefCell::new(v),
         };
-        run.reselect(&mut run.v.borrow_mut());
+        // Time 0 is a release instant of every server, whether or not a task below it is
+        // released then: RUN's servers' jobs tile time from 0, each asking its rate's
+        // share of every span, so that at every instant a packed server's children's jobs
+        // together ask for all its supply (the root's: all the time). A task not released yet is an idle job of its rate until its
+        // first release (its leaf has no budget, like an idle leaf: its parent idles for
+        // its share), and the servers above it still run jobs from 0. Without these
+        // jobs, a dual above only tasks with offsets had no job before their first
+        // releases, its packed parent gave that share to its siblings ahead of their
+        // supply, then ran out of jobs while it executed: more leaves executed than the
+        // subsystem has CPUs, and a task selected but not running missed (t3 of the
+        // cross-check set in tests/servers.rs).
+        {
+            let mut v = run.v.borrow_mut();
+            for s in 0..n {
+                if run.task_of[s].is_none() && !run.below[s].is_empty() {
+                    run.start_job(&mut v, s, 0);
+                }
+            }
+            run.reselect(&mut v);
+        }
         Ok(run)
     }
 
@@ -223,6 +245,34 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// Start server `s`'s job at its release instant `now`: to its next release instant,
+    /// the earliest deadline below it or the first release of a task below it not
+    /// released yet (with offsets), so that a server's jobs run between consecutive
+    /// release instants and none is replaced before its deadline. A task leaf's budget is
+    /// its task's runtime (exact even when rates are rounded), a server's its supply over
+    /// the job ([`Supply`]).
+    fn start_job(&self, v: &mut Virtual, s: usize, now: Ns) {
+        let d = self.below[s]
+            .iter()
+            .map(|&l| match v.deadline[l] {
+                Ns::MAX => self.supply.first_release(l),
+                d => d,
+            })
+            .filter(|&d| d > now)
+            .min()
+            .unwrap_or(Ns::MAX);
+        v.deadline[s] = d;
+        v.budget[s] = if d == Ns::MAX {
+            0
+        } else if self.task_of[s].is_some() {
+            self.runtime[s]
+        } else {
+            let sub = self.sub_of[s];
+            let (g0, g1) = (self.supply.at(s, sub, now), self.supply.at(s, sub, d));
+            (g1 - g0).clamp(0, (d - now) as i128) as u64
+        };
     }
 
     /// Whether server `s`'s budget running out changes the executing set: task leaves and
@@ -299,29 +349,7 @@ impl SchedClass for Run {
         // job lasting to its next deadline (the earliest of the jobs below it).
         let mut a = Some(leaf);
         while let Some(s) = a {
-            // Its next release instant: the earliest deadline below it, or the first
-            // release of a task below it not released yet (with offsets), so that a
-            // server's jobs run between consecutive release instants and none is
-            // replaced before its deadline.
-            let d = self.below[s]
-                .iter()
-                .map(|&l| match v.deadline[l] {
-                    Ns::MAX => self.supply.first_release(l),
-                    d => d,
-                })
-                .filter(|&d| d > now)
-                .min()
-                .unwrap_or(Ns::MAX);
-            v.deadline[s] = d;
-            v.budget[s] = if d == Ns::MAX {
-                0
-            } else if s == leaf {
-                self.runtime[leaf] // exact even when rates are rounded
-            } else {
-                let sub = self.sub_of[s];
-                let (g0, g1) = (self.supply.at(s, sub, now), self.supply.at(s, sub, d));
-                (g1 - g0).clamp(0, (d - now) as i128) as u64
-            };
+            self.start_job(&mut v, s, now);
             a = self.tree.servers[s].parent;
         }
         self.reselect(&mut v);
