@@ -129,7 +129,7 @@ impl Engine {
                             self.put_prev(curr);
                             assign[cpu] =
                                 self.classes[class as usize].pick_next_task(&ctx!(self), cpu, cpu);
-                            return Some(cpu);
+                            return self.changed(assign, cpu, curr);
                         }
                     }
                 }
@@ -157,10 +157,19 @@ impl Engine {
                 let curr = assign[cpu].unwrap();
                 self.put_prev(curr);
                 assign[cpu] = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
-                return Some(cpu);
+                return self.changed(assign, cpu, curr);
             }
         }
         None
+    }
+
+    /// `Some(cpu)` if the preemption on `cpu` changed its task. A class whose pick, once
+    /// its running task is put back, is that task again (ILLF: the candidate it offered
+    /// beats the task as running, not once it waits) changes nothing, and the same step
+    /// would repeat until the loop's safety bound: 4·m·(n + 1) steps of nothing at such
+    /// an instant (every instant of ILLF's release at 0 on Table 1).
+    fn changed(&self, assign: &[Option<TaskId>], cpu: CpuId, curr: TaskId) -> Option<CpuId> {
+        (assign[cpu] != Some(curr)).then_some(cpu)
     }
 
     /// The CPU whose running task of `class` the waiting task it sees first would
