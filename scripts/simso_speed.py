@@ -23,7 +23,6 @@ import argparse
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -32,21 +31,11 @@ from contextlib import redirect_stdout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simso_crosscheck as xc  # the cross-check's pairs and SimSo set-up
+from simso_compare import ns  # workload durations, read as the timing script does
 
 DEFAULT = ("edf,llf,pd2,er-pd2,epdf,bf,llref,lre-tl,dp-wrap,run,u-edf,ekg")
-UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 # The quantum of each quantum-based pair, in ns (SimSo's; schedlab's via POLICIES).
 QUANTUM_NS = {"pd2": 100_000, "er-pd2": 100_000, "epdf": xc.MS, "bf": xc.MS}
-
-
-def ns(value):
-    """A duration of the workload format ("12us", "10ms", "10s", or integer ns)."""
-    if isinstance(value, int):
-        return value
-    m = re.fullmatch(r"\s*([0-9_]+)\s*(ns|us|ms|s)\s*", str(value))
-    if not m:
-        raise ValueError(f"unsupported duration {value!r}")
-    return int(m.group(1).replace("_", "")) * UNIT_NS[m.group(2)]
 
 
 def load_set(path):
