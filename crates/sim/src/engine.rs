@@ -554,6 +554,9 @@ impl Engine {
                     self.violation = Some(format!("at {t} ns: {e}"));
                     return;
                 }
+                if self.violation.is_some() {
+                    return; // found during the instant's decisions
+                }
             }
         }
     }

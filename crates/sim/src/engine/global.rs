@@ -34,10 +34,16 @@ impl Engine {
             }
         }
         // Every change strictly raises the priority on one CPU; the bound is a safety net.
-        for _ in 0..(4 * ncpu * (self.tasks.len() + 1)) {
-            if !self.global_step(&mut assign) {
-                break;
-            }
+        // Reaching it means a class's preemption test and its pick disagree (each step
+        // undoes another): the checker reports it rather than let the bound decide.
+        let bound = 4 * ncpu * (self.tasks.len() + 1);
+        let settled = (0..bound).any(|_| !self.global_step(&mut assign));
+        if !settled && self.check && self.violation.is_none() {
+            self.violation = Some(format!(
+                "at {} ns: the global decision did not settle in {bound} steps (a class's \
+                 wake-up preemption test and its pick disagree)",
+                self.now
+            ));
         }
         // All departures before all arrivals, so a task moving between CPUs is seen
         // leaving one before it starts on the other.
@@ -122,6 +128,14 @@ impl Engine {
                     let Some(curr) = assign[cpu].filter(|&t| self.tasks[t].class == class) else {
                         continue;
                     };
+                    // The wake-up test is asked of the task that was running when the
+                    // instant's wake-ups came (`wakeup_preempt`); a task picked in this
+                    // decision was the pick's own answer. Asking again is not the
+                    // kernel's, and a class whose test and pick differ on ties (EEVDF:
+                    // equal deadlines) would swap tasks until the loop's bound.
+                    if self.cpus[cpu].curr != Some(curr) {
+                        continue;
+                    }
                     let ctx = ctx!(self);
                     let cls = &self.classes[class as usize];
                     if let Some(cand) = cls.peek_next_task(&ctx, cpu, cpu) {
