@@ -58,6 +58,25 @@ fn steal_ns() -> u64 {
     ticks * 10_000_000
 }
 
+/// CPU time spent on all CPUs so far by anything (/proc/stat's first line less its idle
+/// and iowait columns, in ns).
+fn busy_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let cols: Vec<u64> = stat
+        .lines()
+        .next()
+        .map(|l| {
+            l.split_whitespace()
+                .skip(1)
+                .filter_map(|f| f.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let total: u64 = cols.iter().take(8).sum();
+    let idle = cols.get(3).copied().unwrap_or(0) + cols.get(4).copied().unwrap_or(0);
+    (total - idle) * 10_000_000 // USER_HZ, as in steal_ns
+}
+
 fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -587,34 +606,51 @@ fn an_interactive_mix_wakes_as_often_as_simulated_and_gets_its_demand() {
     // CPU group weighted far above other sessions (--fair-group), and the hog, which the
     // simulator gives a whole CPU, shows how much of it the run got. Up to three tries;
     // the least disturbed one is checked, or the test says why it cannot be.
-    let mut best: Option<Value> = None;
+    // Other work also shows as CPU time the run's tasks did not use: a build beside the
+    // test can leave the hog its share yet delay every burst of `ui` (seen: 274 wake-ups
+    // of 300 with the hog at 93 %). More than 15 % of a CPU used by others over the run
+    // means no CPU to spare.
+    let secs = 3.0;
+    let others = |busy: u64, v: &Value| {
+        let ours: f64 = (0..4)
+            .map(|i| v["tasks"][i]["cpu_time_ns"].as_f64().unwrap_or(0.0))
+            .sum();
+        (busy as f64 - ours).max(0.0) / (secs * 1e9)
+    };
+    let spare_in = |v: &Value, other: f64| hog_share(v) >= 0.9 * hog_share(&sim) && other < 0.15;
+    let mut best: Option<(Value, f64)> = None;
     for _ in 0..3 {
+        let busy0 = busy_ns();
         let (out, v) = run(&[file.to_str().unwrap(), "--fair-group", "--json"]);
         assert!(out.status.success(), "{}", stderr(&out));
+        let other = others(busy_ns() - busy0, &v);
         eprintln!(
-            "hog share {:.3} (simulated {:.3})",
+            "hog share {:.3} (simulated {:.3}); other work {:.2} CPUs",
             hog_share(&v),
-            hog_share(&sim)
+            hog_share(&sim),
+            other
         );
-        if best.as_ref().is_none_or(|b| hog_share(&v) > hog_share(b)) {
-            best = Some(v);
+        if best.as_ref().is_none_or(|(b, bo)| {
+            (spare_in(&v, other), hog_share(&v) - other) > (spare_in(b, *bo), hog_share(b) - bo)
+        }) {
+            best = Some((v, other));
         }
-        if hog_share(best.as_ref().unwrap()) >= 0.9 * hog_share(&sim) {
+        if best.as_ref().is_some_and(|(b, bo)| spare_in(b, *bo)) {
             break;
         }
     }
-    let v = best.unwrap();
+    let (v, other) = best.unwrap();
     // Without a CPU to spare only what does not depend on timing is checked (keys,
     // samples, entitlements, the makespan's identity), and the test says so.
-    let spare = hog_share(&v) >= 0.9 * hog_share(&sim);
+    let spare = spare_in(&v, other);
     if !spare {
         eprintln!(
-            "counts and shares not checked: the machine is busy with other work (the hog got {:.0}% of a CPU, simulated {:.0}%): no CPU to spare",
+            "counts and shares not checked: the machine is busy with other work (the hog got {:.0}% of a CPU, simulated {:.0}%; other work used {:.2} CPUs): no CPU to spare",
             100.0 * hog_share(&v),
-            100.0 * hog_share(&sim)
+            100.0 * hog_share(&sim),
+            other
         );
     }
-    let secs = 3.0;
     for (i, name) in [(1, "ui"), (2, "ui2"), (3, "batch")] {
         let (r, s) = (&v["tasks"][i], &sim["tasks"][i]);
         assert_eq!(r["name"], name);
