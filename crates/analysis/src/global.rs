@@ -282,6 +282,23 @@ impl Line {
     fn bound(&self, ck: u64, x: u64, m: usize) -> u128 {
         ck as u128 + per_cpu(self.sum + self.slope * (x - self.at) as u128, m)
     }
+
+    /// How many steps of the iteration from window `x` (covered, its bound `bound`) can
+    /// be taken at once, at most `limit`: with slope m the bound is
+    /// C_k + ⌊sum/m⌋ + (x − at), x plus a constant K, so from x the windows are
+    /// x + K, x + 2K, ... as long as they stay within the horizon and no bound exceeds
+    /// the deadline `d`; those steps end no iteration and redraw no line. 0 when the slope
+    /// is not m or the bound does not rise.
+    fn equal_steps(&self, x: u64, bound: u128, d: u64, m: usize, limit: usize) -> u64 {
+        debug_assert!(self.covers(x));
+        if self.slope != m as u128 || bound <= x as u128 || bound > d as u128 {
+            return 0;
+        }
+        let inc = bound as u64 - x;
+        // Step j (from 0) reaches x + (j + 1)·K: within the deadline and the horizon.
+        let room = (d - x).min(self.horizon - (x - self.at));
+        (room / inc).min(limit as u64)
+    }
 }
 
 /// The response-time bounds of every task by Bertogna & Cirinei's RTA on m CPUs:
@@ -292,6 +309,9 @@ impl Line {
 /// A task whose iteration creeps is given its deadline if that is a post-fixed point
 /// (bound(D) ≤ D: the least fixed point is below it, and a larger bound is safe).
 /// For fixed priorities one round in priority order settles every task but ties.
+/// Where the interference sum rises with slope m the bound is the window plus a
+/// constant, so the steps along it are taken at once ([`Line::equal_steps`]) and counted
+/// as the steps (and work) they are: the creep limit and the budget stop where they did.
 fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
     let n = ts.len() as u64;
     let mut r: Vec<u64> = ts.iter().map(|t| t.c).collect();
@@ -321,6 +341,19 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             };
             let mut steps = 0;
             let settled = loop {
+                if let Some(l) = &line {
+                    // Steps that change nothing but x, steps and work, taken at once.
+                    let run = l.equal_steps(x, bound, ts[k].d, m, INNER_STEPS - 1 - steps);
+                    let run = run.min(WORK_LIMIT.saturating_sub(work) / n);
+                    if run > 0 {
+                        let inc = bound as u64 - x;
+                        work += run * n;
+                        steps += run as usize;
+                        x += run * inc;
+                        bound = x as u128 + inc as u128;
+                        debug_assert_eq!(bound, terms.bound_at(x, m));
+                    }
+                }
                 work += n;
                 if work > WORK_LIMIT {
                     return Err(Stop::Budget);
