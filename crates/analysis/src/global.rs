@@ -119,7 +119,7 @@ struct Interferer {
     /// [`edf_interference`] is at most D_k + C_i, computed in u64).
     edf: u64,
     /// Whole periods in the window's span x + R_i − C_i = `n`·T_i + `rem` (kept by
-    /// [`Terms::place`] and [`Terms::step`]).
+    /// [`Terms::place_line`] and [`Terms::advance_line`]).
     n: u64,
     /// The rest of the span after `n` whole periods.
     rem: u64,
@@ -174,28 +174,45 @@ impl Terms {
         self.ck as u128 + per_cpu(sum, m)
     }
 
-    /// Place every term at window `x` (one division each); false when a span does not
-    /// fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
-    fn place(&mut self, x: u64) -> bool {
-        if x.checked_add(self.r_max).is_none() {
-            return false;
+    /// The interference sum Σ min(W_i, J_i^k, x − C_k + 1) at the placed window `x` as a
+    /// line in the window, exact up to a horizon. Each term is the least of three
+    /// non-decreasing pieces: W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
+    /// computes it) rises with slope 1 while rem < C_i and is flat until the next period
+    /// otherwise; the cap rises with slope 1; J_i^k is flat. The term keeps the slope of
+    /// its least piece (the least slope on a tie) until that piece changes slope or a
+    /// flat piece above it is reached.
+    fn line(&self, x: u64) -> Line {
+        let mut acc = LineSum::new(x, self.ck);
+        for ti in &self.list {
+            acc.add(ti);
         }
+        acc.line
+    }
+
+    /// Place every term at window `x` (one division each) and draw the line there, in one
+    /// pass over the terms; None when a span does not fit in u64 (then
+    /// [`Terms::bound_at`] goes on, with its u128 path).
+    fn place_line(&mut self, x: u64) -> Option<Line> {
+        x.checked_add(self.r_max)?;
+        let mut acc = LineSum::new(x, self.ck);
         for ti in &mut self.list {
             let span = x + ti.r - ti.c;
             ti.n = span / ti.t;
             ti.rem = span - ti.n * ti.t;
+            acc.add(ti);
         }
-        true
+        debug_assert!(same_line(&acc.line, &self.line(x)));
+        Some(acc.line)
     }
 
-    /// Move every placed term from window `from` to the longer window `to`: the span
+    /// Move every placed term from window `from` to the longer window `to` (the span
     /// grows by `to − from`, and a division is needed only when it crosses a period
-    /// boundary; n and rem end as [`Terms::place`] would set them. False as there.
-    fn advance(&mut self, from: u64, to: u64) -> bool {
-        if to.checked_add(self.r_max).is_none() {
-            return false;
-        }
+    /// boundary; n and rem end as [`Terms::place_line`] would set them) and draw the line
+    /// at `to`, in one pass. None as there.
+    fn advance_line(&mut self, from: u64, to: u64) -> Option<Line> {
+        to.checked_add(self.r_max)?;
         let delta = to - from;
+        let mut acc = LineSum::new(to, self.ck);
         for ti in &mut self.list {
             // rem + delta ≤ the new span, which fits.
             let rem = ti.rem + delta;
@@ -206,53 +223,66 @@ impl Terms {
                 ti.n += q;
                 ti.rem = rem - q * ti.t;
             }
+            acc.add(ti);
         }
-        true
+        debug_assert!(same_line(&acc.line, &self.line(to)));
+        Some(acc.line)
+    }
+}
+
+/// A [`Line`] summed term by term.
+struct LineSum {
+    /// x − C_k + 1 saturated: only compared with u64 values, which it then exceeds.
+    cap: u64,
+    line: Line,
+}
+
+impl LineSum {
+    fn new(x: u64, ck: u64) -> Self {
+        LineSum {
+            cap: (x - ck).saturating_add(1),
+            line: Line {
+                at: x,
+                sum: 0,
+                slope: 0,
+                horizon: u64::MAX,
+            },
+        }
     }
 
-    /// The interference sum Σ min(W_i, J_i^k, x − C_k + 1) at the placed window `x` as a
-    /// line in the window, exact up to a horizon. Each term is the least of three
-    /// non-decreasing pieces: W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
-    /// computes it) rises with slope 1 while rem < C_i and is flat until the next period
-    /// otherwise; the cap rises with slope 1; J_i^k is flat. The term keeps the slope of
-    /// its least piece (the least slope on a tie) until that piece changes slope or a
-    /// flat piece above it is reached.
-    fn line(&self, x: u64) -> Line {
-        // x − C_k + 1 saturated: only compared with u64 values, which it then exceeds.
-        let cap = (x - self.ck).saturating_add(1);
-        let (mut sum, mut slope, mut horizon) = (0u128, 0u128, u64::MAX);
-        for ti in &self.list {
-            let (w, w_rises, w_until) = if ti.rem < ti.c {
-                (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
-            } else {
-                (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
-            };
-            let g = w.min(cap).min(ti.edf);
-            let until = if g == ti.edf {
-                // Flat for good: the other two pieces never come down.
-                u64::MAX
-            } else if g == w && !w_rises {
-                w_until
-            } else {
-                // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
-                // reached, or a flat W is.
-                slope += 1;
-                let mut u = w_until.min(ti.edf - g);
-                if !w_rises && w > g {
-                    u = u.min(w - g);
-                }
-                u
-            };
-            sum += g as u128;
-            horizon = horizon.min(until);
-        }
-        Line {
-            at: x,
-            sum,
-            slope,
-            horizon,
-        }
+    /// One placed term: its value, and whether and how long it keeps rising or stays
+    /// flat (see [`Terms::line`]).
+    #[inline(always)]
+    fn add(&mut self, ti: &Interferer) {
+        let (w, w_rises, w_until) = if ti.rem < ti.c {
+            (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
+        } else {
+            (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
+        };
+        let g = w.min(self.cap).min(ti.edf);
+        let until = if g == ti.edf {
+            // Flat for good: the other two pieces never come down.
+            u64::MAX
+        } else if g == w && !w_rises {
+            w_until
+        } else {
+            // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
+            // reached, or a flat W is.
+            self.line.slope += 1;
+            let mut u = w_until.min(ti.edf - g);
+            if !w_rises && w > g {
+                u = u.min(w - g);
+            }
+            u
+        };
+        self.line.sum += g as u128;
+        self.line.horizon = self.line.horizon.min(until);
     }
+}
+
+/// Two lines alike (for the debug checks of the one-pass forms).
+fn same_line(a: &Line, b: &Line) -> bool {
+    (a.at, a.sum, a.slope, a.horizon) == (b.at, b.sum, b.slope, b.horizon)
 }
 
 /// ⌊sum / m⌋, in u64 when the sum fits (u128 division is a library call, many times
@@ -331,7 +361,7 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             // The bound at x, computed ahead of its turn (it has no side effect): from the
             // line of the placed terms while every span fits in u64 (the terms moved and
             // the line redrawn only past its horizon), else by `bound_at`.
-            let mut line = terms.place(x).then(|| terms.line(x));
+            let mut line = terms.place_line(x);
             let mut bound = match &line {
                 Some(l) => {
                     debug_assert_eq!(l.bound(terms.ck, x, m), terms.bound_at(x, m));
@@ -378,7 +408,7 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                 if let Some(l) = &line {
                     if !l.covers(to) {
                         let from = l.at;
-                        line = terms.advance(from, to).then(|| terms.line(to));
+                        line = terms.advance_line(from, to);
                     }
                 }
                 bound = match &line {
