@@ -118,11 +118,19 @@ struct Interferer {
     /// The EDF-specific bound J_i^k (u64::MAX under fixed priorities: no such term;
     /// [`edf_interference`] is at most D_k + C_i, computed in u64).
     edf: u64,
-    /// Whole periods in the window's span x + R_i − C_i = `n`·T_i + `rem` (kept by
-    /// [`Terms::place_line`] and [`Terms::advance_line`]).
+    /// Whole periods in the span `at` + R_i − C_i = `n`·T_i + `rem` (kept by
+    /// [`Terms::place_line`] and [`Terms::refresh_line`]).
     n: u64,
     /// The rest of the span after `n` whole periods.
     rem: u64,
+    /// The window where the term was last placed.
+    at: u64,
+    /// The term's value there.
+    g: u64,
+    /// It rises with slope 1 from there (else it is flat).
+    rising: bool,
+    /// The last window its piece holds for (`at` + how long, saturated).
+    end: u64,
 }
 
 /// The interferers of the task whose bound iterates, kept from one step to the next.
@@ -159,6 +167,10 @@ impl Terms {
                 },
                 n: 0,
                 rem: 0,
+                at: 0,
+                g: 0,
+                rising: false,
+                end: 0,
             });
         }
     }
@@ -174,115 +186,105 @@ impl Terms {
         self.ck as u128 + per_cpu(sum, m)
     }
 
-    /// The interference sum Σ min(W_i, J_i^k, x − C_k + 1) at the placed window `x` as a
-    /// line in the window, exact up to a horizon. Each term is the least of three
-    /// non-decreasing pieces: W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
-    /// computes it) rises with slope 1 while rem < C_i and is flat until the next period
-    /// otherwise; the cap rises with slope 1; J_i^k is flat. The term keeps the slope of
-    /// its least piece (the least slope on a tie) until that piece changes slope or a
-    /// flat piece above it is reached.
-    fn line(&self, x: u64) -> Line {
-        let mut acc = LineSum::new(x, self.ck);
-        for ti in &self.list {
-            acc.add(ti);
-        }
-        acc.line
-    }
-
-    /// Place every term at window `x` (one division each) and draw the line there, in one
-    /// pass over the terms; None when a span does not fit in u64 (then
-    /// [`Terms::bound_at`] goes on, with its u128 path).
+    /// Place every term at window `x` (one division each) and draw the interference sum
+    /// Σ min(W_i, J_i^k, x − C_k + 1) there as a line in the window, exact up to a
+    /// horizon (each term's piece, see [`piece`], summed); None when a span does not fit
+    /// in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
     fn place_line(&mut self, x: u64) -> Option<Line> {
         x.checked_add(self.r_max)?;
-        let mut acc = LineSum::new(x, self.ck);
+        let cap = (x - self.ck).saturating_add(1);
+        let (mut sum, mut slope, mut end) = (0u128, 0u128, u64::MAX);
         for ti in &mut self.list {
             let span = x + ti.r - ti.c;
             ti.n = span / ti.t;
             ti.rem = span - ti.n * ti.t;
-            acc.add(ti);
+            set_piece(ti, x, cap);
+            sum += ti.g as u128;
+            slope += ti.rising as u128;
+            end = end.min(ti.end);
         }
-        debug_assert!(same_line(&acc.line, &self.line(x)));
-        Some(acc.line)
+        Some(Line {
+            at: x,
+            sum,
+            slope,
+            horizon: end - x,
+        })
     }
 
-    /// Move every placed term from window `from` to the longer window `to` (the span
-    /// grows by `to − from`, and a division is needed only when it crosses a period
-    /// boundary; n and rem end as [`Terms::place_line`] would set them) and draw the line
-    /// at `to`, in one pass. None as there.
-    fn advance_line(&mut self, from: u64, to: u64) -> Option<Line> {
+    /// The line `l` moved to the window `to` past its horizon: only the terms whose
+    /// piece ended before `to` are placed again (their span grows by `to − at`, a
+    /// division only when it crosses a period boundary) and their values replace their
+    /// pieces' extension in the sum; every other term's piece still holds at `to`.
+    /// None as [`Terms::place_line`].
+    fn refresh_line(&mut self, l: &Line, to: u64) -> Option<Line> {
         to.checked_add(self.r_max)?;
-        let delta = to - from;
-        let mut acc = LineSum::new(to, self.ck);
+        let cap = (to - self.ck).saturating_add(1);
+        // Σ over the terms of g_i + (rising_i)·(to − at_i): each piece extended to `to`.
+        let mut sum = l.sum + l.slope * (to - l.at) as u128;
+        let mut slope = l.slope;
+        let mut end = u64::MAX;
         for ti in &mut self.list {
-            // rem + delta ≤ the new span, which fits.
-            let rem = ti.rem + delta;
-            if rem < ti.t {
-                ti.rem = rem;
-            } else {
-                let q = rem / ti.t;
-                ti.n += q;
-                ti.rem = rem - q * ti.t;
+            if ti.end < to {
+                let delta = to - ti.at;
+                sum -= ti.g as u128 + if ti.rising { delta as u128 } else { 0 };
+                slope -= ti.rising as u128;
+                // rem + delta ≤ the new span, which fits.
+                let rem = ti.rem + delta;
+                if rem < ti.t {
+                    ti.rem = rem;
+                } else {
+                    let q = rem / ti.t;
+                    ti.n += q;
+                    ti.rem = rem - q * ti.t;
+                }
+                set_piece(ti, to, cap);
+                sum += ti.g as u128;
+                slope += ti.rising as u128;
             }
-            acc.add(ti);
+            end = end.min(ti.end);
         }
-        debug_assert!(same_line(&acc.line, &self.line(to)));
-        Some(acc.line)
+        Some(Line {
+            at: to,
+            sum,
+            slope,
+            horizon: end - to,
+        })
     }
 }
 
-/// A [`Line`] summed term by term.
-struct LineSum {
-    /// x − C_k + 1 saturated: only compared with u64 values, which it then exceeds.
-    cap: u64,
-    line: Line,
-}
-
-impl LineSum {
-    fn new(x: u64, ck: u64) -> Self {
-        LineSum {
-            cap: (x - ck).saturating_add(1),
-            line: Line {
-                at: x,
-                sum: 0,
-                slope: 0,
-                horizon: u64::MAX,
-            },
+/// The piece of a term placed at window `x` (`cap` = x − C_k + 1 saturated: only compared
+/// with u64 values, which it then exceeds): the term is the least of three
+/// non-decreasing pieces, W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
+/// computes it), rising with slope 1 while rem < C_i and flat until the next period
+/// otherwise; the cap, rising with slope 1; and J_i^k, flat. It keeps the slope of its
+/// least piece (the least slope on a tie) until that piece changes slope or a flat
+/// piece above it is reached.
+#[inline(always)]
+fn set_piece(ti: &mut Interferer, x: u64, cap: u64) {
+    let (w, w_rises, w_until) = if ti.rem < ti.c {
+        (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
+    } else {
+        (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
+    };
+    let g = w.min(cap).min(ti.edf);
+    let (rising, until) = if g == ti.edf {
+        // Flat for good: the other two pieces never come down.
+        (false, u64::MAX)
+    } else if g == w && !w_rises {
+        (false, w_until)
+    } else {
+        // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
+        // reached, or a flat W is.
+        let mut u = w_until.min(ti.edf - g);
+        if !w_rises && w > g {
+            u = u.min(w - g);
         }
-    }
-
-    /// One placed term: its value, and whether and how long it keeps rising or stays
-    /// flat (see [`Terms::line`]).
-    #[inline(always)]
-    fn add(&mut self, ti: &Interferer) {
-        let (w, w_rises, w_until) = if ti.rem < ti.c {
-            (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
-        } else {
-            (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
-        };
-        let g = w.min(self.cap).min(ti.edf);
-        let until = if g == ti.edf {
-            // Flat for good: the other two pieces never come down.
-            u64::MAX
-        } else if g == w && !w_rises {
-            w_until
-        } else {
-            // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
-            // reached, or a flat W is.
-            self.line.slope += 1;
-            let mut u = w_until.min(ti.edf - g);
-            if !w_rises && w > g {
-                u = u.min(w - g);
-            }
-            u
-        };
-        self.line.sum += g as u128;
-        self.line.horizon = self.line.horizon.min(until);
-    }
-}
-
-/// Two lines alike (for the debug checks of the one-pass forms).
-fn same_line(a: &Line, b: &Line) -> bool {
-    (a.at, a.sum, a.slope, a.horizon) == (b.at, b.sum, b.slope, b.horizon)
+        (true, u)
+    };
+    ti.at = x;
+    ti.g = g;
+    ti.rising = rising;
+    ti.end = x.saturating_add(until);
 }
 
 /// ⌊sum / m⌋, in u64 when the sum fits (u128 division is a library call, many times
@@ -297,6 +299,7 @@ fn per_cpu(sum: u128, m: usize) -> u128 {
 }
 
 /// The interference sum from window `at` to `at + horizon`: `sum + slope·(x − at)`.
+#[derive(Clone, Copy)]
 struct Line {
     at: u64,
     sum: u128,
@@ -407,10 +410,9 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                     }
                     return Err(Stop::Creeping(k));
                 }
-                if let Some(l) = &line {
+                if let Some(l) = line {
                     if !l.covers(to) {
-                        let from = l.at;
-                        line = terms.advance_line(from, to);
+                        line = terms.refresh_line(&l, to);
                     }
                 }
                 bound = match &line {
