@@ -378,8 +378,11 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             let settled = loop {
                 if let Some(l) = &line {
                     // Steps that change nothing but x, steps and work, taken at once.
-                    let run = l.equal_steps(x, bound, ts[k].d, m, INNER_STEPS - 1 - steps);
-                    let run = run.min(WORK_LIMIT.saturating_sub(work) / n);
+                    let mut run = l.equal_steps(x, bound, ts[k].d, m, INNER_STEPS - 1 - steps);
+                    if run > 0 {
+                        // (A division: only when there is a run to bound.)
+                        run = run.min(WORK_LIMIT.saturating_sub(work) / n);
+                    }
                     if run > 0 {
                         let inc = bound as u64 - x;
                         work += run * n;
