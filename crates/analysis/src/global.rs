@@ -358,9 +358,35 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
         list: Vec::with_capacity(ts.len()),
         r_max: 0,
     };
+    // Bounds changed so far; when each bound last changed (that count); the count when
+    // each task's iteration last ended.
+    let mut changes = 0u64;
+    let mut changed_at = vec![0u64; ts.len()];
+    let mut ended_at: Vec<Option<u64>> = vec![None; ts.len()];
     loop {
         let mut changed = false;
         for &k in &order {
+            // No interferer's bound changed since k's last iteration ended: its terms are
+            // the same, and its bound is where that iteration settled, where the bound
+            // does not rise (a fixed point, or a deadline found post-fixed). Running it
+            // again would end at its first step, unchanged: that step's work is counted
+            // (the budget stops where it did) and nothing else is done.
+            if let Some(end) = ended_at[k] {
+                let same_terms = (0..ts.len()).all(|i| {
+                    i == k || (how == Sched::Fp && ts[i].d > ts[k].d) || changed_at[i] <= end
+                });
+                if same_terms {
+                    work += n;
+                    if work > WORK_LIMIT {
+                        return Err(Stop::Budget);
+                    }
+                    debug_assert!({
+                        terms.of(ts, &r, k, how);
+                        terms.bound_at(r[k], m) <= r[k] as u128
+                    });
+                    continue;
+                }
+            }
             terms.of(ts, &r, k, how);
             let mut x = r[k];
             // The bound at x, computed ahead of its turn (it has no side effect): from the
@@ -430,7 +456,10 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             if settled != r[k] {
                 r[k] = settled;
                 changed = true;
+                changes += 1;
+                changed_at[k] = changes;
             }
+            ended_at[k] = Some(changes);
         }
         if !changed {
             return Ok(r);
