@@ -188,8 +188,8 @@ impl Terms {
 
     /// Place every term at window `x` (one division each) and draw the interference sum
     /// Σ min(W_i, J_i^k, x − C_k + 1) there as a line in the window, exact up to a
-    /// horizon (each term's piece, see [`piece`], summed); None when a span does not fit
-    /// in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
+    /// horizon (each term's piece, see [`set_piece`], summed); None when a span does not
+    /// fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
     fn place_line(&mut self, x: u64) -> Option<Line> {
         x.checked_add(self.r_max)?;
         let cap = (x - self.ck).saturating_add(1);
