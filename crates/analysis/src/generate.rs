@@ -9,7 +9,9 @@ use crate::utilisation;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rounding::Dyadic;
-use schedlab_model::{format_ns, Ns};
+use schedlab_model::spec::{Dur, PlatformSpec, SimDur, TaskSpec, WorkloadSpec};
+use schedlab_model::time::check_time;
+use schedlab_model::{format_ns, Ns, SimDuration};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -372,6 +374,46 @@ impl TaskSet {
             .collect()
     }
 
+    /// The workload spec that [`TaskSet::to_json`]'s text reads back as, built without
+    /// the text (a sweep cell's workload, at a fraction of the cost of writing and
+    /// parsing it). `None` when the text path must decide: a `scheduler:` block
+    /// (`policy` or `placement` set), or a time the reader would refuse (above the
+    /// model's limit), so that the message is the reader's own.
+    pub fn to_spec(&self) -> Option<WorkloadSpec> {
+        let s = &self.spec;
+        if s.policy.is_some() || s.placement.is_some() {
+            return None;
+        }
+        // The text holds each time as `format_ns` writes it, which `parse_duration` reads
+        // back exactly when it is within the limit.
+        let dur = |ns: Ns| check_time(ns).ok().map(Dur);
+        let mut tasks = Vec::with_capacity(self.tasks.len());
+        for t in &self.tasks {
+            tasks.push(TaskSpec {
+                name: Some(t.name.clone()),
+                runtime: Some(dur(t.runtime)?),
+                period: Some(dur(t.period)?),
+                deadline: if t.deadline != t.period {
+                    Some(dur(t.deadline)?)
+                } else {
+                    None
+                },
+                ..TaskSpec::default()
+            });
+        }
+        Some(WorkloadSpec {
+            name: Some(s.name.clone()),
+            platform: Some(PlatformSpec {
+                cpus: Some(s.cpus as u64),
+                ..PlatformSpec::default()
+            }),
+            duration: Some(SimDur(SimDuration::Fixed(check_time(s.duration).ok()?))),
+            seed: Some(s.seed),
+            tasks,
+            ..WorkloadSpec::default()
+        })
+    }
+
     fn scheduler_json(&self) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(p) = &self.spec.policy {
@@ -548,5 +590,48 @@ mod tests {
             .unwrap_err()
             .contains("unknown generator `gauss`"));
         assert_eq!(Method::parse("RandFixedSum"), Ok(Method::Randfixedsum));
+    }
+
+    /// `to_spec` is the spec `to_json`'s text reads back as (compared field by field
+    /// through `Debug`, every field of the spec included), over implicit and constrained
+    /// deadlines, period lists and ranges with their ns/us/ms/s spellings, and names that
+    /// JSON escapes; `None` where the reader must speak (a time over the limit, a
+    /// `scheduler:` block).
+    #[test]
+    fn to_spec_is_what_the_json_reads_back_as() {
+        let read = |set: &TaskSet| {
+            schedlab_model::workload::parse_spec(&set.to_json(), Path::new("g.json")).unwrap()
+        };
+        for seed in 0..60u64 {
+            let periods = match seed % 3 {
+                0 => Periods::parse("10ms..1000ms", 1_000_000).unwrap(),
+                1 => Periods::parse("1us..3s", 1).unwrap(),
+                _ => Periods::parse("700ns,2us,5ms,1s", 1).unwrap(),
+            };
+            let spec = GenSpec {
+                name: format!("set \"{seed}\"/ü"),
+                tasks: 2 + (seed as usize % 8),
+                cpus: 1 + (seed as usize % 4),
+                utilization: 0.4 + (seed % 5) as f64 * 0.3,
+                periods,
+                deadlines: if seed % 2 == 0 {
+                    Deadlines::Implicit
+                } else {
+                    Deadlines::Constrained { min_ratio: 0.2 }
+                },
+                seed,
+                duration: [1_000_000_000, 1_500_000, 7, 2_000_000_000_000][seed as usize % 4],
+                ..GenSpec::default()
+            };
+            let set = generate(&spec).unwrap();
+            let direct = set.to_spec().expect("within the limits");
+            assert_eq!(format!("{direct:?}"), format!("{:?}", read(&set)));
+        }
+        let mut set = generate(&GenSpec::default()).unwrap();
+        set.spec.duration = schedlab_model::limits::MAX_TIME_NS + 1;
+        assert!(set.to_spec().is_none());
+        set.spec.duration = 1;
+        set.spec.policy = Some("edf".into());
+        assert!(set.to_spec().is_none());
     }
 }

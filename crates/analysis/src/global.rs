@@ -118,11 +118,19 @@ struct Interferer {
     /// The EDF-specific bound J_i^k (u64::MAX under fixed priorities: no such term;
     /// [`edf_interference`] is at most D_k + C_i, computed in u64).
     edf: u64,
-    /// Whole periods in the window's span x + R_i − C_i = `n`·T_i + `rem` (kept by
-    /// [`Terms::place`] and [`Terms::step`]).
+    /// Whole periods in the span `at` + R_i − C_i = `n`·T_i + `rem` (kept by
+    /// [`Terms::place_line`] and [`Terms::refresh_line`]).
     n: u64,
     /// The rest of the span after `n` whole periods.
     rem: u64,
+    /// The window where the term was last placed.
+    at: u64,
+    /// The term's value there.
+    g: u64,
+    /// It rises with slope 1 from there (else it is flat).
+    rising: bool,
+    /// The last window its piece holds for (`at` + how long, saturated).
+    end: u64,
 }
 
 /// The interferers of the task whose bound iterates, kept from one step to the next.
@@ -159,6 +167,10 @@ impl Terms {
                 },
                 n: 0,
                 rem: 0,
+                at: 0,
+                g: 0,
+                rising: false,
+                end: 0,
             });
         }
     }
@@ -174,97 +186,120 @@ impl Terms {
         self.ck as u128 + per_cpu(sum, m)
     }
 
-    /// Place every term at window `x` (one division each); false when a span does not
+    /// Place every term at window `x` (one division each) and draw the interference sum
+    /// Σ min(W_i, J_i^k, x − C_k + 1) there as a line in the window, exact up to a
+    /// horizon (each term's piece, see [`set_piece`], summed); None when a span does not
     /// fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
-    fn place(&mut self, x: u64) -> bool {
-        if x.checked_add(self.r_max).is_none() {
-            return false;
-        }
+    fn place_line(&mut self, x: u64) -> Option<Line> {
+        x.checked_add(self.r_max)?;
+        let cap = (x - self.ck).saturating_add(1);
+        let (mut sum, mut slope, mut end) = (0u128, 0u128, u64::MAX);
         for ti in &mut self.list {
             let span = x + ti.r - ti.c;
             ti.n = span / ti.t;
             ti.rem = span - ti.n * ti.t;
+            set_piece(ti, x, cap);
+            sum += ti.g as u128;
+            slope += ti.rising as u128;
+            end = end.min(ti.end);
         }
-        true
-    }
-
-    /// Move every placed term from window `from` to the longer window `to`: the span
-    /// grows by `to − from`, and a division is needed only when it crosses a period
-    /// boundary; n and rem end as [`Terms::place`] would set them. False as there.
-    fn advance(&mut self, from: u64, to: u64) -> bool {
-        if to.checked_add(self.r_max).is_none() {
-            return false;
-        }
-        let delta = to - from;
-        for ti in &mut self.list {
-            // rem + delta ≤ the new span, which fits.
-            let rem = ti.rem + delta;
-            if rem < ti.t {
-                ti.rem = rem;
-            } else {
-                let q = rem / ti.t;
-                ti.n += q;
-                ti.rem = rem - q * ti.t;
-            }
-        }
-        true
-    }
-
-    /// The interference sum Σ min(W_i, J_i^k, x − C_k + 1) at the placed window `x` as a
-    /// line in the window, exact up to a horizon. Each term is the least of three
-    /// non-decreasing pieces: W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
-    /// computes it) rises with slope 1 while rem < C_i and is flat until the next period
-    /// otherwise; the cap rises with slope 1; J_i^k is flat. The term keeps the slope of
-    /// its least piece (the least slope on a tie) until that piece changes slope or a
-    /// flat piece above it is reached.
-    fn line(&self, x: u64) -> Line {
-        // x − C_k + 1 saturated: only compared with u64 values, which it then exceeds.
-        let cap = (x - self.ck).saturating_add(1);
-        let (mut sum, mut slope, mut horizon) = (0u128, 0u128, u64::MAX);
-        for ti in &self.list {
-            let (w, w_rises, w_until) = if ti.rem < ti.c {
-                (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
-            } else {
-                (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
-            };
-            let g = w.min(cap).min(ti.edf);
-            let until = if g == ti.edf {
-                // Flat for good: the other two pieces never come down.
-                u64::MAX
-            } else if g == w && !w_rises {
-                w_until
-            } else {
-                // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
-                // reached, or a flat W is.
-                slope += 1;
-                let mut u = w_until.min(ti.edf - g);
-                if !w_rises && w > g {
-                    u = u.min(w - g);
-                }
-                u
-            };
-            sum += g as u128;
-            horizon = horizon.min(until);
-        }
-        Line {
+        Some(Line {
             at: x,
             sum,
             slope,
-            horizon,
+            horizon: end - x,
+        })
+    }
+
+    /// The line `l` moved to the window `to` past its horizon: only the terms whose
+    /// piece ended before `to` are placed again (their span grows by `to − at`, a
+    /// division only when it crosses a period boundary) and their values replace their
+    /// pieces' extension in the sum; every other term's piece still holds at `to`.
+    /// None as [`Terms::place_line`].
+    fn refresh_line(&mut self, l: &Line, to: u64) -> Option<Line> {
+        to.checked_add(self.r_max)?;
+        let cap = (to - self.ck).saturating_add(1);
+        // Σ over the terms of g_i + (rising_i)·(to − at_i): each piece extended to `to`.
+        let mut sum = l.sum + l.slope * (to - l.at) as u128;
+        let mut slope = l.slope;
+        let mut end = u64::MAX;
+        for ti in &mut self.list {
+            if ti.end < to {
+                let delta = to - ti.at;
+                sum -= ti.g as u128 + if ti.rising { delta as u128 } else { 0 };
+                slope -= ti.rising as u128;
+                // rem + delta ≤ the new span, which fits.
+                let rem = ti.rem + delta;
+                if rem < ti.t {
+                    ti.rem = rem;
+                } else {
+                    let q = rem / ti.t;
+                    ti.n += q;
+                    ti.rem = rem - q * ti.t;
+                }
+                set_piece(ti, to, cap);
+                sum += ti.g as u128;
+                slope += ti.rising as u128;
+            }
+            end = end.min(ti.end);
         }
+        Some(Line {
+            at: to,
+            sum,
+            slope,
+            horizon: end - to,
+        })
     }
 }
 
+/// The piece of a term placed at window `x` (`cap` = x − C_k + 1 saturated: only compared
+/// with u64 values, which it then exceeds): the term is the least of three
+/// non-decreasing pieces, W_i = n·C_i + min(C_i, rem) (as [`workload`]'s u64 path
+/// computes it), rising with slope 1 while rem < C_i and flat until the next period
+/// otherwise; the cap, rising with slope 1; and J_i^k, flat. It keeps the slope of its
+/// least piece (the least slope on a tie) until that piece changes slope or a flat
+/// piece above it is reached.
+#[inline(always)]
+fn set_piece(ti: &mut Interferer, x: u64, cap: u64) {
+    let (w, w_rises, w_until) = if ti.rem < ti.c {
+        (ti.n * ti.c + ti.rem, true, ti.c - ti.rem)
+    } else {
+        (ti.n * ti.c + ti.c, false, ti.t - ti.rem)
+    };
+    let g = w.min(cap).min(ti.edf);
+    let (rising, until) = if g == ti.edf {
+        // Flat for good: the other two pieces never come down.
+        (false, u64::MAX)
+    } else if g == w && !w_rises {
+        (false, w_until)
+    } else {
+        // Rising (W with slope 1, or the cap): until W's slope changes, J_i^k is
+        // reached, or a flat W is.
+        let mut u = w_until.min(ti.edf - g);
+        if !w_rises && w > g {
+            u = u.min(w - g);
+        }
+        (true, u)
+    };
+    ti.at = x;
+    ti.g = g;
+    ti.rising = rising;
+    ti.end = x.saturating_add(until);
+}
+
 /// ⌊sum / m⌋, in u64 when the sum fits (u128 division is a library call, many times
-/// slower, and the sum of a real set's terms fits).
+/// slower, and the sum of a real set's terms fits), by a shift when m is a power of two
+/// (a division is tens of cycles, and every step of the iteration takes one).
 fn per_cpu(sum: u128, m: usize) -> u128 {
     match u64::try_from(sum) {
+        Ok(s) if m.is_power_of_two() => (s >> m.trailing_zeros()) as u128,
         Ok(s) => (s / m as u64) as u128,
         Err(_) => sum / m as u128,
     }
 }
 
 /// The interference sum from window `at` to `at + horizon`: `sum + slope·(x − at)`.
+#[derive(Clone, Copy)]
 struct Line {
     at: u64,
     sum: u128,
@@ -282,6 +317,23 @@ impl Line {
     fn bound(&self, ck: u64, x: u64, m: usize) -> u128 {
         ck as u128 + per_cpu(self.sum + self.slope * (x - self.at) as u128, m)
     }
+
+    /// How many steps of the iteration from window `x` (covered, its bound `bound`) can
+    /// be taken at once, at most `limit`: with slope m the bound is
+    /// C_k + ⌊sum/m⌋ + (x − at), x plus a constant K, so from x the windows are
+    /// x + K, x + 2K, ... as long as they stay within the horizon and no bound exceeds
+    /// the deadline `d`; those steps end no iteration and redraw no line. 0 when the slope
+    /// is not m or the bound does not rise.
+    fn equal_steps(&self, x: u64, bound: u128, d: u64, m: usize, limit: usize) -> u64 {
+        debug_assert!(self.covers(x));
+        if self.slope != m as u128 || bound <= x as u128 || bound > d as u128 {
+            return 0;
+        }
+        let inc = bound as u64 - x;
+        // Step j (from 0) reaches x + (j + 1)·K: within the deadline and the horizon.
+        let room = (d - x).min(self.horizon - (x - self.at));
+        (room / inc).min(limit as u64)
+    }
 }
 
 /// The response-time bounds of every task by Bertogna & Cirinei's RTA on m CPUs:
@@ -292,6 +344,9 @@ impl Line {
 /// A task whose iteration creeps is given its deadline if that is a post-fixed point
 /// (bound(D) ≤ D: the least fixed point is below it, and a larger bound is safe).
 /// For fixed priorities one round in priority order settles every task but ties.
+/// Where the interference sum rises with slope m the bound is the window plus a
+/// constant, so the steps along it are taken at once ([`Line::equal_steps`]) and counted
+/// as the steps (and work) they are: the creep limit and the budget stop where they did.
 fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
     let n = ts.len() as u64;
     let mut r: Vec<u64> = ts.iter().map(|t| t.c).collect();
@@ -303,15 +358,41 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
         list: Vec::with_capacity(ts.len()),
         r_max: 0,
     };
+    // Bounds changed so far; when each bound last changed (that count); the count when
+    // each task's iteration last ended.
+    let mut changes = 0u64;
+    let mut changed_at = vec![0u64; ts.len()];
+    let mut ended_at: Vec<Option<u64>> = vec![None; ts.len()];
     loop {
         let mut changed = false;
         for &k in &order {
+            // No interferer's bound changed since k's last iteration ended: its terms are
+            // the same, and its bound is where that iteration settled, where the bound
+            // does not rise (a fixed point, or a deadline found post-fixed). Running it
+            // again would end at its first step, unchanged: that step's work is counted
+            // (the budget stops where it did) and nothing else is done.
+            if let Some(end) = ended_at[k] {
+                let same_terms = (0..ts.len()).all(|i| {
+                    i == k || (how == Sched::Fp && ts[i].d > ts[k].d) || changed_at[i] <= end
+                });
+                if same_terms {
+                    work += n;
+                    if work > WORK_LIMIT {
+                        return Err(Stop::Budget);
+                    }
+                    debug_assert!({
+                        terms.of(ts, &r, k, how);
+                        terms.bound_at(r[k], m) <= r[k] as u128
+                    });
+                    continue;
+                }
+            }
             terms.of(ts, &r, k, how);
             let mut x = r[k];
             // The bound at x, computed ahead of its turn (it has no side effect): from the
             // line of the placed terms while every span fits in u64 (the terms moved and
             // the line redrawn only past its horizon), else by `bound_at`.
-            let mut line = terms.place(x).then(|| terms.line(x));
+            let mut line = terms.place_line(x);
             let mut bound = match &line {
                 Some(l) => {
                     debug_assert_eq!(l.bound(terms.ck, x, m), terms.bound_at(x, m));
@@ -321,6 +402,22 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             };
             let mut steps = 0;
             let settled = loop {
+                if let Some(l) = &line {
+                    // Steps that change nothing but x, steps and work, taken at once.
+                    let mut run = l.equal_steps(x, bound, ts[k].d, m, INNER_STEPS - 1 - steps);
+                    if run > 0 {
+                        // (A division: only when there is a run to bound.)
+                        run = run.min(WORK_LIMIT.saturating_sub(work) / n);
+                    }
+                    if run > 0 {
+                        let inc = bound as u64 - x;
+                        work += run * n;
+                        steps += run as usize;
+                        x += run * inc;
+                        bound = x as u128 + inc as u128;
+                        debug_assert_eq!(bound, terms.bound_at(x, m));
+                    }
+                }
                 work += n;
                 if work > WORK_LIMIT {
                     return Err(Stop::Budget);
@@ -342,10 +439,9 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                     }
                     return Err(Stop::Creeping(k));
                 }
-                if let Some(l) = &line {
+                if let Some(l) = line {
                     if !l.covers(to) {
-                        let from = l.at;
-                        line = terms.advance(from, to).then(|| terms.line(to));
+                        line = terms.refresh_line(&l, to);
                     }
                 }
                 bound = match &line {
@@ -360,7 +456,10 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             if settled != r[k] {
                 r[k] = settled;
                 changed = true;
+                changes += 1;
+                changed_at[k] = changes;
             }
+            ended_at[k] = Some(changes);
         }
         if !changed {
             return Ok(r);
@@ -534,6 +633,26 @@ mod unit {
         assert_eq!(workload(&ti, 2, 10), 4);
         assert_eq!(edf_interference(&ti, 3, 7), 2);
         assert_eq!(edf_interference(&ti, 5, 7), 4);
+    }
+
+    /// ⌊sum / m⌋ by a shift for powers of two, by a division otherwise, past u64 too.
+    #[test]
+    fn per_cpu_divides() {
+        for m in 1..=70usize {
+            for sum in [
+                0u128,
+                1,
+                7,
+                63,
+                64,
+                65,
+                1 << 40,
+                u64::MAX as u128,
+                u128::MAX - 3,
+            ] {
+                assert_eq!(per_cpu(sum, m), sum / m as u128, "{sum} / {m}");
+            }
+        }
     }
 
     /// Two tasks on two CPUs never interfere; m + 1 heavy tasks on m CPUs are not proven.

@@ -123,6 +123,8 @@ pub(crate) fn constrained(ts: &[RtTask]) -> bool {
 
 /// Every test on `tasks` for `cpus` CPUs, in [`TESTS`] order.
 pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
+    let ffd_rm = ffd(tasks, cpus, PerCpu::Rm);
+    let ffd_dm = dm_as_rm(tasks, cpus, &ffd_rm);
     vec![
         liu_layland(tasks, cpus),
         hyperbolic(tasks, cpus),
@@ -135,11 +137,29 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
         global::rta_gfp(tasks, cpus),
         global::edzl(tasks, cpus),
         ffd(tasks, cpus, PerCpu::Edf),
-        ffd(tasks, cpus, PerCpu::Rm),
-        ffd(tasks, cpus, PerCpu::Dm),
+        ffd_rm,
+        ffd_dm,
         fit_test(tasks, cpus, PerCpu::Edf, Fit::Best),
         fit_test(tasks, cpus, PerCpu::Edf, Fit::Worst),
     ]
+}
+
+/// `ffd-dm` from `ffd-rm`'s verdict when every deadline equals its period: then the two
+/// priority keys (deadline, period) are the same numbers, so the partitioning runs the
+/// same steps to the same answer and reason; only the name and title differ. Otherwise
+/// (and, in debug builds, as a check) the DM partitioning runs on its own.
+fn dm_as_rm(tasks: &[RtTask], cpus: usize, rm: &Verdict) -> Verdict {
+    if !implicit(tasks) {
+        return ffd(tasks, cpus, PerCpu::Dm);
+    }
+    let (test, title) = crate::partition::test_name(PerCpu::Dm, Fit::First);
+    let dm = Verdict {
+        test,
+        title,
+        ..rm.clone()
+    };
+    debug_assert_eq!(dm, ffd(tasks, cpus, PerCpu::Dm));
+    dm
 }
 
 fn one_cpu(test: &'static str, title: &'static str, exact: bool, cpus: usize) -> Option<Verdict> {
@@ -1146,5 +1166,46 @@ mod unit {
             gfb(&[t(9, 10), t(9, 10), t(9, 10)], 2).outcome,
             Outcome::Unschedulable
         );
+    }
+}
+
+#[cfg(test)]
+mod shared_work {
+    use super::*;
+    use crate::generate::{generate, Deadlines, GenSpec};
+
+    /// `analyze` gives `ffd-dm` the verdict of its own partitioning, whether it reuses
+    /// `ffd-rm`'s (every D = T) or not; with D = T that verdict is `ffd-rm`'s renamed, and
+    /// both outcomes (placed, not placed) occur.
+    #[test]
+    fn ffd_dm_is_its_own_partitioning() {
+        let mut outcomes = std::collections::BTreeSet::new();
+        for seed in 0..200u64 {
+            let implicit_deadlines = seed % 4 != 0;
+            let spec = GenSpec {
+                tasks: 4 + (seed % 13) as usize,
+                cpus: 1 + (seed % 4) as usize,
+                utilization: 0.5 + (seed % 7) as f64 * 0.5,
+                deadlines: if implicit_deadlines {
+                    Deadlines::Implicit
+                } else {
+                    Deadlines::Constrained { min_ratio: 0.3 }
+                },
+                seed,
+                ..GenSpec::default()
+            };
+            let Ok(set) = generate(&spec) else { continue };
+            let ts = set.rt_tasks();
+            let all = analyze(&ts, spec.cpus);
+            let dm = &all[TESTS.iter().position(|&t| t == "ffd-dm").unwrap()];
+            let rm = &all[TESTS.iter().position(|&t| t == "ffd-rm").unwrap()];
+            assert_eq!(dm, &ffd(&ts, spec.cpus, PerCpu::Dm), "seed {seed}");
+            if implicit_deadlines {
+                assert_eq!((&dm.outcome, &dm.why), (&rm.outcome, &rm.why));
+                outcomes.insert(format!("{:?}", dm.outcome));
+            }
+        }
+        assert!(outcomes.contains("Schedulable"), "{outcomes:?}");
+        assert!(outcomes.contains("NotProven"), "{outcomes:?}");
     }
 }

@@ -6,7 +6,7 @@
 //! gives the same numbers whichever batch, worker or machine runs it.
 
 use schedlab_analysis::{
-    analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TESTS,
+    analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TaskSet, TESTS,
 };
 use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
@@ -15,6 +15,7 @@ use schedlab_model::{
 use schedlab_sim::{simulate, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::cell::OnceCell;
 use std::path::Path;
 
 /// The grid's fixed parameters and one cell's coordinates.
@@ -488,28 +489,70 @@ fn workload(
     Workload::from_spec(spec_from_text(&text)?, &overrides(policy, placement))
 }
 
-/// The cell's workload under each policy entry, parsed once: the generated set with the
-/// grid's additions as one JSON value, read into a spec directly (no text in between),
-/// and that spec shared by every entry without blocks of its own.
+/// The cell's workload under each policy entry, read once. The entries without blocks of
+/// their own share one spec: built from the generated set directly ([`TaskSet::to_spec`])
+/// when the grid adds nothing to it, else read from the generated set with the grid's
+/// additions as one JSON value (no text in between). The JSON text and value are made
+/// only when an entry or an error needs them.
 struct CellWorkloads<'a> {
-    generated: &'a str,
+    set: &'a TaskSet,
     cell: &'a Cell,
-    value: Value,
+    /// The generated set as `schedlab generate` writes it (the reference path).
+    generated: OnceCell<String>,
+    /// The generated set with the grid's additions.
+    value: OnceCell<Result<Value, String>>,
     /// The spec of the entries without blocks (an error is only reported when one uses it:
     /// every entry might override a bad grid block).
-    shared: Result<WorkloadSpec, String>,
+    shared: OnceCell<Result<WorkloadSpec, String>>,
 }
 
 impl<'a> CellWorkloads<'a> {
-    fn new(generated: &'a str, cell: &'a Cell) -> Result<Self, String> {
-        let value = cell_value(generated, cell)?;
-        let shared = WorkloadSpec::deserialize(&value).map_err(|e| e.to_string());
-        Ok(CellWorkloads {
-            generated,
+    fn new(set: &'a TaskSet, cell: &'a Cell) -> Self {
+        CellWorkloads {
+            set,
             cell,
-            value,
-            shared,
-        })
+            generated: OnceCell::new(),
+            value: OnceCell::new(),
+            shared: OnceCell::new(),
+        }
+    }
+
+    fn generated(&self) -> &str {
+        self.generated.get_or_init(|| self.set.to_json())
+    }
+
+    fn value(&self) -> Result<&Value, String> {
+        self.value
+            .get_or_init(|| cell_value(self.generated(), self.cell))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The shared spec: the generated set's own when the grid adds nothing to it (no
+    /// blocks, no `exec`, a fixed duration: then `cell_value` is the generated text as
+    /// read, and debug builds check that the two specs agree).
+    fn shared(&self) -> Result<WorkloadSpec, String> {
+        self.shared
+            .get_or_init(|| {
+                let c = self.cell;
+                let plain = c.platform.is_none()
+                    && c.scheduler.is_none()
+                    && c.exec.is_none()
+                    && matches!(sim_duration(c), Ok(SimDuration::Fixed(_)));
+                if let Some(spec) = plain.then(|| self.set.to_spec()).flatten() {
+                    debug_assert_eq!(
+                        format!("{spec:?}"),
+                        format!(
+                            "{:?}",
+                            WorkloadSpec::deserialize(self.value().expect("plain cell"))
+                                .expect("the generated text reads back")
+                        )
+                    );
+                    return Ok(spec);
+                }
+                WorkloadSpec::deserialize(self.value()?).map_err(|e| e.to_string())
+            })
+            .clone()
     }
 
     /// The workload under `entry`, validated by the model as [`workload`] does; any
@@ -521,14 +564,16 @@ impl<'a> CellWorkloads<'a> {
         placement: Placement,
     ) -> Result<Workload, String> {
         let spec = if entry.platform().is_none() && entry.scheduler().is_none() {
-            self.shared.clone()
+            self.shared()
         } else {
-            let mut v = self.value.clone();
-            merge_entry(&mut v, entry);
-            WorkloadSpec::deserialize(&v).map_err(|e| e.to_string())
+            self.value().and_then(|v| {
+                let mut v = v.clone();
+                merge_entry(&mut v, entry);
+                WorkloadSpec::deserialize(&v).map_err(|e| e.to_string())
+            })
         };
         spec.and_then(|spec| Workload::from_spec(spec, &overrides(policy, placement)))
-            .or_else(|_| workload(self.generated, self.cell, entry, policy, placement))
+            .or_else(|_| workload(self.generated(), self.cell, entry, policy, placement))
     }
 }
 
@@ -553,8 +598,7 @@ fn spec_from_text(text: &str) -> Result<WorkloadSpec, String> {
 pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
     let spec = spec_of(c)?;
     let set = generate(&spec)?;
-    let generated = set.to_json();
-    let cell = CellWorkloads::new(&generated, c)?;
+    let cell = CellWorkloads::new(&set, c);
     let mut rows = Vec::with_capacity(c.policies.len());
     let mut analysis: Option<Vec<(&'static str, Option<bool>)>> = None;
     for entry in &c.policies {
