@@ -161,10 +161,9 @@ pub struct Engine {
     cpus: Vec<CpuState>,
     classes: Vec<counted::Counted>,
     events: BinaryHeap<Reverse<Event>>,
-    /// Armed CPU timers as (instant, sequence, CPU): cancellable, unlike heap entries.
-    cpu_timers: std::collections::BTreeSet<(Ns, u64, CpuId)>,
-    /// Per CPU: its entry in `cpu_timers`, if armed.
-    cpu_timer_armed: Vec<Option<(Ns, u64)>>,
+    /// Armed CPU timers: per CPU, (instant, sequence) if armed (`events::timer_key`),
+    /// the earliest first; cancellable, unlike heap entries.
+    cpu_timers: crate::heap::SlotHeap,
     event_seq: u64,
     events_processed: u64,
     /// No class with tasks reads running tasks' progress and there is no fair task: CPUs
@@ -193,7 +192,7 @@ pub struct Engine {
     /// the targets of pushes.
     touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
-    global_fast: Option<global_fast::GlobalFast>,
+    global_fast: Option<Box<global_fast::GlobalFast>>,
     /// Global placement visiting only the CPUs that changed (`global_marked.rs`).
     global_marked: Option<global_marked::GlobalMarked>,
     /// CPUs running a runnable task (`curr` set and runnable): the others are where a
@@ -392,8 +391,7 @@ impl Engine {
             cpus,
             classes,
             events: BinaryHeap::new(),
-            cpu_timers: std::collections::BTreeSet::new(),
-            cpu_timer_armed: vec![None; ncpu],
+            cpu_timers: crate::heap::SlotHeap::new(ncpu),
             event_seq: 0,
             events_processed: 0,
             ticks_counted: 0,

@@ -225,6 +225,145 @@ impl KeyHeap {
     }
 }
 
+/// An indexed binary min-heap with at most one entry per slot (a CPU): its key can be set,
+/// changed or removed in O(log n), and the smallest key is at the root. The engine's
+/// per-CPU structures (the armed CPU timers, global placement's running keys) were
+/// B-trees for the cancel-anywhere; with one entry per CPU an index does that without
+/// node searches, rebalancing or moving keys within nodes. Keys are `u128`s, distinct
+/// across slots (the users put a sequence number or the slot in the low bits), so one
+/// comparison orders two entries.
+#[derive(Debug, Clone)]
+pub struct SlotHeap {
+    heap: Vec<(u128, u32)>,
+    /// Per slot: its index in `heap`, `ABSENT` when it has no entry.
+    at: Vec<u32>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl SlotHeap {
+    /// An empty heap for slots `0..nr_slots`.
+    pub fn new(nr_slots: usize) -> SlotHeap {
+        SlotHeap {
+            heap: Vec::with_capacity(nr_slots),
+            at: vec![ABSENT; nr_slots],
+        }
+    }
+
+    /// Number of slots with an entry.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether no slot has an entry.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The key of `slot`, if it has an entry.
+    pub fn get(&self, slot: usize) -> Option<u128> {
+        let i = self.at[slot];
+        (i != ABSENT).then(|| self.heap[i as usize].0)
+    }
+
+    /// The smallest key and its slot.
+    pub fn first(&self) -> Option<(u128, usize)> {
+        let &(k, s) = self.heap.first()?;
+        // Debug builds check the root against every entry.
+        debug_assert_eq!(
+            self.heap.iter().map(|e| e.0).min(),
+            Some(k),
+            "SlotHeap: the root is not the smallest key"
+        );
+        Some((k, s as usize))
+    }
+
+    /// Give `slot` the key `key` (inserted, or moved from its old key).
+    pub fn set(&mut self, slot: usize, key: u128) {
+        let i = self.at[slot];
+        if i == ABSENT {
+            self.heap.push((key, slot as u32));
+            self.sift_up(self.heap.len() - 1);
+        } else {
+            let i = i as usize;
+            let old = std::mem::replace(&mut self.heap[i].0, key);
+            if key < old {
+                self.sift_up(i);
+            } else {
+                self.sift_down(i);
+            }
+        }
+    }
+
+    /// Remove `slot`'s entry; returns its key if it had one.
+    pub fn remove(&mut self, slot: usize) -> Option<u128> {
+        let i = self.at[slot];
+        if i == ABSENT {
+            return None;
+        }
+        let i = i as usize;
+        self.at[slot] = ABSENT;
+        let last = self.heap.pop().expect("an entry is present");
+        if i == self.heap.len() {
+            return Some(last.0);
+        }
+        let key = std::mem::replace(&mut self.heap[i], last).0;
+        if last.0 < key {
+            self.sift_up(i);
+        } else {
+            self.sift_down(i);
+        }
+        Some(key)
+    }
+
+    /// Take the smallest entry out.
+    pub fn pop(&mut self) -> Option<(u128, usize)> {
+        let (k, s) = self.first()?;
+        self.remove(s);
+        Some((k, s))
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            let up = self.heap[p];
+            if up.0 <= e.0 {
+                break;
+            }
+            self.heap[i] = up;
+            self.at[up.1 as usize] = i as u32;
+            i = p;
+        }
+        self.heap[i] = e;
+        self.at[e.1 as usize] = i as u32;
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        let len = self.heap.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= len {
+                break;
+            }
+            let mut c = l;
+            if l + 1 < len && self.heap[l + 1].0 < self.heap[l].0 {
+                c = l + 1;
+            }
+            let down = self.heap[c];
+            if e.0 <= down.0 {
+                break;
+            }
+            self.heap[i] = down;
+            self.at[down.1 as usize] = i as u32;
+            i = c;
+        }
+        self.heap[i] = e;
+        self.at[e.1 as usize] = i as u32;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +423,45 @@ mod tests {
                 assert_eq!(h.has_key(rq, key), k.rqs[rq].iter().any(|e| e.0 == key));
             }
             assert_eq!(h.pos, k.pos);
+        }
+    }
+    /// Random sets, moves, removals and pops: the slot heap's first entry is always the
+    /// B-tree's, with the same keys per slot.
+    #[test]
+    fn slot_heap_agrees_with_a_btree() {
+        use std::collections::BTreeSet;
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let slots = 37;
+        let mut h = SlotHeap::new(slots);
+        let mut b: BTreeSet<(u128, usize)> = BTreeSet::new();
+        let mut key: Vec<Option<u128>> = vec![None; slots];
+        for n in 0..20_000u64 {
+            let s = rng.random_range(0..slots);
+            match rng.random_range(0..4) {
+                0 | 1 => {
+                    // Few distinct instants, a sequence number below: distinct keys.
+                    let k = (rng.random_range(0..6u128) << 64) | n as u128;
+                    if let Some(old) = key[s].replace(k) {
+                        b.remove(&(old, s));
+                    }
+                    b.insert((k, s));
+                    h.set(s, k);
+                }
+                2 => {
+                    assert_eq!(h.remove(s), key[s].take());
+                    b.retain(|&(_, t)| t != s);
+                }
+                _ => {
+                    let want = b.pop_first();
+                    assert_eq!(h.pop(), want);
+                    if let Some((_, t)) = want {
+                        key[t] = None;
+                    }
+                }
+            }
+            assert_eq!(h.len(), b.len());
+            assert_eq!(h.first(), b.first().copied());
+            assert_eq!(h.get(s), key[s]);
         }
     }
 }
