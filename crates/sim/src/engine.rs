@@ -56,8 +56,7 @@ use crate::SimError;
 use schedlab_model::time::S;
 use schedlab_model::{Ns, OnMiss, Phase, Placement, Policy, Workload};
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Build a read-only context from the engine's fields (a macro so that `self.classes`
 /// can be borrowed mutably beside it).
@@ -97,7 +96,7 @@ mod tick;
 mod timers;
 mod wakeup;
 
-use events::{Event, EventKind};
+use events::EventKind;
 use jobs::{Behaviour, ReleaseModel};
 
 /// The simulator for one workload under one configuration.
@@ -160,7 +159,8 @@ pub struct Engine {
     migration_cost: Ns,
     cpus: Vec<CpuState>,
     classes: Vec<counted::Counted>,
-    events: BinaryHeap<Reverse<Event>>,
+    /// Pending events under (time, order) packed in a `u128` (`events.rs`).
+    events: crate::heap::PackedHeap<EventKind>,
     /// Armed CPU timers: per CPU, (instant, sequence) if armed (`events::timer_key`),
     /// the earliest first; cancellable, unlike heap entries.
     cpu_timers: crate::heap::SlotHeap,
@@ -390,7 +390,7 @@ impl Engine {
             migration_cost: w.scheduler.migration_cost,
             cpus,
             classes,
-            events: BinaryHeap::new(),
+            events: crate::heap::PackedHeap::default(),
             cpu_timers: crate::heap::SlotHeap::new(ncpu),
             event_seq: 0,
             events_processed: 0,

@@ -82,11 +82,8 @@ fn timer_key(at: Ns, seq: u64) -> u128 {
 impl Engine {
     pub(super) fn push(&mut self, time: Ns, kind: EventKind) {
         let seq = self.next_seq();
-        self.events.push(Reverse(Event {
-            time,
-            order: Event::order(kind.rank(), seq),
-            kind,
-        }));
+        let order = Event::order(kind.rank(), seq);
+        self.events.push((time as u128) << 64 | order as u128, kind);
     }
 
     /// The sequence number of a new event (ties at one instant and rank go in this order).
@@ -128,7 +125,7 @@ impl Engine {
 
     /// When the next event is due.
     pub(super) fn next_event_time(&self) -> Option<Ns> {
-        let heap = self.events.peek().map(|Reverse(e)| e.time);
+        let heap = self.events.peek().map(|&(k, _)| (k >> 64) as Ns);
         let timer = self.cpu_timers.first().map(|(k, _)| (k >> 64) as Ns);
         match (heap, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -138,7 +135,10 @@ impl Engine {
 
     /// Take the next event in (time, rank, sequence) order.
     pub(super) fn pop_event(&mut self) -> Option<Event> {
-        let heap = self.events.peek().map(|Reverse(e)| (e.time, e.order));
+        let heap = self
+            .events
+            .peek()
+            .map(|&(k, _)| ((k >> 64) as Ns, k as u64));
         let timer = self
             .cpu_timers
             .first()
@@ -148,7 +148,11 @@ impl Engine {
                 Some(self.pop_timer(t, seq, cpu))
             }
             (None, Some((t, seq, cpu))) => Some(self.pop_timer(t, seq, cpu)),
-            _ => self.events.pop().map(|Reverse(e)| e),
+            _ => self.events.pop().map(|(k, kind)| Event {
+                time: (k >> 64) as Ns,
+                order: k as u64,
+                kind,
+            }),
         }
     }
 
