@@ -166,18 +166,12 @@ impl Engine {
         let since = c.since;
         c.since = now;
         let Some(p) = prev else { return };
-        // (Without fair tasks there are no fair counters to keep.)
-        let fair = self.has_fair();
-        if fair {
-            self.fair_untrack(p);
-        }
+        self.fair_untrack(p);
         let ts = &mut self.tasks[p];
         if ts.on_cpu == Some(cpu) {
             ts.on_cpu = None;
         }
-        if fair {
-            self.fair_track(p);
-        }
+        self.fair_track(p);
         let ts = &mut self.tasks[p];
         ts.last_ran = now;
         ts.last_cpu = cpu;
@@ -212,14 +206,9 @@ impl Engine {
         self.note_busy(cpu);
         self.force_rearm(cpu);
         let Some(n) = next else { return };
-        let fair = self.has_fair();
-        if fair {
-            self.fair_untrack(n);
-        }
+        self.fair_untrack(n);
         self.tasks[n].on_cpu = Some(cpu);
-        if fair {
-            self.fair_track(n);
-        }
+        self.fair_track(n);
         let last_here = self.cpus[cpu].last_task.replace(n);
         let ts = &mut self.tasks[n];
         let mut overhead = self.cs_cost + exit;
