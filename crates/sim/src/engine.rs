@@ -17,8 +17,9 @@
 //! decision instant that coincides with the completion is handled as the completion.
 //! When the decision instant fires, the class is told ([`SchedClass::decision_due`]) and
 //! the CPU is marked for a decision like any other event of that instant, so releases
-//! at the same instant are seen before the CPU decides. A timer whose instant moved is
-//! superseded by its generation number, never removed from the heap, so runs stay
+//! at the same instant are seen before the CPU decides. A timer whose instant moves is
+//! re-keyed in place in the per-CPU timer heap ([`crate::heap::SlotHeap`]) under a new
+//! sequence number, which orders timers due at the same instant, so runs stay
 //! deterministic.
 //!
 //! Interrupts and kernel work ([`kernel`], docs/latency.md: device interrupts, timer-wheel
