@@ -89,6 +89,52 @@ impl KeyHeap {
         Some(t)
     }
 
+    /// `push(rq, t, key)` then `pop(ctx, rq, cpu)`: when the first task is allowed on
+    /// `cpu` and comes before `t`, `t` takes its place at the root and goes down (one
+    /// pass instead of a pass up and a pass down). Entries are distinct, so every later
+    /// peek and pop finds what they would after the push and the pop.
+    pub fn push_pop(
+        &mut self,
+        ctx: &Ctx,
+        rq: usize,
+        cpu: CpuId,
+        t: TaskId,
+        key: u64,
+    ) -> Option<TaskId> {
+        self.push_pop_where(rq, t, key, |x| ctx.allowed(x, cpu))
+    }
+
+    /// `push_pop` with `allowed` as the affinity test.
+    fn push_pop_where(
+        &mut self,
+        rq: usize,
+        t: TaskId,
+        key: u64,
+        allowed: impl Fn(TaskId) -> bool,
+    ) -> Option<TaskId> {
+        debug_assert!(self.pos[t].is_none(), "task {t} queued twice");
+        let seq = self.tail_seq();
+        let e = (key, seq, t);
+        match self.heaps[rq].first() {
+            Some(&top) if top < e && allowed(top.2) => {
+                self.pos[top.2] = None;
+                self.pos[t] = Some((key, seq));
+                self.heaps[rq][0] = e;
+                self.slot[t] = 0;
+                self.sift_down(rq, 0);
+                Some(top.2)
+            }
+            _ => {
+                self.push_seq(rq, t, key, seq);
+                let i = self.first_where(rq, allowed)?;
+                let f = self.heaps[rq][i].2;
+                self.pos[f] = None;
+                self.take_at(rq, i);
+                Some(f)
+            }
+        }
+    }
+
     /// Number of tasks queued on `rq`.
     pub fn len(&self, rq: usize) -> usize {
         self.heaps[rq].len()
@@ -562,6 +608,48 @@ mod tests {
             assert_eq!(h.pos, k.pos);
         }
     }
+    /// Random pushes, removals and fused push-pops (some under an affinity filter): each
+    /// push-pop takes what a push then a pop of the B-tree queue takes, and the two
+    /// queues stay equal.
+    #[test]
+    fn push_pop_is_a_push_then_a_pop() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let tasks = 48;
+        let mut h = KeyHeap::new(1, tasks);
+        let mut k = Keyed::new(1, tasks);
+        let (mut fused, mut filtered) = (0, 0);
+        for _ in 0..20_000 {
+            let t = rng.random_range(0..tasks);
+            let key = rng.random_range(0..8u64);
+            if k.pos[t].is_some() {
+                h.remove(0, t);
+                k.remove(0, t);
+            } else if rng.random_bool(0.5) {
+                h.push(0, t, key);
+                k.push(0, t, key);
+            } else {
+                let m = if rng.random_bool(0.3) { 2 } else { 1 };
+                k.push(0, t, key);
+                let want = k.rqs[0].iter().map(|e| e.2).find(|x| x % m == 0);
+                if let Some(w) = want {
+                    k.remove(0, w);
+                }
+                fused += usize::from(want.is_some_and(|w| w != t));
+                filtered += usize::from(m == 2);
+                assert_eq!(h.push_pop_where(0, t, key, |x| x % m == 0), want);
+            }
+            assert_eq!(h.pos, k.pos);
+            assert_eq!(
+                h.entries(0).first().map(|e| e.2),
+                k.rqs[0].iter().next().map(|e| e.2)
+            );
+        }
+        assert!(
+            fused > 1000 && filtered > 1000,
+            "{fused} fused, {filtered} filtered"
+        );
+    }
+
     /// Random sets, moves, removals and pops: the slot heap's first entry is always the
     /// B-tree's, with the same keys per slot.
     #[test]

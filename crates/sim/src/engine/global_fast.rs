@@ -148,9 +148,11 @@ impl Engine {
                 break;
             }
             let curr = g.slot[cpu].expect("a running CPU has a task");
-            self.put_prev(curr);
             g.vacate(cpu);
-            if let Some(n) = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu) {
+            let rq = self.tasks[curr].rq;
+            debug_assert_eq!(rq, 0, "a global class has one run queue");
+            let picked = self.classes[class as usize].put_prev_and_pick(&ctx!(self), rq, cpu, curr);
+            if let Some(n) = picked {
                 let key = self.key_of(class, n);
                 g.occupy(cpu, n, key);
             }
