@@ -72,6 +72,13 @@ pub trait SchedClass {
     /// The current task `t` stops running but is still runnable: queue it again.
     fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId);
 
+    /// `put_prev_task(t)` then `pick_next_task(cpu)`, as one step where the class can
+    /// (a preemption: one heap operation instead of two).
+    fn put_prev_and_pick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> Option<TaskId> {
+        self.put_prev_task(ctx, rq, t);
+        self.pick_next_task(ctx, rq, cpu)
+    }
+
     /// The current task `t` stopped being runnable (job done and asleep, or throttled).
     fn task_stopped(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
 

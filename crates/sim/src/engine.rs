@@ -17,8 +17,9 @@
 //! decision instant that coincides with the completion is handled as the completion.
 //! When the decision instant fires, the class is told ([`SchedClass::decision_due`]) and
 //! the CPU is marked for a decision like any other event of that instant, so releases
-//! at the same instant are seen before the CPU decides. A timer whose instant moved is
-//! superseded by its generation number, never removed from the heap, so runs stay
+//! at the same instant are seen before the CPU decides. A timer whose instant moves is
+//! re-keyed in place in the per-CPU timer heap ([`crate::heap::SlotHeap`]) under a new
+//! sequence number, which orders timers due at the same instant, so runs stay
 //! deterministic.
 //!
 //! Interrupts and kernel work ([`kernel`], docs/latency.md: device interrupts, timer-wheel
@@ -56,8 +57,7 @@ use crate::SimError;
 use schedlab_model::time::S;
 use schedlab_model::{Ns, OnMiss, Phase, Placement, Policy, Workload};
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// Build a read-only context from the engine's fields (a macro so that `self.classes`
 /// can be borrowed mutably beside it).
@@ -97,7 +97,7 @@ mod tick;
 mod timers;
 mod wakeup;
 
-use events::{Event, EventKind};
+use events::EventKind;
 use jobs::{Behaviour, ReleaseModel};
 
 /// The simulator for one workload under one configuration.
@@ -160,11 +160,11 @@ pub struct Engine {
     migration_cost: Ns,
     cpus: Vec<CpuState>,
     classes: Vec<counted::Counted>,
-    events: BinaryHeap<Reverse<Event>>,
-    /// Armed CPU timers as (instant, sequence, CPU): cancellable, unlike heap entries.
-    cpu_timers: std::collections::BTreeSet<(Ns, u64, CpuId)>,
-    /// Per CPU: its entry in `cpu_timers`, if armed.
-    cpu_timer_armed: Vec<Option<(Ns, u64)>>,
+    /// Pending events under (time, order) packed in a `u128` (`events.rs`).
+    events: crate::heap::PackedHeap<EventKind>,
+    /// Armed CPU timers: per CPU, (instant, sequence) if armed (`events::timer_key`),
+    /// the earliest first; cancellable, unlike heap entries.
+    cpu_timers: crate::heap::SlotHeap,
     event_seq: u64,
     events_processed: u64,
     /// No class with tasks reads running tasks' progress and there is no fair task: CPUs
@@ -193,7 +193,7 @@ pub struct Engine {
     /// the targets of pushes.
     touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
-    global_fast: Option<global_fast::GlobalFast>,
+    global_fast: Option<Box<global_fast::GlobalFast>>,
     /// Global placement visiting only the CPUs that changed (`global_marked.rs`).
     global_marked: Option<global_marked::GlobalMarked>,
     /// CPUs running a runnable task (`curr` set and runnable): the others are where a
@@ -391,9 +391,8 @@ impl Engine {
             migration_cost: w.scheduler.migration_cost,
             cpus,
             classes,
-            events: BinaryHeap::new(),
-            cpu_timers: std::collections::BTreeSet::new(),
-            cpu_timer_armed: vec![None; ncpu],
+            events: crate::heap::PackedHeap::default(),
+            cpu_timers: crate::heap::SlotHeap::new(ncpu),
             event_seq: 0,
             events_processed: 0,
             ticks_counted: 0,

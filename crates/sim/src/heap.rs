@@ -89,6 +89,52 @@ impl KeyHeap {
         Some(t)
     }
 
+    /// `push(rq, t, key)` then `pop(ctx, rq, cpu)`: when the first task is allowed on
+    /// `cpu` and comes before `t`, `t` takes its place at the root and goes down (one
+    /// pass instead of a pass up and a pass down). Entries are distinct, so every later
+    /// peek and pop finds what they would after the push and the pop.
+    pub fn push_pop(
+        &mut self,
+        ctx: &Ctx,
+        rq: usize,
+        cpu: CpuId,
+        t: TaskId,
+        key: u64,
+    ) -> Option<TaskId> {
+        self.push_pop_where(rq, t, key, |x| ctx.allowed(x, cpu))
+    }
+
+    /// `push_pop` with `allowed` as the affinity test.
+    fn push_pop_where(
+        &mut self,
+        rq: usize,
+        t: TaskId,
+        key: u64,
+        allowed: impl Fn(TaskId) -> bool,
+    ) -> Option<TaskId> {
+        debug_assert!(self.pos[t].is_none(), "task {t} queued twice");
+        let seq = self.tail_seq();
+        let e = (key, seq, t);
+        match self.heaps[rq].first() {
+            Some(&top) if top < e && allowed(top.2) => {
+                self.pos[top.2] = None;
+                self.pos[t] = Some((key, seq));
+                self.heaps[rq][0] = e;
+                self.slot[t] = 0;
+                self.sift_down(rq, 0);
+                Some(top.2)
+            }
+            _ => {
+                self.push_seq(rq, t, key, seq);
+                let i = self.first_where(rq, allowed)?;
+                let f = self.heaps[rq][i].2;
+                self.pos[f] = None;
+                self.take_at(rq, i);
+                Some(f)
+            }
+        }
+    }
+
     /// Number of tasks queued on `rq`.
     pub fn len(&self, rq: usize) -> usize {
         self.heaps[rq].len()
@@ -162,6 +208,9 @@ impl KeyHeap {
 
     /// Remove the entry at index `i` of `rq`'s heap (its `pos` already cleared).
     fn take_at(&mut self, rq: usize, i: usize) {
+        if i == 0 {
+            return self.take_first(rq);
+        }
         let h = &mut self.heaps[rq];
         let last = h.len() - 1;
         h.swap(i, last);
@@ -172,6 +221,50 @@ impl KeyHeap {
             let i = self.sift_up(rq, i);
             self.sift_down(rq, i);
         }
+    }
+
+    /// Remove the first entry of `rq`'s heap (its `pos` already cleared): the hole goes
+    /// down along the smaller children to a leaf, then the last entry goes up from there
+    /// to its place. Entries are distinct (a task is queued once), so it ends where
+    /// `sift_down` from the root would put it — with one comparison per level on the way
+    /// down instead of two — and the steps counted are the levels it moved down.
+    fn take_first(&mut self, rq: usize) {
+        let h = &mut self.heaps[rq];
+        let Some(last) = h.pop() else { return };
+        let len = h.len();
+        if len == 0 {
+            return;
+        }
+        let mut i = 0;
+        let mut depth = 0u64;
+        loop {
+            let l = 2 * i + 1;
+            if l >= len {
+                break;
+            }
+            let c = if l + 1 < len && h[l + 1] < h[l] {
+                l + 1
+            } else {
+                l
+            };
+            h[i] = h[c];
+            self.slot[h[i].2] = i as u32;
+            i = c;
+            depth += 1;
+        }
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if h[p] < last {
+                break;
+            }
+            h[i] = h[p];
+            self.slot[h[i].2] = i as u32;
+            i = p;
+            depth -= 1;
+        }
+        h[i] = last;
+        self.slot[last.2] = i as u32;
+        self.step(1 + depth);
     }
 
     /// Move the entry at `i` up to its place; returns where it ended.
@@ -222,6 +315,235 @@ impl KeyHeap {
         h[i] = e;
         self.slot[e.2] = i as u32;
         self.step(n);
+    }
+}
+
+/// An indexed binary min-heap with at most one entry per slot (a CPU): its key can be set,
+/// changed or removed in O(log n), and the smallest key is at the root. The engine's
+/// per-CPU structures (the armed CPU timers, global placement's running keys) were
+/// B-trees for the cancel-anywhere; with one entry per CPU an index does that without
+/// node searches, rebalancing or moving keys within nodes. Keys are `u128`s, distinct
+/// across slots (the users put a sequence number or the slot in the low bits), so one
+/// comparison orders two entries.
+#[derive(Debug, Clone)]
+pub struct SlotHeap {
+    heap: Vec<(u128, u32)>,
+    /// Per slot: its index in `heap`, `ABSENT` when it has no entry.
+    at: Vec<u32>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl SlotHeap {
+    /// An empty heap for slots `0..nr_slots`.
+    pub fn new(nr_slots: usize) -> SlotHeap {
+        SlotHeap {
+            heap: Vec::with_capacity(nr_slots),
+            at: vec![ABSENT; nr_slots],
+        }
+    }
+
+    /// Number of slots with an entry.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether no slot has an entry.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The key of `slot`, if it has an entry.
+    pub fn get(&self, slot: usize) -> Option<u128> {
+        let i = self.at[slot];
+        (i != ABSENT).then(|| self.heap[i as usize].0)
+    }
+
+    /// The smallest key and its slot.
+    pub fn first(&self) -> Option<(u128, usize)> {
+        let &(k, s) = self.heap.first()?;
+        // Debug builds check the root against every entry.
+        debug_assert_eq!(
+            self.heap.iter().map(|e| e.0).min(),
+            Some(k),
+            "SlotHeap: the root is not the smallest key"
+        );
+        Some((k, s as usize))
+    }
+
+    /// Give `slot` the key `key` (inserted, or moved from its old key).
+    pub fn set(&mut self, slot: usize, key: u128) {
+        let i = self.at[slot];
+        if i == ABSENT {
+            self.heap.push((key, slot as u32));
+            self.sift_up(self.heap.len() - 1);
+        } else {
+            let i = i as usize;
+            let old = std::mem::replace(&mut self.heap[i].0, key);
+            if key < old {
+                self.sift_up(i);
+            } else {
+                self.sift_down(i);
+            }
+        }
+    }
+
+    /// Remove `slot`'s entry; returns its key if it had one.
+    pub fn remove(&mut self, slot: usize) -> Option<u128> {
+        let i = self.at[slot];
+        if i == ABSENT {
+            return None;
+        }
+        let i = i as usize;
+        self.at[slot] = ABSENT;
+        let last = self.heap.pop().expect("an entry is present");
+        if i == self.heap.len() {
+            return Some(last.0);
+        }
+        let key = std::mem::replace(&mut self.heap[i], last).0;
+        if last.0 < key {
+            self.sift_up(i);
+        } else {
+            self.sift_down(i);
+        }
+        Some(key)
+    }
+
+    /// Take the smallest entry out.
+    pub fn pop(&mut self) -> Option<(u128, usize)> {
+        let (k, s) = self.first()?;
+        self.remove(s);
+        Some((k, s))
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            let up = self.heap[p];
+            if up.0 <= e.0 {
+                break;
+            }
+            self.heap[i] = up;
+            self.at[up.1 as usize] = i as u32;
+            i = p;
+        }
+        self.heap[i] = e;
+        self.at[e.1 as usize] = i as u32;
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        let len = self.heap.len();
+        loop {
+            let l = 2 * i + 1;
+            if l >= len {
+                break;
+            }
+            let mut c = l;
+            if l + 1 < len && self.heap[l + 1].0 < self.heap[l].0 {
+                c = l + 1;
+            }
+            let down = self.heap[c];
+            if e.0 <= down.0 {
+                break;
+            }
+            self.heap[i] = down;
+            self.at[down.1 as usize] = i as u32;
+            i = c;
+        }
+        self.heap[i] = e;
+        self.at[e.1 as usize] = i as u32;
+    }
+}
+
+/// A binary min-heap of values under `u128` keys, for the engine's event queue: the
+/// instant and the same-instant order packed into one key, so one comparison orders two
+/// events (a derived `Ord` on the event compares field by field), and `pop` moves the
+/// hole to the bottom along the smaller children before placing the last entry (one
+/// comparison per level on the way down instead of two).
+#[derive(Debug, Clone)]
+pub struct PackedHeap<T> {
+    heap: Vec<(u128, T)>,
+}
+
+impl<T: Copy> Default for PackedHeap<T> {
+    fn default() -> Self {
+        PackedHeap { heap: Vec::new() }
+    }
+}
+
+impl<T: Copy> PackedHeap<T> {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether the heap is empty.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Remove every entry.
+    pub fn clear(&mut self) {
+        self.heap.clear();
+    }
+
+    /// The entry with the smallest key.
+    pub fn peek(&self) -> Option<&(u128, T)> {
+        self.heap.first()
+    }
+
+    /// Insert `value` under `key`.
+    pub fn push(&mut self, key: u128, value: T) {
+        self.heap.push((key, value));
+        self.sift_up(self.heap.len() - 1);
+    }
+
+    /// Take the entry with the smallest key out.
+    pub fn pop(&mut self) -> Option<(u128, T)> {
+        let last = self.heap.pop()?;
+        let Some(&top) = self.heap.first() else {
+            return Some(last);
+        };
+        // The hole left at the root goes down along the smaller children to a leaf...
+        let len = self.heap.len();
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= len {
+                break;
+            }
+            let c = if l + 1 < len && self.heap[l + 1].0 < self.heap[l].0 {
+                l + 1
+            } else {
+                l
+            };
+            self.heap[i] = self.heap[c];
+            i = c;
+        }
+        // ... where the last entry goes, then up to its place.
+        self.heap[i] = last;
+        self.sift_up(i);
+        debug_assert!(
+            (1..3).all(|c| self.heap.get(c).is_none_or(|e| self.heap[0].0 <= e.0)),
+            "PackedHeap: the root is above a child"
+        );
+        debug_assert!(top.0 <= self.heap[0].0, "PackedHeap: popped out of order");
+        Some(top)
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let e = self.heap[i];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if self.heap[p].0 <= e.0 {
+                break;
+            }
+            self.heap[i] = self.heap[p];
+            i = p;
+        }
+        self.heap[i] = e;
     }
 }
 
@@ -285,5 +607,113 @@ mod tests {
             }
             assert_eq!(h.pos, k.pos);
         }
+    }
+    /// Random pushes, removals and fused push-pops (some under an affinity filter): each
+    /// push-pop takes what a push then a pop of the B-tree queue takes, and the two
+    /// queues stay equal.
+    #[test]
+    fn push_pop_is_a_push_then_a_pop() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let tasks = 48;
+        let mut h = KeyHeap::new(1, tasks);
+        let mut k = Keyed::new(1, tasks);
+        let (mut fused, mut filtered) = (0, 0);
+        for _ in 0..20_000 {
+            let t = rng.random_range(0..tasks);
+            let key = rng.random_range(0..8u64);
+            if k.pos[t].is_some() {
+                h.remove(0, t);
+                k.remove(0, t);
+            } else if rng.random_bool(0.5) {
+                h.push(0, t, key);
+                k.push(0, t, key);
+            } else {
+                let m = if rng.random_bool(0.3) { 2 } else { 1 };
+                k.push(0, t, key);
+                let want = k.rqs[0].iter().map(|e| e.2).find(|x| x % m == 0);
+                if let Some(w) = want {
+                    k.remove(0, w);
+                }
+                fused += usize::from(want.is_some_and(|w| w != t));
+                filtered += usize::from(m == 2);
+                assert_eq!(h.push_pop_where(0, t, key, |x| x % m == 0), want);
+            }
+            assert_eq!(h.pos, k.pos);
+            assert_eq!(
+                h.entries(0).first().map(|e| e.2),
+                k.rqs[0].iter().next().map(|e| e.2)
+            );
+        }
+        assert!(
+            fused > 1000 && filtered > 1000,
+            "{fused} fused, {filtered} filtered"
+        );
+    }
+
+    /// Random sets, moves, removals and pops: the slot heap's first entry is always the
+    /// B-tree's, with the same keys per slot.
+    #[test]
+    fn slot_heap_agrees_with_a_btree() {
+        use std::collections::BTreeSet;
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let slots = 37;
+        let mut h = SlotHeap::new(slots);
+        let mut b: BTreeSet<(u128, usize)> = BTreeSet::new();
+        let mut key: Vec<Option<u128>> = vec![None; slots];
+        for n in 0..20_000u64 {
+            let s = rng.random_range(0..slots);
+            match rng.random_range(0..4) {
+                0 | 1 => {
+                    // Few distinct instants, a sequence number below: distinct keys.
+                    let k = (rng.random_range(0..6u128) << 64) | n as u128;
+                    if let Some(old) = key[s].replace(k) {
+                        b.remove(&(old, s));
+                    }
+                    b.insert((k, s));
+                    h.set(s, k);
+                }
+                2 => {
+                    assert_eq!(h.remove(s), key[s].take());
+                    b.retain(|&(_, t)| t != s);
+                }
+                _ => {
+                    let want = b.pop_first();
+                    assert_eq!(h.pop(), want);
+                    if let Some((_, t)) = want {
+                        key[t] = None;
+                    }
+                }
+            }
+            assert_eq!(h.len(), b.len());
+            assert_eq!(h.first(), b.first().copied());
+            assert_eq!(h.get(s), key[s]);
+        }
+    }
+    /// Random pushes and pops with many equal high halves: the packed heap pops what the
+    /// standard library's heap pops, in the same order.
+    #[test]
+    fn packed_heap_pops_in_key_order() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut h = PackedHeap::default();
+        let mut b = BinaryHeap::new();
+        for n in 0..30_000u64 {
+            if rng.random_bool(0.55) {
+                let k = (rng.random_range(0..50u128) << 64)
+                    | rng.random_range(0..4u128) << 32
+                    | n as u128;
+                h.push(k, n);
+                b.push(Reverse((k, n)));
+            } else {
+                assert_eq!(h.pop(), b.pop().map(|Reverse(e)| e));
+            }
+            assert_eq!(h.len(), b.len());
+            assert_eq!(h.peek().copied(), b.peek().map(|Reverse(e)| *e));
+        }
+        while let Some(Reverse(e)) = b.pop() {
+            assert_eq!(h.pop(), Some(e));
+        }
+        assert!(h.is_empty());
     }
 }

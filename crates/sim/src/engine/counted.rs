@@ -145,6 +145,22 @@ impl Counted {
         Some(t)
     }
 
+    /// `put_prev_task` then `pick_next_task`, counted as the two calls they are.
+    pub(super) fn put_prev_and_pick(
+        &mut self,
+        ctx: &Ctx,
+        rq: RqId,
+        cpu: CpuId,
+        t: TaskId,
+    ) -> Option<TaskId> {
+        self.count();
+        self.set_waiting(t, Some(rq));
+        self.count();
+        let n = self.inner.put_prev_and_pick(ctx, rq, cpu, t)?;
+        self.set_waiting(n, None);
+        Some(n)
+    }
+
     pub(super) fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.count();
         self.set_waiting(t, Some(rq));

@@ -9,8 +9,9 @@ impl Engine {
         if self.marked.is_empty() && !self.global_poked {
             return;
         }
-        if let Some(g) = self.global_fast.take() {
-            self.global_fast = Some(self.schedule_global_fast(g));
+        if let Some(mut g) = self.global_fast.take() {
+            self.schedule_global_fast(&mut g);
+            self.global_fast = Some(g);
             return; // global placement: no push or pull
         }
         // `touched`: the CPUs marked when the instant's decisions begin (all of them

@@ -74,22 +74,28 @@ impl Event {
     }
 }
 
+/// A CPU timer's key in `cpu_timers`: its instant, then its sequence number.
+fn timer_key(at: Ns, seq: u64) -> u128 {
+    (at as u128) << 64 | seq as u128
+}
+
 impl Engine {
     pub(super) fn push(&mut self, time: Ns, kind: EventKind) {
         let seq = self.next_seq();
-        self.events.push(Reverse(Event {
-            time,
-            order: Event::order(kind.rank(), seq),
-            kind,
-        }));
+        let order = Event::order(kind.rank(), seq);
+        self.events.push((time as u128) << 64 | order as u128, kind);
     }
 
     /// The sequence number of a new event (ties at one instant and rank go in this order).
     fn next_seq(&mut self) -> u64 {
+        self.seq_with_pending(self.events.len() + self.cpu_timers.len() + 1)
+    }
+
+    /// `next_seq` when `pending` events will wait once the new one is queued.
+    fn seq_with_pending(&mut self, pending: usize) -> u64 {
         self.event_seq += 1;
         self.work.events_queued += 1;
-        let pending = (self.events.len() + self.cpu_timers.len()) as u64 + 1;
-        self.work.queue_peak = self.work.queue_peak.max(pending);
+        self.work.queue_peak = self.work.queue_peak.max(pending as u64);
         self.event_seq
     }
 
@@ -98,25 +104,29 @@ impl Engine {
     /// of CPUs and pending events, however long the run.
     pub(super) fn arm_cpu_timer(&mut self, cpu: CpuId, at: Ns) {
         // `timer_at` may have been overwritten to force re-arming; the armed entry is
-        // remembered apart.
-        if let Some((t, seq)) = self.cpu_timer_armed[cpu].take() {
-            if self.cpu_timers.remove(&(t, seq, cpu)) {
+        // remembered apart, in `cpu_timers`.
+        if at == Ns::MAX {
+            if self.cpu_timers.remove(cpu).is_some() {
                 self.work.timers_cancelled += 1;
             }
+        } else {
+            // A timer moved in place: the queue holds the new instant instead of the old.
+            let cancelled = self.cpu_timers.get(cpu).is_some();
+            let pending = self.events.len() + self.cpu_timers.len() + 1 - cancelled as usize;
+            let seq = self.seq_with_pending(pending);
+            if cancelled {
+                self.work.timers_cancelled += 1;
+            }
+            self.cpus[cpu].timer_gen = seq;
+            self.cpu_timers.set(cpu, timer_key(at, seq));
         }
         self.cpus[cpu].timer_at = at;
-        if at != Ns::MAX {
-            let seq = self.next_seq();
-            self.cpus[cpu].timer_gen = seq;
-            self.cpu_timers.insert((at, seq, cpu));
-            self.cpu_timer_armed[cpu] = Some((at, seq));
-        }
     }
 
     /// When the next event is due.
     pub(super) fn next_event_time(&self) -> Option<Ns> {
-        let heap = self.events.peek().map(|Reverse(e)| e.time);
-        let timer = self.cpu_timers.first().map(|&(t, _, _)| t);
+        let heap = self.events.peek().map(|&(k, _)| (k >> 64) as Ns);
+        let timer = self.cpu_timers.first().map(|(k, _)| (k >> 64) as Ns);
         match (heap, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -125,20 +135,29 @@ impl Engine {
 
     /// Take the next event in (time, rank, sequence) order.
     pub(super) fn pop_event(&mut self) -> Option<Event> {
-        let heap = self.events.peek().map(|Reverse(e)| (e.time, e.order));
-        let timer = self.cpu_timers.first().copied();
+        let heap = self
+            .events
+            .peek()
+            .map(|&(k, _)| ((k >> 64) as Ns, k as u64));
+        let timer = self
+            .cpu_timers
+            .first()
+            .map(|(k, cpu)| ((k >> 64) as Ns, k as u64, cpu));
         match (heap, timer) {
             (Some(h), Some((t, seq, cpu))) if (t, Event::order(0, seq)) < h => {
                 Some(self.pop_timer(t, seq, cpu))
             }
             (None, Some((t, seq, cpu))) => Some(self.pop_timer(t, seq, cpu)),
-            _ => self.events.pop().map(|Reverse(e)| e),
+            _ => self.events.pop().map(|(k, kind)| Event {
+                time: (k >> 64) as Ns,
+                order: k as u64,
+                kind,
+            }),
         }
     }
 
     fn pop_timer(&mut self, time: Ns, seq: u64, cpu: CpuId) -> Event {
-        self.cpu_timers.pop_first();
-        self.cpu_timer_armed[cpu] = None;
+        self.cpu_timers.remove(cpu);
         let kind = EventKind::CpuTimer { cpu: cpu as u32 };
         Event {
             time,

@@ -95,7 +95,16 @@ impl Engine {
 
     /// Take `t` out of the fair run-queue counters; call before changing its `runnable`,
     /// `rq` or `on_cpu`, and [`Engine::fair_track`] after.
+    #[inline]
     pub(super) fn fair_untrack(&mut self, t: TaskId) {
+        // Inlined to this test: without fair tasks (no task changes class) there is
+        // nothing to count, and the call cost more than the work.
+        if self.has_fair() {
+            self.fair_untrack_task(t);
+        }
+    }
+
+    fn fair_untrack_task(&mut self, t: TaskId) {
         let ts = &self.tasks[t];
         if ts.class != ClassId::Fair || !ts.runnable {
             return;
@@ -111,7 +120,14 @@ impl Engine {
     }
 
     /// Count `t` in the fair run-queue counters again (see [`Engine::fair_untrack`]).
+    #[inline]
     pub(super) fn fair_track(&mut self, t: TaskId) {
+        if self.has_fair() {
+            self.fair_track_task(t);
+        }
+    }
+
+    fn fair_track_task(&mut self, t: TaskId) {
         let ts = &self.tasks[t];
         if ts.class != ClassId::Fair || !ts.runnable {
             return;

@@ -2,15 +2,21 @@
 //! every task, it orders them by a key ([`SchedClass::preempt_key`]: EDF, fixed
 //! priorities) and no task has a restricted affinity. Then the m tasks with the smallest
 //! keys run, and a decision needs only the lowest free CPU and the running task with the
-//! largest key — kept between instants (a bitmap of free CPUs and an ordered set of
-//! running keys) and updated for the CPUs that change — instead of a pass over every
-//! CPU per step. The steps, and so every hook call and every result, are those of
+//! largest key — kept between instants (a bitmap of free CPUs and an indexed heap of
+//! running keys, one entry per CPU) and updated for the CPUs that change — instead of a
+//! pass over every CPU per step. The state stays boxed in the engine, so a decision
+//! moves a pointer, not the state. The steps, and so every hook call and every result, are those of
 //! `global.rs`, which handles all other cases.
 
 use super::marks::CpuMask;
 use super::*;
-use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use crate::heap::SlotHeap;
+
+/// A running CPU's key in [`GlobalFast::running`], whose first entry is then the largest
+/// task key, the lowest CPU among equals.
+fn worst_first(key: u64, cpu: CpuId) -> u128 {
+    ((!key) as u128) << 64 | cpu as u128
+}
 
 /// The assignment of the one global class between instants.
 pub(super) struct GlobalFast {
@@ -21,9 +27,12 @@ pub(super) struct GlobalFast {
     key: Vec<u64>,
     /// CPUs with no runnable task.
     free: CpuMask,
-    /// (key, CPU) of the running tasks; the last is the one a waiting task preempts
-    /// first: the largest key, the lowest CPU among equals.
-    running: BTreeSet<(u64, Reverse<CpuId>)>,
+    /// (key, CPU) of the running tasks; the first is the one a waiting task preempts
+    /// first: the largest key, the lowest CPU among equals. A CPU that is vacated keeps
+    /// its stale entry until it is occupied again (one move in place instead of a removal
+    /// and an insertion): the heap is read only when no CPU is free, when every entry is
+    /// current.
+    running: SlotHeap,
     changed: Vec<CpuId>,
 }
 
@@ -36,30 +45,29 @@ impl GlobalFast {
             slot: vec![None; ncpu],
             key: vec![0; ncpu],
             free,
-            running: BTreeSet::new(),
+            running: SlotHeap::new(ncpu),
             changed: Vec::new(),
         }
     }
 
     fn vacate(&mut self, cpu: CpuId) {
         if self.slot[cpu].take().is_some() {
-            self.running.remove(&(self.key[cpu], Reverse(cpu)));
             self.free.insert(cpu);
         }
     }
 
     fn occupy(&mut self, cpu: CpuId, t: TaskId, key: u64) {
-        self.vacate(cpu);
+        // The CPU's entry is moved in place (not removed and inserted).
         self.slot[cpu] = Some(t);
         self.key[cpu] = key;
-        self.running.insert((key, Reverse(cpu)));
+        self.running.set(cpu, worst_first(key, cpu));
         self.free.remove(cpu);
     }
 }
 
 impl Engine {
     /// The incremental global placement for this workload, if it applies.
-    pub(super) fn global_fast_for(&self, task_class: &[ClassId]) -> Option<GlobalFast> {
+    pub(super) fn global_fast_for(&self, task_class: &[ClassId]) -> Option<Box<GlobalFast>> {
         let used: Vec<ClassId> = ClassId::ALL
             .into_iter()
             .filter(|&c| self.class_has_tasks[c as usize])
@@ -74,11 +82,11 @@ impl Engine {
             && self.class_global[class as usize]
             && self.class_unrestricted[class as usize]
             && keyed)
-            .then(|| GlobalFast::new(class, self.cpus.len()))
+            .then(|| Box::new(GlobalFast::new(class, self.cpus.len())))
     }
 
     /// `schedule_global` for the simple case: see the module documentation.
-    pub(super) fn schedule_global_fast(&mut self, mut g: GlobalFast) -> GlobalFast {
+    pub(super) fn schedule_global_fast(&mut self, g: &mut GlobalFast) {
         self.invocations += 1;
         self.global_poked = false; // no CPU's own state changed by a wake-up alone
         g.changed.clear();
@@ -121,10 +129,17 @@ impl Engine {
                 g.changed.push(cpu);
                 continue;
             }
-            // Preempt the largest key if the first waiting task beats it.
-            let Some(&(worst, Reverse(cpu))) = g.running.last() else {
+            // Preempt the largest key if the first waiting task beats it. No CPU is free,
+            // so every entry of `running` is current.
+            debug_assert!(
+                (0..g.slot.len())
+                    .all(|c| g.slot[c].is_some()
+                        && g.running.get(c) == Some(worst_first(g.key[c], c)))
+            );
+            let Some((_, cpu)) = g.running.first() else {
                 break;
             };
+            let worst = g.key[cpu];
             let cls = &self.classes[class as usize];
             let Some(cand) = cls.peek_next_task(&ctx!(self), 0, cpu) else {
                 break;
@@ -133,9 +148,11 @@ impl Engine {
                 break;
             }
             let curr = g.slot[cpu].expect("a running CPU has a task");
-            self.put_prev(curr);
             g.vacate(cpu);
-            if let Some(n) = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu) {
+            let rq = self.tasks[curr].rq;
+            debug_assert_eq!(rq, 0, "a global class has one run queue");
+            let picked = self.classes[class as usize].put_prev_and_pick(&ctx!(self), rq, cpu, curr);
+            if let Some(n) = picked {
                 let key = self.key_of(class, n);
                 g.occupy(cpu, n, key);
             }
@@ -156,7 +173,6 @@ impl Engine {
                 self.switch_in(c, g.slot[c]);
             }
         }
-        g
     }
 
     fn key_of(&self, class: ClassId, t: TaskId) -> u64 {

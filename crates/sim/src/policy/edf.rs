@@ -42,6 +42,10 @@ impl SchedClass for Edf {
         self.q.push(rq, t, ctx.sched_deadline(t));
     }
 
+    fn put_prev_and_pick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> Option<TaskId> {
+        self.q.push_pop(ctx, rq, cpu, t, ctx.sched_deadline(t))
+    }
+
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         ctx.sched_deadline(cand) < ctx.sched_deadline(curr)
     }

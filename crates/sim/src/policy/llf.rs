@@ -164,6 +164,10 @@ pub struct Llf {
     /// Exact mode, per run queue: the task put back and when (still "current" for the
     /// pick that follows at the same instant).
     put: Vec<Option<(TaskId, Ns)>>,
+    /// Tick mode: the first task of a run queue as the tick found it, `(now, rq, task)`,
+    /// so the tick peeks a global queue once for all its CPUs, not once per CPU. Only
+    /// `&mut self` hooks change the queue, and each of them but `task_tick` drops it.
+    tick_head: Option<(Ns, RqId, TaskId)>,
 }
 
 impl Llf {
@@ -274,6 +278,7 @@ impl SchedClass for Llf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
+        self.tick_head = None;
         self.q = match self.exact {
             Some(_) => LlfQueue::Tree(Keyed::new(nr_rqs, nr_tasks)),
             None => LlfQueue::Heap(KeyHeap::new(nr_rqs, nr_tasks)),
@@ -284,6 +289,7 @@ impl SchedClass for Llf {
     }
 
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
+        self.tick_head = None;
         let last = ctx.task(t).last_ran;
         self.queue(ctx, rq, t, last);
         self.arrived_at[t] = ctx.now;
@@ -291,6 +297,7 @@ impl SchedClass for Llf {
     }
 
     fn dequeue_task(&mut self, _ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.tick_head = None;
         self.q.remove(rq, t);
     }
 
@@ -304,6 +311,7 @@ impl SchedClass for Llf {
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.tick_head = None;
         let Some(rule) = self.exact else {
             return self.q.pop(ctx, rq, cpu);
         };
@@ -322,6 +330,7 @@ impl SchedClass for Llf {
     }
 
     fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.tick_head = None;
         // It ran until now: it is the most recently scheduled.
         self.queue(ctx, rq, t, ctx.now);
         if self.exact.is_some() {
@@ -330,10 +339,12 @@ impl SchedClass for Llf {
     }
 
     fn task_stopped(&mut self, ctx: &Ctx, rq: RqId, _t: TaskId) {
+        self.tick_head = None;
         self.count_rq(ctx, rq);
     }
 
     fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
+        self.tick_head = None;
         self.count_rq(ctx, rq);
         if self.exact.is_some() {
             self.started_at[t] = ctx.now;
@@ -345,9 +356,27 @@ impl SchedClass for Llf {
             return false; // no quantum: decisions come from next_decision
         }
         self.count_rq(ctx, rq);
-        self.q
-            .peek(ctx, rq, cpu)
-            .is_some_and(|cand| self.wakeup_preempt(ctx, t, cand))
+        // The queue's first task, if allowed on `cpu`, is what the peek finds; the other
+        // CPUs' ticks at this instant reuse it.
+        let cached = self
+            .tick_head
+            .filter(|&(at, q, c)| at == ctx.now && q == rq && ctx.allowed(c, cpu))
+            .map(|(_, _, c)| c);
+        let cand = match cached {
+            Some(c) => Some(c),
+            None => {
+                let cand = self.q.peek(ctx, rq, cpu);
+                self.tick_head = match (&self.q, cand) {
+                    (LlfQueue::Heap(h), Some(c)) if h.entries(rq)[0].2 == c => {
+                        Some((ctx.now, rq, c))
+                    }
+                    _ => None,
+                };
+                cand
+            }
+        };
+        debug_assert_eq!(cand, self.q.peek(ctx, rq, cpu), "LLF: stale tick head");
+        cand.is_some_and(|cand| self.wakeup_preempt(ctx, t, cand))
     }
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
@@ -428,6 +457,7 @@ impl SchedClass for Llf {
     }
 
     fn decision_due(&mut self, ctx: &Ctx, rq: RqId, _cpu: CpuId, _curr: TaskId) -> bool {
+        self.tick_head = None;
         // A crossing is a decision point; the preemption test (peek + wakeup_preempt)
         // picks the task that takes the CPU.
         self.count_rq(ctx, rq);
