@@ -23,6 +23,8 @@ pub(super) struct GlobalMarked {
     free: CpuMask,
     /// CPUs whose task may change at this decision.
     changed: CpuMask,
+    /// `changed` as a list, for the class's preemption scan (reused).
+    unsure: Vec<CpuId>,
 }
 
 impl Engine {
@@ -54,6 +56,7 @@ impl Engine {
                 assign: vec![None; ncpu],
                 free,
                 changed: CpuMask::new(ncpu),
+                unsure: Vec::new(),
             }
         })
     }
@@ -99,7 +102,7 @@ impl Engine {
         self.marked.clear();
         // Every change strictly raises the priority on one CPU; the bound is a safety net.
         for _ in 0..(4 * self.cpus.len() * (self.tasks.len() + 1)) {
-            if !self.global_marked_step(&mut g) {
+            if self.global_marked_step(&mut g).is_none() {
                 break;
             }
         }
@@ -123,7 +126,7 @@ impl Engine {
 
     /// `global_step` for one class: fill the lowest free CPU that gets a task, else let
     /// a waiting task preempt (`global_preempt`).
-    fn global_marked_step(&mut self, g: &mut GlobalMarked) -> bool {
+    fn global_marked_step(&mut self, g: &mut GlobalMarked) -> Option<CpuId> {
         let class = g.class;
         if self.classes[class as usize].nr_waiting() > 0 {
             let mut at = 0;
@@ -136,13 +139,19 @@ impl Engine {
                     g.assign[cpu] = Some(n);
                     g.free.remove(cpu);
                     g.changed.insert(cpu);
-                    return true;
+                    return Some(cpu);
                 }
             }
         }
-        let mut running = std::mem::take(&mut self.scratch_cpus);
-        let found = self.global_preempt(&mut g.assign, &mut running);
-        self.scratch_cpus = running;
+        let found = match self.class_first_preempted(g) {
+            Some(found) => found,
+            None => {
+                let mut running = std::mem::take(&mut self.scratch_cpus);
+                let found = self.global_preempt(&mut g.assign, &mut running);
+                self.scratch_cpus = running;
+                found
+            }
+        };
         match found {
             Some(cpu) => {
                 if g.assign[cpu].is_some() {
@@ -151,9 +160,36 @@ impl Engine {
                     g.free.insert(cpu);
                 }
                 g.changed.insert(cpu);
-                true
+                Some(cpu)
             }
-            None => false,
+            None => None,
         }
+    }
+
+    /// `global_preempt` by the class's own scan ([`SchedClass::global_first_preempted`]):
+    /// the CPU whose task changed, `Some(None)` when none did, `None` when the class has
+    /// no such scan (the caller asks every CPU). The class is told which CPUs this
+    /// decision changed: only there may `assign` differ from a CPU's current task.
+    ///
+    /// [`SchedClass::global_first_preempted`]: crate::class::SchedClass::global_first_preempted
+    fn class_first_preempted(&mut self, g: &mut GlobalMarked) -> Option<Option<CpuId>> {
+        let class = g.class as usize;
+        if !self.class_unrestricted[class] {
+            return None;
+        }
+        if self.classes[class].nr_waiting() == 0 {
+            return Some(None); // as `global_preempt`: nothing waits, nothing preempts
+        }
+        g.unsure.clear();
+        g.unsure.extend(g.changed.iter());
+        let cpu = self.classes[class].global_first_preempted(&ctx!(self), &g.assign, &g.unsure)?;
+        let Some(cpu) = cpu else {
+            return Some(None);
+        };
+        // What `global_preempt` does with the CPU it found.
+        let curr = g.assign[cpu].expect("a preempted CPU runs a task");
+        self.put_prev(curr);
+        g.assign[cpu] = self.classes[class].pick_next_task(&ctx!(self), 0, cpu);
+        Some((g.assign[cpu] != Some(curr)).then_some(cpu))
     }
 }
