@@ -158,6 +158,15 @@ pub trait SchedClass {
         None
     }
 
+    /// Whether, within one decision of global placement, the class's answers (picks,
+    /// preemption tests) depend only on which task each CPU is given: the engine may
+    /// then recognise a cycle of its steps that repeats an assignment and skip whole
+    /// periods of it up to its safety bound, ending on the same assignment. Default
+    /// `false`.
+    fn global_steps_memoryless(&self) -> bool {
+        false
+    }
+
     /// Steps the class's queue structures took so far (heap levels moved, entries or tree
     /// nodes looked at): [`crate::WorkStats::queue_steps`], for the work guard test. 0 for
     /// classes that do not count.

@@ -81,6 +81,11 @@ impl Counted {
         self.inner.global_first_preempted(ctx, assign, unsure)
     }
 
+    /// [`SchedClass::global_steps_memoryless`].
+    pub(super) fn global_steps_memoryless(&self) -> bool {
+        self.inner.global_steps_memoryless()
+    }
+
     /// The class's queue steps so far ([`SchedClass::queue_steps`]).
     pub(super) fn queue_steps(&self) -> u64 {
         self.inner.queue_steps()

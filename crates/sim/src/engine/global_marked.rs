@@ -14,6 +14,63 @@
 use super::marks::CpuMask;
 use super::*;
 
+/// Brent's cycle finding on the assignment after each step of one decision (each step
+/// changes one CPU's task): a snapshot taken at 1, 2, 4, ... steps, compared at every
+/// step through a hash kept up to date.
+struct Cycle {
+    /// The assignment as hashed.
+    shadow: Vec<Option<TaskId>>,
+    hash: u64,
+    snap: Vec<Option<TaskId>>,
+    snap_hash: u64,
+    power: usize,
+    since: usize,
+}
+
+impl Cycle {
+    fn new(assign: &[Option<TaskId>]) -> Cycle {
+        let hash = assign
+            .iter()
+            .enumerate()
+            .fold(0, |h, (cpu, &t)| h ^ Cycle::mix(cpu, t));
+        Cycle {
+            shadow: assign.to_vec(),
+            hash,
+            snap: assign.to_vec(),
+            snap_hash: hash,
+            power: 1,
+            since: 0,
+        }
+    }
+
+    /// splitmix64 of (CPU, task).
+    fn mix(cpu: CpuId, t: Option<TaskId>) -> u64 {
+        let mut x = ((cpu as u64) << 32) ^ t.map_or(u64::MAX, |t| t as u64);
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    /// After a step that changed `cpu`'s task: a period of the steps once the
+    /// assignment is one seen before.
+    fn step(&mut self, cpu: CpuId, assign: &[Option<TaskId>]) -> Option<usize> {
+        self.hash ^= Cycle::mix(cpu, self.shadow[cpu]) ^ Cycle::mix(cpu, assign[cpu]);
+        self.shadow[cpu] = assign[cpu];
+        self.since += 1;
+        if self.hash == self.snap_hash && self.snap == assign {
+            return Some(self.since);
+        }
+        if self.since == self.power {
+            self.snap.copy_from_slice(assign);
+            self.snap_hash = self.hash;
+            self.power *= 2;
+            self.since = 0;
+        }
+        None
+    }
+}
+
 /// The assignment of the one global class between instants.
 pub(super) struct GlobalMarked {
     class: ClassId,
@@ -101,9 +158,45 @@ impl Engine {
         }
         self.marked.clear();
         // Every change strictly raises the priority on one CPU; the bound is a safety net.
-        for _ in 0..(4 * self.cpus.len() * (self.tasks.len() + 1)) {
-            if self.global_marked_step(&mut g).is_none() {
+        // A class whose rules are not such an order (ILLF: Algorithm 2 may hand a CPU
+        // back) can cycle until the bound, and at 1024 CPUs and 10,000 tasks that is 41
+        // million steps: where the steps depend on the assignment alone, a repeated
+        // assignment gives the cycle's period, and whole periods are skipped (the
+        // assignment the bound ends on is the same).
+        let ncpu = self.cpus.len();
+        let mut bound = 4 * ncpu * (self.tasks.len() + 1);
+        let mut watch = self.classes[g.class as usize].global_steps_memoryless();
+        let mut cycle: Option<Cycle> = None;
+        let mut done = 0;
+        while done < bound {
+            done += 1;
+            let Some(cpu) = self.global_marked_step(&mut g) else {
                 break;
+            };
+            if !watch || done < ncpu {
+                continue;
+            }
+            match &mut cycle {
+                None => cycle = Some(Cycle::new(&g.assign)),
+                Some(c) => {
+                    if let Some(period) = c.step(cpu, &g.assign) {
+                        if cfg!(debug_assertions) && done + period <= bound {
+                            // The steps read the assignment alone: one more period
+                            // comes back to it.
+                            let at = g.assign.clone();
+                            for _ in 0..period {
+                                self.global_marked_step(&mut g);
+                            }
+                            done += period;
+                            debug_assert_eq!(
+                                g.assign, at,
+                                "global steps: a cycle that does not repeat"
+                            );
+                        }
+                        bound = done + (bound - done) % period;
+                        watch = false;
+                    }
+                }
             }
         }
         // All departures before all arrivals, in CPU order, as `schedule_global`.

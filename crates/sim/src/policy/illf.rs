@@ -751,6 +751,14 @@ impl SchedClass for Illf {
         Ok(())
     }
 
+    /// With one queue for all CPUs, a pick or preemption test reads the running set
+    /// (the assignment), the stored laxities and the instant's activations and
+    /// completion, which the steps of a decision do not change; what `put_prev_task`
+    /// records (the task put back) is read by per-CPU queues only.
+    fn global_steps_memoryless(&self) -> bool {
+        !self.per_cpu
+    }
+
     fn global_first_preempted(
         &self,
         ctx: &Ctx,
