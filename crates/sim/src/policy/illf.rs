@@ -232,19 +232,20 @@ impl Illf {
         let mut entries = std::mem::take(&mut self.scratch);
         self.trees[rq].rekey(|t| ctx.laxity_uncounted(t), &mut entries);
         let at = self.activated_now[rq].0;
-        let (waiting, activated) = (&mut self.waiting_set[rq], &mut self.activated_waiting[rq]);
-        waiting.clear();
-        activated.clear();
         self.activated_version += 1;
         for &e in &entries {
             self.entry[e.2] = Some(e);
-            if !self.running[e.2] {
-                waiting.insert(e);
-                if self.activated_at[e.2] == at {
-                    activated.insert(e);
-                }
-            }
         }
+        // Built from the sorted entries in one pass (an insert per entry, with 10,000
+        // tasks waiting, was 40 % of a global run's time).
+        let running = &self.running;
+        self.waiting_set[rq] = entries.iter().copied().filter(|e| !running[e.2]).collect();
+        let activated_at = &self.activated_at;
+        self.activated_waiting[rq] = self.waiting_set[rq]
+            .iter()
+            .copied()
+            .filter(|e| activated_at[e.2] == at)
+            .collect();
         self.scratch = entries;
     }
 
