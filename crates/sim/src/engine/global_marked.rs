@@ -286,3 +286,31 @@ impl Engine {
         Some((g.assign[cpu] != Some(curr)).then_some(cpu))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cycle;
+
+    /// Five distinct assignments, then CPU 0 takes tasks 1, 2, 3, 1, 2, 3, ...: nothing is
+    /// reported before a repeat, and the period reported is 3.
+    #[test]
+    fn a_repeated_assignment_gives_the_cycle_period() {
+        let mut assign = vec![Some(0), None];
+        let mut cycle = Cycle::new(&assign);
+        for t in 10..15 {
+            assign[1] = Some(t);
+            assert_eq!(cycle.step(1, &assign), None, "no repeat yet at task {t}");
+        }
+        let mut found = None;
+        for i in 0..64 {
+            assign[0] = Some(1 + i % 3);
+            if let Some(period) = cycle.step(0, &assign) {
+                found = Some((period, i));
+                break;
+            }
+        }
+        let (period, at) = found.expect("the cycle is found");
+        assert_eq!(period, 3);
+        assert!(at >= 3, "found at step {at} before any assignment repeated");
+    }
+}
