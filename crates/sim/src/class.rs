@@ -148,6 +148,32 @@ pub trait SchedClass {
         false
     }
 
+    /// Global placement's preemption step for a class without a key order, with one run
+    /// queue (0) for all CPUs and no affinity restriction: the first CPU, in CPU order,
+    /// whose task in `assign` (a task of this class on every CPU that has one) the
+    /// waiting task `peek_next_task(0, cpu)` offers would preempt (`wakeup_preempt`) —
+    /// what asking each running CPU in turn finds, without asking each. `unsure` lists,
+    /// in CPU order, the CPUs whose task in `assign` may differ from `ctx.cpus[cpu].curr`
+    /// (changed by this decision); every other CPU's is its current task. `None` (the
+    /// default): no shortcut, the engine asks every CPU.
+    fn global_first_preempted(
+        &self,
+        _ctx: &Ctx,
+        _assign: &[Option<TaskId>],
+        _unsure: &[CpuId],
+    ) -> Option<Option<CpuId>> {
+        None
+    }
+
+    /// Whether, within one decision of global placement, the class's answers (picks,
+    /// preemption tests) depend only on which task each CPU is given: the engine may
+    /// then recognise a cycle of its steps that repeats an assignment and skip whole
+    /// periods of it up to its safety bound, ending on the same assignment. Default
+    /// `false`.
+    fn global_steps_memoryless(&self) -> bool {
+        false
+    }
+
     /// Steps the class's queue structures took so far (heap levels moved, entries or tree
     /// nodes looked at): [`crate::WorkStats::queue_steps`], for the work guard test. 0 for
     /// classes that do not count.

@@ -70,6 +70,22 @@ impl Counted {
         self.calls.get()
     }
 
+    /// [`SchedClass::global_first_preempted`].
+    pub(super) fn global_first_preempted(
+        &self,
+        ctx: &Ctx,
+        assign: &[Option<TaskId>],
+        unsure: &[CpuId],
+    ) -> Option<Option<CpuId>> {
+        self.count();
+        self.inner.global_first_preempted(ctx, assign, unsure)
+    }
+
+    /// [`SchedClass::global_steps_memoryless`].
+    pub(super) fn global_steps_memoryless(&self) -> bool {
+        self.inner.global_steps_memoryless()
+    }
+
     /// The class's queue steps so far ([`SchedClass::queue_steps`]).
     pub(super) fn queue_steps(&self) -> u64 {
         self.inner.queue_steps()
