@@ -165,15 +165,6 @@ pub trait SchedClass {
         None
     }
 
-    /// Whether, within one decision of global placement, the class's answers (picks,
-    /// preemption tests) depend only on which task each CPU is given: the engine may
-    /// then recognise a cycle of its steps that repeats an assignment and skip whole
-    /// periods of it up to its safety bound, ending on the same assignment. Default
-    /// `false`.
-    fn global_steps_memoryless(&self) -> bool {
-        false
-    }
-
     /// Steps the class's queue structures took so far (heap levels moved, entries or tree
     /// nodes looked at): [`crate::WorkStats::queue_steps`], for the work guard test. 0 for
     /// classes that do not count.
@@ -230,6 +221,16 @@ pub trait SchedClass {
     /// it is may answer `true`.
     fn never_yields(&self) -> bool {
         false
+    }
+
+    /// Whether the class's preemption test under global placement follows a priority
+    /// order (the default), so that a global decision's steps end by themselves. A class
+    /// whose rules are not an order (ILLF: Algorithm 2's swaps) answers `false`: a
+    /// waiting task then does not preempt a CPU whose task was picked in the same
+    /// decision (each CPU decides once per instant, as a CPU reschedules once), and the
+    /// steps cannot hand CPUs round in a cycle until the loop's safety bound decides.
+    fn preempts_in_order(&self) -> bool {
+        true
     }
 
     /// The instant announced by [`SchedClass::next_decision`] has come (and `curr` did not

@@ -81,11 +81,6 @@ impl Counted {
         self.inner.global_first_preempted(ctx, assign, unsure)
     }
 
-    /// [`SchedClass::global_steps_memoryless`].
-    pub(super) fn global_steps_memoryless(&self) -> bool {
-        self.inner.global_steps_memoryless()
-    }
-
     /// The class's queue steps so far ([`SchedClass::queue_steps`]).
     pub(super) fn queue_steps(&self) -> u64 {
         self.inner.queue_steps()
@@ -280,6 +275,11 @@ impl Counted {
 
     pub(super) fn never_yields(&self) -> bool {
         self.inner.never_yields()
+    }
+
+    /// [`SchedClass::preempts_in_order`].
+    pub(super) fn preempts_in_order(&self) -> bool {
+        self.inner.preempts_in_order()
     }
 
     pub(super) fn decides_running(&self) -> bool {

@@ -133,7 +133,7 @@ impl Engine {
                     // decision was the pick's own answer. Asking again is not the
                     // kernel's, and a class whose test and pick differ on ties (EEVDF:
                     // equal deadlines) would swap tasks until the loop's bound.
-                    if self.cpus[cpu].curr != Some(curr) {
+                    if self.picked_now(assign, cpu) {
                         continue;
                     }
                     let ctx = ctx!(self);
@@ -177,6 +177,17 @@ impl Engine {
         None
     }
 
+    /// Whether `cpu`'s task in `assign` was picked in this decision (the CPUs switch at
+    /// its end, so `curr` is still the task it ran before). Such a CPU has decided for
+    /// this instant, as a CPU reschedules once: a per-CPU class's wake-up test is not
+    /// asked of its task, nor does a waiting task of a class whose rules are not an
+    /// order ([`SchedClass::preempts_in_order`]) preempt it.
+    ///
+    /// [`SchedClass::preempts_in_order`]: crate::class::SchedClass::preempts_in_order
+    pub(super) fn picked_now(&self, assign: &[Option<TaskId>], cpu: CpuId) -> bool {
+        assign[cpu] != self.cpus[cpu].curr
+    }
+
     /// `Some(cpu)` if the preemption on `cpu` changed its task. A class whose pick, once
     /// its running task is put back, is that task again (ILLF: the candidate it offered
     /// beats the task as running, not once it waits) changes nothing, and the same step
@@ -196,10 +207,12 @@ impl Engine {
         running: &mut Vec<CpuId>,
     ) -> Option<CpuId> {
         running.clear();
-        running.extend(
-            (0..assign.len()).filter(|&c| assign[c].is_some_and(|t| self.tasks[t].class == class)),
-        );
         let cls = &self.classes[class as usize];
+        let once = !cls.preempts_in_order();
+        running.extend((0..assign.len()).filter(|&c| {
+            assign[c].is_some_and(|t| self.tasks[t].class == class)
+                && !(once && self.picked_now(assign, c))
+        }));
         let ctx = ctx!(self);
         // Worst first: a before b if b's task would preempt a's. A class whose running
         // tasks never preempt one another leaves them in CPU order (checked in debug

@@ -14,63 +14,6 @@
 use super::marks::CpuMask;
 use super::*;
 
-/// Brent's cycle finding on the assignment after each step of one decision (each step
-/// changes one CPU's task): a snapshot taken at 1, 2, 4, ... steps, compared at every
-/// step through a hash kept up to date.
-struct Cycle {
-    /// The assignment as hashed.
-    shadow: Vec<Option<TaskId>>,
-    hash: u64,
-    snap: Vec<Option<TaskId>>,
-    snap_hash: u64,
-    power: usize,
-    since: usize,
-}
-
-impl Cycle {
-    fn new(assign: &[Option<TaskId>]) -> Cycle {
-        let hash = assign
-            .iter()
-            .enumerate()
-            .fold(0, |h, (cpu, &t)| h ^ Cycle::mix(cpu, t));
-        Cycle {
-            shadow: assign.to_vec(),
-            hash,
-            snap: assign.to_vec(),
-            snap_hash: hash,
-            power: 1,
-            since: 0,
-        }
-    }
-
-    /// splitmix64 of (CPU, task).
-    fn mix(cpu: CpuId, t: Option<TaskId>) -> u64 {
-        let mut x = ((cpu as u64) << 32) ^ t.map_or(u64::MAX, |t| t as u64);
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
-
-    /// After a step that changed `cpu`'s task: a period of the steps once the
-    /// assignment is one seen before.
-    fn step(&mut self, cpu: CpuId, assign: &[Option<TaskId>]) -> Option<usize> {
-        self.hash ^= Cycle::mix(cpu, self.shadow[cpu]) ^ Cycle::mix(cpu, assign[cpu]);
-        self.shadow[cpu] = assign[cpu];
-        self.since += 1;
-        if self.hash == self.snap_hash && self.snap == assign {
-            return Some(self.since);
-        }
-        if self.since == self.power {
-            self.snap.copy_from_slice(assign);
-            self.snap_hash = self.hash;
-            self.power *= 2;
-            self.since = 0;
-        }
-        None
-    }
-}
-
 /// The assignment of the one global class between instants.
 pub(super) struct GlobalMarked {
     class: ClassId,
@@ -82,6 +25,12 @@ pub(super) struct GlobalMarked {
     changed: CpuMask,
     /// `changed` as a list, for the class's preemption scan (reused).
     unsure: Vec<CpuId>,
+    /// `assign` as the class's preemption scan sees it: for a class whose rules are not
+    /// an order (`once`), a CPU whose task was picked in this decision shows none, as it
+    /// is not preempted again ([`Engine::picked_now`]).
+    view: Vec<Option<TaskId>>,
+    /// `!preempts_in_order()` of the class.
+    once: bool,
 }
 
 impl Engine {
@@ -114,6 +63,8 @@ impl Engine {
                 free,
                 changed: CpuMask::new(ncpu),
                 unsure: Vec::new(),
+                view: vec![None; ncpu],
+                once: !cls.preempts_in_order(),
             }
         })
     }
@@ -149,6 +100,7 @@ impl Engine {
                 other => other,
             };
             g.assign[c] = next;
+            g.view[c] = next;
             if next.is_some() {
                 g.free.remove(c);
             } else {
@@ -157,47 +109,17 @@ impl Engine {
             g.changed.insert(c);
         }
         self.marked.clear();
-        // Every change strictly raises the priority on one CPU; the bound is a safety net.
-        // A class whose rules are not such an order (ILLF: Algorithm 2 may hand a CPU
-        // back) can cycle until the bound, and at 1024 CPUs and 10,000 tasks that is 41
-        // million steps: where the steps depend on the assignment alone, a repeated
-        // assignment gives the cycle's period, and whole periods are skipped (the
-        // assignment the bound ends on is the same).
-        let ncpu = self.cpus.len();
-        let mut bound = 4 * ncpu * (self.tasks.len() + 1);
-        let mut watch = self.classes[g.class as usize].global_steps_memoryless();
-        let mut cycle: Option<Cycle> = None;
-        let mut done = 0;
-        while done < bound {
-            done += 1;
-            let Some(cpu) = self.global_marked_step(&mut g) else {
-                break;
-            };
-            if !watch || done < ncpu {
-                continue;
-            }
-            match &mut cycle {
-                None => cycle = Some(Cycle::new(&g.assign)),
-                Some(c) => {
-                    if let Some(period) = c.step(cpu, &g.assign) {
-                        if cfg!(debug_assertions) && done + period <= bound {
-                            // The steps read the assignment alone: one more period
-                            // comes back to it.
-                            let at = g.assign.clone();
-                            for _ in 0..period {
-                                self.global_marked_step(&mut g);
-                            }
-                            done += period;
-                            debug_assert_eq!(
-                                g.assign, at,
-                                "global steps: a cycle that does not repeat"
-                            );
-                        }
-                        bound = done + (bound - done) % period;
-                        watch = false;
-                    }
-                }
-            }
+        // Every change strictly raises the priority on one CPU, or (a class whose rules
+        // are not an order) settles a CPU for this instant (`Engine::picked_now`), so the
+        // loop ends by itself; the bound is a safety net, and reaching it is reported by
+        // the invariant checker.
+        let bound = 4 * self.cpus.len() * (self.tasks.len() + 1);
+        let settled = (0..bound).any(|_| self.global_marked_step(&mut g).is_none());
+        if !settled && self.check && self.violation.is_none() {
+            self.violation = Some(format!(
+                "at {} ns: the global decision did not settle in {bound} steps",
+                self.now
+            ));
         }
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         let mut at = 0;
@@ -213,6 +135,7 @@ impl Engine {
             if self.cpus[c].curr != g.assign[c] {
                 self.switch_in(c, g.assign[c]);
             }
+            g.view[c] = g.assign[c];
         }
         g
     }
@@ -232,6 +155,7 @@ impl Engine {
                     g.assign[cpu] = Some(n);
                     g.free.remove(cpu);
                     g.changed.insert(cpu);
+                    self.settle_view(g, cpu);
                     return Some(cpu);
                 }
             }
@@ -253,10 +177,20 @@ impl Engine {
                     g.free.insert(cpu);
                 }
                 g.changed.insert(cpu);
+                self.settle_view(g, cpu);
                 Some(cpu)
             }
             None => None,
         }
+    }
+
+    /// `g.view[cpu]` after a step changed `cpu`'s task.
+    fn settle_view(&self, g: &mut GlobalMarked, cpu: CpuId) {
+        g.view[cpu] = if g.once && self.picked_now(&g.assign, cpu) {
+            None
+        } else {
+            g.assign[cpu]
+        };
     }
 
     /// `global_preempt` by the class's own scan ([`SchedClass::global_first_preempted`]):
@@ -275,7 +209,7 @@ impl Engine {
         }
         g.unsure.clear();
         g.unsure.extend(g.changed.iter());
-        let cpu = self.classes[class].global_first_preempted(&ctx!(self), &g.assign, &g.unsure)?;
+        let cpu = self.classes[class].global_first_preempted(&ctx!(self), &g.view, &g.unsure)?;
         let Some(cpu) = cpu else {
             return Some(None);
         };
@@ -284,33 +218,5 @@ impl Engine {
         self.put_prev(curr);
         g.assign[cpu] = self.classes[class].pick_next_task(&ctx!(self), 0, cpu);
         Some((g.assign[cpu] != Some(curr)).then_some(cpu))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Cycle;
-
-    /// Five distinct assignments, then CPU 0 takes tasks 1, 2, 3, 1, 2, 3, ...: nothing is
-    /// reported before a repeat, and the period reported is 3.
-    #[test]
-    fn a_repeated_assignment_gives_the_cycle_period() {
-        let mut assign = vec![Some(0), None];
-        let mut cycle = Cycle::new(&assign);
-        for t in 10..15 {
-            assign[1] = Some(t);
-            assert_eq!(cycle.step(1, &assign), None, "no repeat yet at task {t}");
-        }
-        let mut found = None;
-        for i in 0..64 {
-            assign[0] = Some(1 + i % 3);
-            if let Some(period) = cycle.step(0, &assign) {
-                found = Some((period, i));
-                break;
-            }
-        }
-        let (period, at) = found.expect("the cycle is found");
-        assert_eq!(period, 3);
-        assert!(at >= 3, "found at step {at} before any assignment repeated");
     }
 }

@@ -595,6 +595,12 @@ impl SchedClass for Illf {
         true
     }
 
+    /// Algorithm 2 is not a priority order: a task it lets preempt may itself be
+    /// displaced by the task it put back, at the same instant.
+    fn preempts_in_order(&self) -> bool {
+        false
+    }
+
     fn queue_steps(&self) -> u64 {
         self.steps.get()
     }
@@ -750,14 +756,6 @@ impl SchedClass for Illf {
             }
         }
         Ok(())
-    }
-
-    /// With one queue for all CPUs, a pick or preemption test reads the running set
-    /// (the assignment), the stored laxities and the instant's activations and
-    /// completion, which the steps of a decision do not change; what `put_prev_task`
-    /// records (the task put back) is read by per-CPU queues only.
-    fn global_steps_memoryless(&self) -> bool {
-        !self.per_cpu
     }
 
     fn global_first_preempted(
