@@ -23,7 +23,14 @@ pub(super) struct Counted {
     rq_waiting: Vec<u32>,
     /// Run queues with a task waiting.
     waiting_rqs: super::marks::CpuMask,
+    /// Run queues whose waiting tasks changed since [`Counted::take_changed`] (so that
+    /// an index of their first tasks can be refreshed for those only), kept once
+    /// `take_changed` has been called (`track_changed`).
+    changed: super::marks::CpuMask,
+    track_changed: bool,
     calls: Cell<u64>,
+    /// Queue steps taken by uncounted calls (debug checks), left out of `queue_steps`.
+    uncounted_steps: Cell<u64>,
 }
 
 impl Counted {
@@ -34,7 +41,10 @@ impl Counted {
             nr_waiting: 0,
             rq_waiting: Vec::new(),
             waiting_rqs: super::marks::CpuMask::default(),
+            changed: super::marks::CpuMask::default(),
+            track_changed: false,
             calls: Cell::new(0),
+            uncounted_steps: Cell::new(0),
         }
     }
 
@@ -70,6 +80,29 @@ impl Counted {
         self.waiting_rqs.next_from(from)
     }
 
+    /// Move the run queues whose waiting tasks changed since the last call into `out`;
+    /// the first call gives every run queue and starts keeping track (so that classes
+    /// nobody asks pay nothing).
+    pub(super) fn take_changed(&mut self, out: &mut Vec<RqId>) {
+        if !self.track_changed {
+            self.track_changed = true;
+            out.extend(0..self.rq_waiting.len());
+            return;
+        }
+        out.extend(self.changed.iter());
+        self.changed.clear();
+    }
+
+    /// [`SchedClass::peek_next_task`] without counting a hook call or its queue steps
+    /// (for debug checks, which must not change the counts that the work guard compares).
+    pub(super) fn peek_uncounted(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        let before = self.inner.queue_steps();
+        let t = self.inner.peek_next_task(ctx, rq, cpu);
+        let taken = self.inner.queue_steps() - before;
+        self.uncounted_steps.set(self.uncounted_steps.get() + taken);
+        t
+    }
+
     /// Hook calls so far.
     pub(super) fn calls(&self) -> u64 {
         self.calls.get()
@@ -77,7 +110,7 @@ impl Counted {
 
     /// The class's queue steps so far ([`SchedClass::queue_steps`]).
     pub(super) fn queue_steps(&self) -> u64 {
-        self.inner.queue_steps()
+        self.inner.queue_steps() - self.uncounted_steps.get()
     }
 
     fn count(&self) {
@@ -92,6 +125,9 @@ impl Counted {
         let old = std::mem::replace(&mut self.waiting[t], new);
         if old != NOT_WAITING {
             let old = old as RqId;
+            if self.track_changed {
+                self.changed.insert(old);
+            }
             self.rq_waiting[old] -= 1;
             self.nr_waiting -= 1;
             if self.rq_waiting[old] == 0 {
@@ -99,6 +135,9 @@ impl Counted {
             }
         }
         if let Some(new) = rq {
+            if self.track_changed {
+                self.changed.insert(new);
+            }
             self.rq_waiting[new] += 1;
             self.nr_waiting += 1;
             self.waiting_rqs.insert(new);
@@ -129,6 +168,9 @@ impl Counted {
         self.nr_waiting = 0;
         self.rq_waiting = vec![0; nr_rqs];
         self.waiting_rqs = super::marks::CpuMask::new(nr_rqs);
+        self.changed = super::marks::CpuMask::new(nr_rqs);
+        self.track_changed = false;
+        self.uncounted_steps.set(0); // the class's own count starts again at init
         self.inner.init(nr_rqs, nr_tasks);
     }
 
@@ -169,6 +211,9 @@ impl Counted {
 
     pub(super) fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.count();
+        if self.track_changed {
+            self.changed.insert(rq); // a class may reorder its queue on a new job
+        }
         self.inner.job_changed(ctx, rq, t);
     }
 
@@ -200,6 +245,11 @@ impl Counted {
 
     pub(super) fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         self.count();
+        self.inner.preempt_key(ctx, t)
+    }
+
+    /// [`SchedClass::preempt_key`] without counting a hook call (debug checks).
+    pub(super) fn preempt_key_uncounted(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         self.inner.preempt_key(ctx, t)
     }
 
