@@ -351,14 +351,17 @@ impl Engine {
         if let Some(l) = cache {
             return Some(*l);
         }
-        let mut l = if self.push_state[class as usize].is_some() && self.push_fast(class) {
-            self.later_cpus_from_state(class)
-        } else {
-            self.later_cpus_scan(class)?
-        };
+        let (mut l, touched_free) =
+            if self.push_state[class as usize].is_some() && self.push_fast(class) {
+                let l = self.later_cpus_from_state(class);
+                (l, Some(l.reach))
+            } else {
+                (self.later_cpus_scan(class)?, None)
+            };
         l.reach = match l.first_free {
             // A free CPU: the target is the task's last CPU if free, else the first free.
-            Some(_) => self.touched.iter().any(|c| self.cpu_free_for(c, class)),
+            Some(_) => touched_free
+                .unwrap_or_else(|| self.touched.iter().any(|c| self.cpu_free_for(c, class))),
             None if l.keyed => l
                 .worst
                 .iter()
@@ -370,7 +373,8 @@ impl Engine {
         Some(l)
     }
 
-    /// [`LaterCpus`] from the push states and the waiting masks.
+    /// [`LaterCpus`] from the push states and the waiting masks (`reach`: whether a
+    /// touched CPU is free).
     fn later_cpus_from_state(&self, class: ClassId) -> LaterCpus {
         let mut masks: Vec<&CpuMask> = Vec::with_capacity(4);
         for c in ClassId::RT.into_iter().filter(|&c| c <= class) {
@@ -380,13 +384,23 @@ impl Engine {
             }
         }
         self.visit(1);
+        // Whether a touched CPU is free, from the same masks: a word at a time instead
+        // of asking each touched CPU.
+        let touched_free = self.touched.any_in_none(&masks);
+        debug_assert_eq!(
+            touched_free,
+            self.touched
+                .iter()
+                .any(|c| self.cpu_free_for_uncounted(c, class)),
+            "the masks disagree with the CPUs"
+        );
         let st = self.push_state[class as usize].as_ref().unwrap();
         let mut worst = st.running.iter().rev().map(|&(k, Reverse(c))| (k, c));
         LaterCpus {
             first_free: CpuMask::next_in_none(&masks, 0, self.cpus.len()),
             worst: [worst.next(), worst.next()],
             keyed: st.keyed,
-            reach: true,
+            reach: touched_free,
         }
     }
 
