@@ -104,6 +104,16 @@ impl CpuMask {
         }
     }
 
+    /// Whether some CPU of the set is in none of `masks` (a word at a time).
+    pub(super) fn any_in_none(&self, masks: &[&CpuMask]) -> bool {
+        self.words.iter().enumerate().any(|(w, &bits)| {
+            let union = masks
+                .iter()
+                .fold(0u64, |u, m| u | m.words.get(w).copied().unwrap_or(0));
+            bits & !union != 0
+        })
+    }
+
     /// The lowest CPU in the set at or after `from`.
     pub(super) fn next_from(&self, from: CpuId) -> Option<CpuId> {
         let mut w = from / 64;

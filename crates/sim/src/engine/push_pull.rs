@@ -24,6 +24,15 @@ pub(super) struct PushState {
     /// (key, CPU) of those tasks; the last is the lowest priority, the lowest CPU among
     /// equal keys.
     running: BTreeSet<(u64, Reverse<CpuId>)>,
+    /// Keyed classes: per CPU, the key of the first task waiting there (None: none
+    /// waits), as of the last [`Engine::refresh_push_heads`].
+    head_key: Vec<Option<u64>>,
+    /// (key, CPU) of those first waiting tasks: with no free CPU only those below the
+    /// lowest-priority running key can be pushed, and they are found here instead of by
+    /// looking at every CPU's queue.
+    heads: BTreeSet<(u64, CpuId)>,
+    /// Run queues to refresh (kept to reuse its allocation).
+    changed: Vec<CpuId>,
 }
 
 impl Engine {
@@ -42,6 +51,9 @@ impl Engine {
                     busy: CpuMask::new(self.cpus.len()),
                     key: vec![None; self.cpus.len()],
                     running: BTreeSet::new(),
+                    head_key: vec![None; self.cpus.len()],
+                    heads: BTreeSet::new(),
+                    changed: Vec::new(),
                 })
         })
     }
@@ -124,12 +136,6 @@ impl Engine {
                             .later_cpus(c, &mut later[c as usize])
                             .is_some_and(|l| !l.reach)
                 });
-                let from_waiting = |s: &Self, from: CpuId| {
-                    ClassId::RT
-                        .iter()
-                        .filter_map(|&c| s.classes[c as usize].next_waiting_rq(from))
-                        .min()
-                };
                 let found = if only_touched {
                     let mut at = next;
                     loop {
@@ -145,7 +151,7 @@ impl Engine {
                         at = c + 1;
                     }
                 } else {
-                    from_waiting(self, next)
+                    self.next_push_source(next, &mut later)
                 };
                 let Some(cpu) = found else { break };
                 next = cpu + 1;
@@ -200,6 +206,143 @@ impl Engine {
         any
     }
 
+    /// The lowest CPU at or after `from` from which a waiting real-time task may be
+    /// pushed: one with a task of some class waiting, except that for a key-ordered class
+    /// with no free CPU only a CPU whose first waiting task has a smaller key than the
+    /// lowest-priority running task can push (what [`Engine::find_later_cpu_keyed`]
+    /// requires), and those come from the index of first waiting tasks, not from a look
+    /// at every CPU's queue. Visiting more CPUs than push changes nothing, so the CPUs
+    /// returned may include some that do not.
+    fn next_push_source(
+        &mut self,
+        from: CpuId,
+        later: &mut [Option<LaterCpus>; 2],
+    ) -> Option<CpuId> {
+        let mut best: Option<CpuId> = None;
+        for class in ClassId::RT {
+            let cls = &self.classes[class as usize];
+            if cls.nr_waiting() == 0 {
+                continue;
+            }
+            let indexed = self
+                .later_cpus(class, &mut later[class as usize])
+                .filter(|l| l.keyed && l.first_free.is_none())
+                .filter(|_| {
+                    self.push_state[class as usize]
+                        .as_ref()
+                        .is_some_and(|s| s.keyed)
+                });
+            let next = match indexed {
+                Some(l) => {
+                    self.refresh_push_heads(class);
+                    debug_assert_eq!(self.push_heads_check(class), Ok(()));
+                    debug_assert_eq!(self.push_no_free_last(class), Ok(()));
+                    let st = self.push_state[class as usize].as_ref().unwrap();
+                    // Each first waiting task below the worst running key is one step
+                    // (counted as a CPU visit for the work guard).
+                    let mut found: Option<CpuId> = None;
+                    let mut steps = 1;
+                    if let Some((worst, _)) = l.worst[0] {
+                        for &(_, c) in st.heads.range(..(worst, 0)) {
+                            steps += 1;
+                            if c >= from && found.is_none_or(|f| c < f) {
+                                found = Some(c);
+                            }
+                        }
+                    }
+                    self.visit(steps);
+                    found
+                }
+                None => self.classes[class as usize].next_waiting_rq(from),
+            };
+            best = match (best, next) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        best
+    }
+
+    /// Bring `class`'s index of first waiting tasks up to date for the run queues whose
+    /// waiting tasks changed since the last refresh.
+    fn refresh_push_heads(&mut self, class: ClassId) {
+        let Some(st) = self.push_state[class as usize].as_mut() else {
+            return;
+        };
+        let mut changed = std::mem::take(&mut st.changed);
+        changed.clear();
+        self.classes[class as usize].take_changed(&mut changed);
+        for &rq in &changed {
+            let cls = &self.classes[class as usize];
+            let ctx = ctx!(self);
+            let key = if cls.waiting_on(rq) == 0 {
+                None
+            } else {
+                cls.peek_next_task(&ctx, rq, rq).map(|t| {
+                    cls.preempt_key(&ctx, t)
+                        .expect("a keyed class keys every task")
+                })
+            };
+            let st = self.push_state[class as usize].as_mut().unwrap();
+            if st.head_key[rq] != key {
+                if let Some(old) = st.head_key[rq] {
+                    st.heads.remove(&(old, rq));
+                }
+                if let Some(k) = key {
+                    st.heads.insert((k, rq));
+                }
+                st.head_key[rq] = key;
+            }
+        }
+        self.push_state[class as usize].as_mut().unwrap().changed = changed;
+    }
+
+    /// Debug builds: with no CPU free for `class` (as the masks say), no first waiting
+    /// task's last CPU is free either — else [`Engine::find_later_cpu_keyed`] would push
+    /// it there whatever its key, and the index would miss it.
+    fn push_no_free_last(&self, class: ClassId) -> Result<(), String> {
+        let st = self.push_state[class as usize].as_ref().unwrap();
+        let ctx = ctx!(self);
+        for (cpu, _) in st.head_key.iter().enumerate().filter(|(_, k)| k.is_some()) {
+            let Some(t) = self.classes[class as usize].peek_uncounted(&ctx, cpu, cpu) else {
+                continue;
+            };
+            let last = self.tasks[t].last_cpu;
+            if last != cpu && self.cpu_free_for_uncounted(last, class) {
+                return Err(format!(
+                    "push index: CPU {last} free for task {t} but no CPU free"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Debug builds: the index of first waiting tasks against each CPU's queue.
+    fn push_heads_check(&self, class: ClassId) -> Result<(), String> {
+        let st = self.push_state[class as usize].as_ref().unwrap();
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        for cpu in 0..self.cpus.len() {
+            let want = cls
+                .peek_uncounted(&ctx, cpu, cpu)
+                .and_then(|t| cls.preempt_key_uncounted(&ctx, t));
+            if st.head_key[cpu] != want {
+                return Err(format!(
+                    "push index: CPU {cpu} first waiting key {:?}, queue says {want:?}",
+                    st.head_key[cpu]
+                ));
+            }
+        }
+        let keyed = st.head_key.iter().flatten().count();
+        if st.heads.len() != keyed {
+            return Err(format!(
+                "push index: {} heads for {keyed} keys",
+                st.heads.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// The shortcut for [`Engine::find_later_cpu`] when `class` orders tasks by a key and
     /// none of its tasks has a restricted affinity (None otherwise): the first free CPU
     /// and the two running tasks of the class with the largest keys, computed once and
@@ -208,14 +351,17 @@ impl Engine {
         if let Some(l) = cache {
             return Some(*l);
         }
-        let mut l = if self.push_state[class as usize].is_some() && self.push_fast(class) {
-            self.later_cpus_from_state(class)
-        } else {
-            self.later_cpus_scan(class)?
-        };
+        let (mut l, touched_free) =
+            if self.push_state[class as usize].is_some() && self.push_fast(class) {
+                let l = self.later_cpus_from_state(class);
+                (l, Some(l.reach))
+            } else {
+                (self.later_cpus_scan(class)?, None)
+            };
         l.reach = match l.first_free {
             // A free CPU: the target is the task's last CPU if free, else the first free.
-            Some(_) => self.touched.iter().any(|c| self.cpu_free_for(c, class)),
+            Some(_) => touched_free
+                .unwrap_or_else(|| self.touched.iter().any(|c| self.cpu_free_for(c, class))),
             None if l.keyed => l
                 .worst
                 .iter()
@@ -227,7 +373,8 @@ impl Engine {
         Some(l)
     }
 
-    /// [`LaterCpus`] from the push states and the waiting masks.
+    /// [`LaterCpus`] from the push states and the waiting masks (`reach`: whether a
+    /// touched CPU is free).
     fn later_cpus_from_state(&self, class: ClassId) -> LaterCpus {
         let mut masks: Vec<&CpuMask> = Vec::with_capacity(4);
         for c in ClassId::RT.into_iter().filter(|&c| c <= class) {
@@ -237,13 +384,23 @@ impl Engine {
             }
         }
         self.visit(1);
+        // Whether a touched CPU is free, from the same masks: a word at a time instead
+        // of asking each touched CPU.
+        let touched_free = self.touched.any_in_none(&masks);
+        debug_assert_eq!(
+            touched_free,
+            self.touched
+                .iter()
+                .any(|c| self.cpu_free_for_uncounted(c, class)),
+            "the masks disagree with the CPUs"
+        );
         let st = self.push_state[class as usize].as_ref().unwrap();
         let mut worst = st.running.iter().rev().map(|&(k, Reverse(c))| (k, c));
         LaterCpus {
             first_free: CpuMask::next_in_none(&masks, 0, self.cpus.len()),
             worst: [worst.next(), worst.next()],
             keyed: st.keyed,
-            reach: true,
+            reach: touched_free,
         }
     }
 

@@ -128,11 +128,24 @@ impl Engine {
     /// Is `cpu` free for a task of `class`: nothing of that class or higher running or
     /// queued there (the kernel's cpudl `free_cpus` / lowest cpupri)?
     pub(super) fn cpu_free_for(&self, cpu: CpuId, class: ClassId) -> bool {
+        self.cpu_free_for_counted(cpu, class, true)
+    }
+
+    /// [`Engine::cpu_free_for`] without counting hook calls (debug checks).
+    pub(super) fn cpu_free_for_uncounted(&self, cpu: CpuId, class: ClassId) -> bool {
+        self.cpu_free_for_counted(cpu, class, false)
+    }
+
+    fn cpu_free_for_counted(&self, cpu: CpuId, class: ClassId, counted: bool) -> bool {
         let ctx = ctx!(self);
         let nothing_waits = ClassId::ALL.iter().filter(|&&c| c <= class).all(|&c| {
             let cls = &self.classes[c as usize];
             if self.class_global[c as usize] {
-                cls.peek_next_task(&ctx, cpu, cpu).is_none()
+                if counted {
+                    cls.peek_next_task(&ctx, cpu, cpu).is_none()
+                } else {
+                    cls.peek_uncounted(&ctx, cpu, cpu).is_none()
+                }
             } else {
                 cls.waiting_on(cpu) == 0 // what peek_next_task(cpu, cpu) would find
             }
