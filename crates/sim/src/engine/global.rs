@@ -33,18 +33,7 @@ impl Engine {
                 other => assign.push(other),
             }
         }
-        // Every change strictly raises the priority on one CPU; the bound is a safety net.
-        // Reaching it means a class's preemption test and its pick disagree (each step
-        // undoes another): the checker reports it rather than let the bound decide.
-        let bound = 4 * ncpu * (self.tasks.len() + 1);
-        let settled = (0..bound).any(|_| !self.global_step(&mut assign));
-        if !settled && self.check && self.violation.is_none() {
-            self.violation = Some(format!(
-                "at {} ns: the global decision did not settle in {bound} steps (a class's \
-                 wake-up preemption test and its pick disagree)",
-                self.now
-            ));
-        }
+        self.settle(|e| e.global_step(&mut assign));
         // All departures before all arrivals, so a task moving between CPUs is seen
         // leaving one before it starts on the other.
         for (cpu, &next) in assign.iter().enumerate() {
@@ -58,6 +47,24 @@ impl Engine {
             }
         }
         self.scratch_assign = assign;
+    }
+
+    /// Take a global decision's steps (`step`: whether it changed a CPU's task) until one
+    /// changes nothing. Every change strictly raises the priority on one CPU, or (a class
+    /// whose rules are not an order) settles a CPU for this instant ([`Engine::picked_now`]),
+    /// so the steps end by themselves; the bound of 4·m·(n + 1) steps is a safety net.
+    /// Reaching it means a class's preemption test and its pick disagree (each step undoes
+    /// another): the invariant checker reports it rather than let the bound decide.
+    pub(super) fn settle(&mut self, mut step: impl FnMut(&mut Self) -> bool) {
+        let bound = 4 * self.cpus.len() * (self.tasks.len() + 1);
+        let settled = (0..bound).any(|_| !step(self));
+        if !settled && self.check && self.violation.is_none() {
+            self.violation = Some(format!(
+                "at {} ns: the global decision did not settle in {bound} steps (a class's \
+                 wake-up preemption test and its pick disagree)",
+                self.now
+            ));
+        }
     }
 
     /// One improvement of the global assignment; false when nothing changes.
@@ -140,10 +147,7 @@ impl Engine {
                     let cls = &self.classes[class as usize];
                     if let Some(cand) = cls.peek_next_task(&ctx, cpu, cpu) {
                         if cls.wakeup_preempt(&ctx, curr, cand) {
-                            self.put_prev(curr);
-                            assign[cpu] =
-                                self.classes[class as usize].pick_next_task(&ctx!(self), cpu, cpu);
-                            return self.changed(assign, cpu, curr);
+                            return self.repick(class, assign, cpu, cpu);
                         }
                     }
                 }
@@ -168,10 +172,7 @@ impl Engine {
                 }
             };
             if let Some(cpu) = found {
-                let curr = assign[cpu].unwrap();
-                self.put_prev(curr);
-                assign[cpu] = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
-                return self.changed(assign, cpu, curr);
+                return self.repick(class, assign, 0, cpu);
             }
         }
         None
@@ -188,12 +189,23 @@ impl Engine {
         assign[cpu] != self.cpus[cpu].curr
     }
 
-    /// `Some(cpu)` if the preemption on `cpu` changed its task. A class whose pick, once
-    /// its running task is put back, is that task again (ILLF: the candidate it offered
-    /// beats the task as running, not once it waits) changes nothing, and the same step
-    /// would repeat until the loop's safety bound: 4·m·(n + 1) steps of nothing at such
-    /// an instant (every instant of ILLF's release at 0 on Table 1).
-    fn changed(&self, assign: &[Option<TaskId>], cpu: CpuId, curr: TaskId) -> Option<CpuId> {
+    /// A preemption on `cpu`: its task in `assign` goes back to `class`'s queue and the
+    /// CPU gets the class's pick from run queue `rq`. `Some(cpu)` if that changed its
+    /// task. A class whose pick, once its running task is put back, is that task again
+    /// (ILLF: the candidate it offered beats the task as running, not once it waits)
+    /// changes nothing, and the same step would repeat until the loop's safety bound:
+    /// 4·m·(n + 1) steps of nothing at such an instant (every instant of ILLF's release
+    /// at 0 on Table 1).
+    pub(super) fn repick(
+        &mut self,
+        class: ClassId,
+        assign: &mut [Option<TaskId>],
+        rq: crate::state::RqId,
+        cpu: CpuId,
+    ) -> Option<CpuId> {
+        let curr = assign[cpu].expect("a preempted CPU runs a task");
+        self.put_prev(curr);
+        assign[cpu] = self.classes[class as usize].pick_next_task(&ctx!(self), rq, cpu);
         (assign[cpu] != Some(curr)).then_some(cpu)
     }
 

@@ -26,11 +26,9 @@ pub(super) struct GlobalMarked {
     /// `changed` as a list, for the class's preemption scan (reused).
     unsure: Vec<CpuId>,
     /// `assign` as the class's preemption scan sees it: for a class whose rules are not
-    /// an order (`once`), a CPU whose task was picked in this decision shows none, as it
-    /// is not preempted again ([`Engine::picked_now`]).
+    /// an order, a CPU whose task was picked in this decision shows none, as it is not
+    /// preempted again ([`Engine::picked_now`]).
     view: Vec<Option<TaskId>>,
-    /// `!preempts_in_order()` of the class.
-    once: bool,
 }
 
 impl Engine {
@@ -64,7 +62,6 @@ impl Engine {
                 changed: CpuMask::new(ncpu),
                 unsure: Vec::new(),
                 view: vec![None; ncpu],
-                once: !cls.preempts_in_order(),
             }
         })
     }
@@ -109,18 +106,7 @@ impl Engine {
             g.changed.insert(c);
         }
         self.marked.clear();
-        // Every change strictly raises the priority on one CPU, or (a class whose rules
-        // are not an order) settles a CPU for this instant (`Engine::picked_now`), so the
-        // loop ends by itself; the bound is a safety net, and reaching it is reported by
-        // the invariant checker.
-        let bound = 4 * self.cpus.len() * (self.tasks.len() + 1);
-        let settled = (0..bound).any(|_| self.global_marked_step(&mut g).is_none());
-        if !settled && self.check && self.violation.is_none() {
-            self.violation = Some(format!(
-                "at {} ns: the global decision did not settle in {bound} steps",
-                self.now
-            ));
-        }
+        self.settle(|e| e.global_marked_step(&mut g).is_some());
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         let mut at = 0;
         while let Some(c) = g.changed.next_from(at) {
@@ -186,7 +172,8 @@ impl Engine {
 
     /// `g.view[cpu]` after a step changed `cpu`'s task.
     fn settle_view(&self, g: &mut GlobalMarked, cpu: CpuId) {
-        g.view[cpu] = if g.once && self.picked_now(&g.assign, cpu) {
+        let once = !self.classes[g.class as usize].preempts_in_order();
+        g.view[cpu] = if once && self.picked_now(&g.assign, cpu) {
             None
         } else {
             g.assign[cpu]
@@ -213,10 +200,6 @@ impl Engine {
         let Some(cpu) = cpu else {
             return Some(None);
         };
-        // What `global_preempt` does with the CPU it found.
-        let curr = g.assign[cpu].expect("a preempted CPU runs a task");
-        self.put_prev(curr);
-        g.assign[cpu] = self.classes[class].pick_next_task(&ctx!(self), 0, cpu);
-        Some((g.assign[cpu] != Some(curr)).then_some(cpu))
+        Some(self.repick(g.class, &mut g.assign, 0, cpu))
     }
 }
