@@ -391,10 +391,11 @@ def jobs_of(lines):
 
 
 def order_agreement(sim, real):
-    """Of the pairs of jobs whose simulated lifetimes overlap (the jobs the scheduler had to
-    order), the share completed in the simulated order on the other side (as `compare
-    --real`; mirrors crates/linux/src/prediction.rs `concordance`, ties included, since
-    the guest has no simulated schedule to run that one on); None without such a pair."""
+    """Of the pairs of jobs whose simulated lifetimes overlap and whose simulated
+    completions differ (the jobs the scheduler ordered), the share completed in the
+    simulated order on the other side (as `compare --real`; mirrors
+    crates/linux/src/prediction.rs `concordance`, since the guest has no simulated
+    schedule to run that one on); None without such a pair."""
     jobs = sorted((rel, fin, real[k][1]) for k, (rel, fin) in sim.items()
                   if fin is not None and k in real and real[k][1] is not None)
     pairs = same = 0
@@ -402,8 +403,10 @@ def order_agreement(sim, real):
         for r2, f2, g2 in jobs[i + 1:]:
             if r2 >= f1:
                 break
+            if f1 == f2:
+                continue  # a simulated tie orders nothing
             pairs += 1
-            same += (f1 <= f2) == (g1 <= g2)
+            same += (f1 < f2) == (g1 <= g2)
     return round(same / pairs, 3) if pairs else None
 
 

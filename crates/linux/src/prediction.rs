@@ -189,8 +189,9 @@ pub fn compare(
 }
 
 /// Of the pairs of periodic jobs whose simulated lifetimes (release to completion)
-/// overlap — the jobs the scheduler had to order — the share the kernel completed in
-/// the simulated order; None when no such pair completed on both sides.
+/// overlap and whose simulated completions differ — the jobs the scheduler ordered — the
+/// share the kernel completed in the simulated order; None when no such pair completed
+/// on both sides.
 pub fn order_agreement(sim: &Schedule, real: &TracedRun, periodic: &[bool]) -> Option<f64> {
     let finish_real: std::collections::HashMap<(usize, u64), u64> = real
         .jobs
@@ -209,14 +210,20 @@ pub fn order_agreement(sim: &Schedule, real: &TracedRun, periodic: &[bool]) -> O
 
 /// Of jobs `(release, simulated finish, real finish)`, the pairs whose simulated
 /// lifetimes overlap, and the share of them finished in the same order on both sides.
+/// Pairs the simulation completes at the same instant are left out: a tie orders
+/// nothing (twin tasks on two CPUs), and the kernel's order of such a pair is a coin
+/// flip decided by wake-up jitter.
 fn concordance(mut jobs: Vec<(u64, u64, u64)>) -> Option<f64> {
     jobs.sort_unstable();
     let (mut pairs, mut same) = (0u64, 0u64);
     for (k, a) in jobs.iter().enumerate() {
         // Later releases only, while they start before `a` completes.
         for b in jobs[k + 1..].iter().take_while(|b| b.0 < a.1) {
+            if a.1 == b.1 {
+                continue;
+            }
             pairs += 1;
-            same += ((a.1 <= b.1) == (a.2 <= b.2)) as u64;
+            same += ((a.1 < b.1) == (a.2 <= b.2)) as u64;
         }
     }
     (pairs > 0).then(|| same as f64 / pairs as f64)
@@ -288,6 +295,11 @@ mod tests {
         let d = (8, 20, 25);
         assert_eq!(concordance(vec![a, b, d]), Some(2.0 / 3.0));
         assert_eq!(concordance(vec![a, c]), None);
+        // Twins completing at the same simulated instant order nothing, whichever the
+        // kernel finished first.
+        let (e, f) = ((0, 10, 11), (0, 10, 10));
+        assert_eq!(concordance(vec![e, f]), None);
+        assert_eq!(concordance(vec![e, f, (2, 12, 9)]), Some(0.0));
     }
 
     #[test]
