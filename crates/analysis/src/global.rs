@@ -104,17 +104,11 @@ enum Stop {
 /// a step, for millions of steps.
 const INNER_STEPS: usize = 256;
 
-/// Sets of at most this many tasks keep each task's terms from one of its iterations to
-/// the next ([`Terms::update`]): n·(n − 1) terms of 80 bytes, 320 KB at 64 tasks.
-const KEEP_TERMS_UP_TO: usize = 64;
-
 /// One interferer of the task under analysis, with what stays fixed while that task's
 /// bound iterates (its response-time bound and its EDF-specific term) and its job count
 /// in the current window.
 #[derive(Clone, Copy)]
 struct Interferer {
-    /// The interfering task (an index into the set).
-    task: u32,
     /// C_i.
     c: u64,
     /// T_i.
@@ -149,15 +143,6 @@ struct Terms {
 }
 
 impl Terms {
-    /// No terms yet, room for those of a set of `n` tasks.
-    fn new(n: usize) -> Self {
-        Terms {
-            ck: 0,
-            list: Vec::with_capacity(n),
-            r_max: 0,
-        }
-    }
-
     /// The tasks interfering with task `k`: every other one under EDF, those with a
     /// deadline at most D_k under fixed priorities. Only R_k changes while k's bound
     /// iterates (and k does not interfere with itself), so each term's R_i and
@@ -173,7 +158,6 @@ impl Terms {
             }
             self.r_max = self.r_max.max(r[i]);
             self.list.push(Interferer {
-                task: i as u32,
                 c: ti.c,
                 t: ti.t,
                 r: r[i],
@@ -216,60 +200,6 @@ impl Terms {
             ti.rem = span - ti.n * ti.t;
             set_piece(ti, x, cap);
             sum += ti.g as u128;
-            slope += ti.rising as u128;
-            end = end.min(ti.end);
-        }
-        Some(Line {
-            at: x,
-            sum,
-            slope,
-            horizon: end - x,
-        })
-    }
-
-    /// Task `k`'s terms as its last iteration left them, where it settled at window `x`
-    /// (every term's piece holds there), brought up to date for another iteration from
-    /// `x`: the interferers whose bound changed since (`changed`) get their new R_i and
-    /// EDF-specific term and are placed at `x` (a division each); every other term keeps
-    /// its piece, extended to `x`. The line drawn at `x` is [`Terms::place_line`]'s (the
-    /// same sum; debug builds compare); None as there, with the changed interferers'
-    /// R_i and EDF term updated all the same (for [`Terms::bound_at`]).
-    fn update(
-        &mut self,
-        ts: &[RtTask],
-        r: &[u64],
-        k: usize,
-        how: Sched,
-        x: u64,
-        changed: impl Fn(usize) -> bool,
-    ) -> Option<Line> {
-        let dk = ts[k].d;
-        self.r_max = 0;
-        for ti in &mut self.list {
-            let i = ti.task as usize;
-            if changed(i) {
-                ti.r = r[i];
-                ti.edf = match how {
-                    Sched::Edf => edf_interference(&ts[i], r[i], dk) as u64,
-                    Sched::Fp => u64::MAX,
-                };
-            }
-            self.r_max = self.r_max.max(ti.r);
-        }
-        x.checked_add(self.r_max)?;
-        let cap = (x - self.ck).saturating_add(1);
-        let (mut sum, mut slope, mut end) = (0u128, 0u128, u64::MAX);
-        for ti in &mut self.list {
-            if changed(ti.task as usize) {
-                let span = x + ti.r - ti.c;
-                ti.n = span / ti.t;
-                ti.rem = span - ti.n * ti.t;
-                set_piece(ti, x, cap);
-                sum += ti.g as u128;
-            } else {
-                debug_assert!(ti.at <= x && x <= ti.end);
-                sum += ti.g as u128 + if ti.rising { (x - ti.at) as u128 } else { 0 };
-            }
             slope += ti.rising as u128;
             end = end.min(ti.end);
         }
@@ -423,13 +353,11 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
     let mut order: Vec<usize> = (0..ts.len()).collect();
     order.sort_by_key(|&k| (ts[k].d, k));
     let mut work: u64 = 0;
-    // Each task's terms (one shared buffer for larger sets), and whether task k's are
-    // those its last iteration left, every piece holding at R_k.
-    let keep = ts.len() <= KEEP_TERMS_UP_TO;
-    let mut kept: Vec<Terms> = (0..if keep { ts.len() } else { 1 })
-        .map(|_| Terms::new(ts.len()))
-        .collect();
-    let mut placed = vec![false; ts.len()];
+    let mut terms = Terms {
+        ck: 0,
+        list: Vec::with_capacity(ts.len()),
+        r_max: 0,
+    };
     // Bounds changed so far; when each bound last changed (that count); the count when
     // each task's iteration last ended.
     let mut changes = 0u64;
@@ -453,31 +381,18 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                         return Err(Stop::Budget);
                     }
                     debug_assert!({
-                        let mut fresh = Terms::new(ts.len());
-                        fresh.of(ts, &r, k, how);
-                        fresh.bound_at(r[k], m) <= r[k] as u128
+                        terms.of(ts, &r, k, how);
+                        terms.bound_at(r[k], m) <= r[k] as u128
                     });
                     continue;
                 }
             }
-            let terms = &mut kept[if keep { k } else { 0 }];
+            terms.of(ts, &r, k, how);
             let mut x = r[k];
             // The bound at x, computed ahead of its turn (it has no side effect): from the
             // line of the placed terms while every span fits in u64 (the terms moved and
-            // the line redrawn only past its horizon), else by `bound_at`. Terms kept from
-            // k's last iteration are only updated where an interferer's bound changed.
-            let mut line = match ended_at[k] {
-                Some(end) if placed[k] => terms.update(ts, &r, k, how, x, |i| changed_at[i] > end),
-                _ => {
-                    terms.of(ts, &r, k, how);
-                    terms.place_line(x)
-                }
-            };
-            debug_assert!(line.is_none_or(|l| {
-                let mut fresh = Terms::new(ts.len());
-                fresh.of(ts, &r, k, how);
-                fresh.place_line(x).is_some_and(|f| f.sum == l.sum)
-            }));
+            // the line redrawn only past its horizon), else by `bound_at`.
+            let mut line = terms.place_line(x);
             let mut bound = match &line {
                 Some(l) => {
                     debug_assert_eq!(l.bound(terms.ck, x, m), terms.bound_at(x, m));
@@ -558,9 +473,6 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                 };
                 x = to;
             };
-            // Every piece holds at x when the iteration ended there with a line (not at a
-            // deadline found post-fixed after the creep limit).
-            placed[k] = keep && settled == x && line.is_some();
             if settled != r[k] {
                 r[k] = settled;
                 changed = true;
