@@ -480,8 +480,10 @@ def _run_batch(cells_json: str) -> str:
 
 
 #: Cells per native call in a serial sweep: Ctrl-C is seen between calls (the core runs
-#: with the GIL released), so a few cells keep it prompt at no measurable cost.
-_SERIAL_CHUNK = 4
+#: with the GIL released), so a few cells keep it prompt (16 cells of 16 tasks for 1 s
+#: are about 3 ms); each call's JSON in and out costs about as much as a cell's
+#: DataFrame rows at 4 cells a call, a quarter of that at 16.
+_SERIAL_CHUNK = 16
 
 
 def _run_serial(batch: list[dict]) -> pd.DataFrame:
@@ -506,32 +508,55 @@ def frame(cols: dict[str, list], batch: list[dict[str, Any]]) -> pd.DataFrame:
 
     ratio = [math.nan if r is None else r for r in axis("deadline_min_ratio")]
     data = {
-        "cpus": pd.array(axis("cpus"), dtype="int64"),
-        "tasks": pd.array(axis("tasks"), dtype="int64"),
-        "max_task_utilization": pd.array(axis("max_task_utilization"), dtype="float64"),
-        "deadline_min_ratio": pd.array(ratio, dtype="float64"),
-        "method": pd.array(axis("method"), dtype="string"),
-        "periods": pd.array(axis("periods"), dtype="string"),
-        "utilization": pd.array(cols["utilization"], dtype="float64"),
-        "policy": pd.array(cols["policy"], dtype="string"),
-        "sample": pd.array(cols["sample"], dtype="int64"),
-        "set_seed": pd.array(cols["set_seed"], dtype="int64"),
-        "schedulable": pd.array(cols["schedulable"], dtype="bool"),
-        "status": pd.array(cols["status"], dtype="string"),
-        "horizon_ns": pd.array(cols["horizon_ns"], dtype="Int64"),
-        "horizon_complete": pd.array(cols["horizon_complete"], dtype="boolean"),
-        "deadline_misses": pd.array(cols["deadline_misses"], dtype="Int64"),
+        "cpus": pd.array(axis("cpus"), dtype=_INT64),
+        "tasks": pd.array(axis("tasks"), dtype=_INT64),
+        "max_task_utilization": pd.array(axis("max_task_utilization"), dtype=_FLOAT64),
+        "deadline_min_ratio": pd.array(ratio, dtype=_FLOAT64),
+        "method": pd.array(axis("method"), dtype=_STRING),
+        "periods": pd.array(axis("periods"), dtype=_STRING),
+        "utilization": pd.array(cols["utilization"], dtype=_FLOAT64),
+        "policy": pd.array(cols["policy"], dtype=_STRING),
+        "sample": pd.array(cols["sample"], dtype=_INT64),
+        "set_seed": pd.array(cols["set_seed"], dtype=_INT64),
+        "schedulable": pd.array(cols["schedulable"], dtype=_BOOL),
+        "status": pd.array(cols["status"], dtype=_STRING),
+        "horizon_ns": pd.array(cols["horizon_ns"], dtype=_NULLABLE_INT64),
+        "horizon_complete": _nullable_bools(cols["horizon_complete"]),
+        "deadline_misses": pd.array(cols["deadline_misses"], dtype=_NULLABLE_INT64),
         "context_switches_per_cpu_per_s": pd.array(
-            [math.nan if v is None else v for v in csw], dtype="float64"
+            [math.nan if v is None else v for v in csw], dtype=_FLOAT64
         ),
-        "preemptions": pd.array(cols["preemptions"], dtype="Int64"),
-        "migrations": pd.array(cols["migrations"], dtype="Int64"),
-        "scheduler_invocations": pd.array(cols["scheduler_invocations"], dtype="Int64"),
-        "events": pd.array(cols["events"], dtype="Int64"),
+        "preemptions": pd.array(cols["preemptions"], dtype=_NULLABLE_INT64),
+        "migrations": pd.array(cols["migrations"], dtype=_NULLABLE_INT64),
+        "scheduler_invocations": pd.array(
+            cols["scheduler_invocations"], dtype=_NULLABLE_INT64
+        ),
+        "events": pd.array(cols["events"], dtype=_NULLABLE_INT64),
     }
     for t in _native.test_names():
-        data["analysis_" + t] = pd.array(cols["analysis_" + t], dtype="boolean")
+        data["analysis_" + t] = _nullable_bools(cols["analysis_" + t])
     return pd.DataFrame(data)
+
+
+# The columns' dtypes as objects: a dtype named by its string is looked up in pandas'
+# registry at every call, which cost more than the conversion of a batch's values.
+_INT64 = pd.api.types.pandas_dtype("int64")
+_FLOAT64 = pd.api.types.pandas_dtype("float64")
+_BOOL = pd.api.types.pandas_dtype("bool")
+_STRING = pd.StringDtype()
+_NULLABLE_INT64 = pd.Int64Dtype()
+
+
+def _nullable_bools(values: list) -> pd.arrays.BooleanArray:
+    """True/False/None (JSON's null) as a ``boolean`` array, <NA> for None: what
+    ``pd.array(values, dtype="boolean")`` gives, built from two masks instead of a
+    per-value coercion (the 16 such columns were a third of a batch's DataFrame)."""
+    import numpy as np
+
+    n = len(values)
+    na = np.fromiter((v is None for v in values), dtype=bool, count=n)
+    true = np.fromiter((v is True for v in values), dtype=bool, count=n)
+    return pd.arrays.BooleanArray(true, na)
 
 
 class _Progress:
@@ -849,9 +874,11 @@ def run(
             cluster.close()
 
     result = pd.concat(frames, ignore_index=True)
-    # Only this grid's cells (a directory may hold more, from a larger grid).
-    wanted = {cell_key(c) for c in cells}
-    result = result[[k in wanted for k in row_keys(result)]]
+    if out is not None:
+        # Only this grid's cells (a directory may hold more, from a larger grid); without
+        # a directory every frame is one of this grid's batches.
+        wanted = {cell_key(c) for c in cells}
+        result = result[[k in wanted for k in row_keys(result)]]
     order = {p: k for k, p in enumerate(names)}
     result = (
         result.assign(_p=result["policy"].map(order))

@@ -417,6 +417,26 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                         bound = x as u128 + inc as u128;
                         debug_assert_eq!(bound, terms.bound_at(x, m));
                     }
+                    // Steps of another slope within the line, each the step below where
+                    // nothing stops or redraws: the work fits the budget, the bound is
+                    // within the deadline and above x, the creep limit is not reached and
+                    // the line covers the next window. (A tight loop: most of a set's
+                    // steps are these.)
+                    if l.slope != m as u128 {
+                        let d = ts[k].d as u128;
+                        while work + n <= WORK_LIMIT
+                            && bound <= d
+                            && bound > x as u128
+                            && steps + 1 < INNER_STEPS
+                            && l.covers(bound as u64)
+                        {
+                            work += n;
+                            steps += 1;
+                            x = bound as u64;
+                            bound = l.bound(terms.ck, x, m);
+                            debug_assert_eq!(bound, terms.bound_at(x, m));
+                        }
+                    }
                 }
                 work += n;
                 if work > WORK_LIMIT {

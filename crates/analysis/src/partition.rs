@@ -104,6 +104,18 @@ struct Packer<'a> {
     resp: Vec<u64>,
     work: u64,
     budget: u64,
+    /// Scratch lists of [`Packer::fits_fixed_priority`] and [`Packer::response`], kept
+    /// between admissions (allocated once per partitioning, not per CPU tried).
+    scratch: Scratch,
+}
+
+/// The lists an RM/DM admission fills, emptied before each use.
+#[derive(Default)]
+struct Scratch {
+    delayed: Vec<usize>,
+    grown: Vec<(usize, u128)>,
+    resp_updates: Vec<(usize, u64)>,
+    higher: Vec<usize>,
 }
 
 impl Packer<'_> {
@@ -239,16 +251,46 @@ impl Packer<'_> {
             }
         }
         // Tasks `new` can delay: their demand at the deadline grows by ⌈D_i/T_new⌉ C_new.
-        let mut grown: Vec<(usize, u128)> = Vec::new();
-        let mut resp_updates: Vec<(usize, u64)> = Vec::new();
-        let delayed: Vec<usize> = bin
-            .tasks
-            .iter()
-            .copied()
-            .filter(|&i| key(&ts[i], how) >= k)
-            .collect();
+        // (The lists are taken out of the scratch space while `response` borrows self.)
+        let mut grown = std::mem::take(&mut self.scratch.grown);
+        let mut resp_updates = std::mem::take(&mut self.scratch.resp_updates);
+        let mut delayed = std::mem::take(&mut self.scratch.delayed);
+        grown.clear();
+        resp_updates.clear();
+        delayed.clear();
+        delayed.extend(bin.tasks.iter().copied().filter(|&i| key(&ts[i], how) >= k));
+        let fits = self.delay(bin, new, c, &delayed, &mut grown, &mut resp_updates);
+        if let Ok(true) = fits {
+            for &(i, dem) in &grown {
+                self.demand[i] = dem;
+            }
+            for &(i, r) in &resp_updates {
+                self.resp[i] = r;
+            }
+            self.demand[new] = own;
+            self.resp[new] = new_resp.unwrap_or(0);
+        }
+        self.scratch.grown = grown;
+        self.scratch.resp_updates = resp_updates;
+        self.scratch.delayed = delayed;
+        fits
+    }
+
+    /// The tasks `new` can delay (`delayed`) still within their deadlines with it: each
+    /// one's demand at its deadline with `new` into `grown`, and the response times that
+    /// had to be computed into `resp_updates` (applied by the caller when all fit).
+    fn delay(
+        &mut self,
+        bin: &Bin,
+        new: usize,
+        c: u128,
+        delayed: &[usize],
+        grown: &mut Vec<(usize, u128)>,
+        resp_updates: &mut Vec<(usize, u64)>,
+    ) -> Result<bool, Unplaced> {
+        let ts = self.ts;
         self.spend(delayed.len())?;
-        for i in delayed {
+        for &i in delayed {
             let di = ts[i].d as u128;
             let add = di.div_ceil(ts[new].t as u128) * c;
             let dem = self.demand[i] + add;
@@ -261,14 +303,6 @@ impl Packer<'_> {
                 _ => return Ok(false),
             }
         }
-        for (i, dem) in grown {
-            self.demand[i] = dem;
-        }
-        for (i, r) in resp_updates {
-            self.resp[i] = r;
-        }
-        self.demand[new] = own;
-        self.resp[new] = new_resp.unwrap_or(0);
         Ok(true)
     }
 
@@ -282,14 +316,31 @@ impl Packer<'_> {
     ) -> Result<Response, Unplaced> {
         let ts = self.ts;
         let ki = key(&ts[i], self.how);
-        let higher: Vec<usize> = bin
-            .tasks
-            .iter()
-            .copied()
-            .chain((i != new).then_some(new))
-            .filter(|&j| j != i && key(&ts[j], self.how) <= ki)
-            .collect();
-        self.spend(bin.tasks.len())?;
+        let mut higher = std::mem::take(&mut self.scratch.higher);
+        higher.clear();
+        higher.extend(
+            bin.tasks
+                .iter()
+                .copied()
+                .chain((i != new).then_some(new))
+                .filter(|&j| j != i && key(&ts[j], self.how) <= ki),
+        );
+        let answer = match self.spend(bin.tasks.len()) {
+            Ok(()) => self.iterate_response(i, &higher, start),
+            Err(e) => Err(e),
+        };
+        self.scratch.higher = higher;
+        answer
+    }
+
+    /// [`Packer::response`]'s fixed point, given the tasks of higher or equal priority.
+    fn iterate_response(
+        &mut self,
+        i: usize,
+        higher: &[usize],
+        start: u64,
+    ) -> Result<Response, Unplaced> {
+        let ts = self.ts;
         // The fixed point R = C + Σ ⌈R/T_j⌉ C_j from `start`, each iteration charged.
         let c = ts[i].c as u128;
         let d = ts[i].d as u128;
@@ -361,6 +412,7 @@ fn partition_within(
         resp: vec![0; ts.len()],
         work: 0,
         budget,
+        scratch: Scratch::default(),
     };
     // Best and worst fit visit the CPUs by load (an index kept sorted would be faster;
     // a sort per task is O(m log m), fine up to the CPU limit).
