@@ -419,3 +419,34 @@ tasks:
     let r = run(&w);
     assert!(r.events < 5_000, "{} events", r.events);
 }
+
+/// A real-time task woken on a CPU in kernel work waits there for the work's end: the
+/// CPU has not scheduled, and the kernel pushes only from a CPU after `__schedule` (an rq
+/// with one RT task is not overloaded, so no other CPU pulls it either). With both CPUs
+/// in kernel work, pushing it anyway handed it back and forth until the push rounds'
+/// bound chose where it stayed (the checker now reports a bound reached).
+#[test]
+fn a_task_woken_on_a_cpu_in_kernel_work_waits_there_for_its_end() {
+    for (irq, other) in [
+        ("cpus: [0]", "running a fair task beside it"),
+        ("per_cpu: true", "in kernel work too"),
+    ] {
+        let yaml = format!(
+            "platform: {{ cpus: 2, irqs: [{{ name: d, period: 10ms, handler: 10us, softirq: 990us, offset: 2ms, {irq} }}] }}
+duration: 10ms
+tasks:
+  - {{ name: r, runtime: 1ms, period: 10ms, offset: 2500us }}
+  - {{ name: h0, affinity: [0] }}
+  - {{ name: h1, affinity: [1] }}
+"
+        );
+        let w = workload(&yaml, "edf", "linux");
+        let r = run(&w);
+        let got: Vec<String> = schedule(&w, &r, 10)
+            .into_iter()
+            .filter(|s| s.starts_with("r["))
+            .collect();
+        assert_eq!(got, ["r[0]@0 3-4"], "CPU 1 {other}");
+        assert_eq!(r.tasks[0].migrations, 0, "CPU 1 {other}");
+    }
+}

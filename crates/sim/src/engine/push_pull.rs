@@ -122,6 +122,7 @@ impl Engine {
         let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
         // Where a task of each class would go, valid until the next move.
         let mut later: [Option<LaterCpus>; 2] = [None, None];
+        let mut settled = false;
         for _ in 0..bound {
             let mut moved = false;
             // The CPUs with a real-time task waiting, in index order (a CPU that gains one
@@ -158,6 +159,13 @@ impl Engine {
                 self.visit(1);
                 if self.cpus[cpu].curr.is_none() {
                     continue; // an idle CPU ran its queue already
+                }
+                // A CPU in kernel work has not scheduled: the kernel pushes from a CPU
+                // after its `__schedule`, so its waiting tasks (one woken or pushed there
+                // at this instant) wait for the work's end. Pushing them on would hand
+                // them round the CPUs in kernel work until the rounds' bound chose.
+                if self.kernel.blocked(cpu, self.now) {
+                    continue;
                 }
                 for class in ClassId::RT {
                     if self.classes[class as usize].waiting_on(cpu) == 0 {
@@ -199,9 +207,19 @@ impl Engine {
                 }
             }
             if !moved {
+                settled = true;
                 break;
             }
             any = true;
+        }
+        // Each push moves a task to a CPU where it runs at once, raising that CPU's
+        // priority, so the rounds end by themselves; reaching the bound means pushes
+        // handed tasks round in a cycle and the bound chose where they stay.
+        if !settled && self.check && self.violation.is_none() {
+            self.violation = Some(format!(
+                "at {} ns: the pushes did not settle in {bound} rounds",
+                self.now
+            ));
         }
         any
     }
