@@ -194,8 +194,9 @@ pub struct Engine {
     touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
     global_fast: Option<Box<global_fast::GlobalFast>>,
-    /// Global placement visiting only the CPUs that changed (`global_marked.rs`).
-    global_marked: Option<global_marked::GlobalMarked>,
+    /// Global placement visiting only the CPUs that changed (`global_marked.rs`), boxed
+    /// so that a decision moves a pointer in and out, not the state.
+    global_marked: Option<Box<global_marked::GlobalMarked>>,
     /// CPUs running a runnable task (`curr` set and runnable): the others are where a
     /// waking or pushed task may find a free CPU (`find_later_cpu`).
     busy: marks::CpuMask,

@@ -8,8 +8,9 @@ impl Engine {
     /// with per-CPU queues take part CPU by CPU (only `dirty` CPUs reconsider them).
     pub(super) fn schedule_global(&mut self) {
         self.invocations += 1;
-        if let Some(g) = self.global_marked.take() {
-            self.global_marked = Some(self.schedule_global_marked(g));
+        if let Some(mut g) = self.global_marked.take() {
+            self.schedule_global_marked(&mut g);
+            self.global_marked = Some(g);
             return;
         }
         self.visit(3 * self.cpus.len()); // reset, collect, switch

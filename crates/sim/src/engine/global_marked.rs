@@ -7,7 +7,8 @@
 //! would find (the class never asks a running task to yield, [`SchedClass::never_yields`],
 //! nor plans its running set), so only the marked CPUs are collected, free CPUs are found
 //! in a bitmap, and only the CPUs the steps changed are switched. The steps themselves,
-//! and so every hook call and every result, are `schedule_global`'s.
+//! and so every hook call and every result, are `schedule_global`'s. The state stays
+//! boxed in the engine and is updated in place.
 //!
 //! [`SchedClass::never_yields`]: crate::class::SchedClass::never_yields
 
@@ -36,7 +37,7 @@ impl Engine {
     /// tasks, global, no fair task, no key order (keyed classes take `global_fast.rs`), a
     /// class that never makes a running task yield nor plans its running set, and
     /// `global` placement (no push or pull changes a CPU's task outside the decision).
-    pub(super) fn global_marked_for(&self) -> Option<GlobalMarked> {
+    pub(super) fn global_marked_for(&self) -> Option<Box<GlobalMarked>> {
         let used: Vec<ClassId> = ClassId::ALL
             .into_iter()
             .filter(|&c| self.class_has_tasks[c as usize])
@@ -55,19 +56,19 @@ impl Engine {
             let ncpu = self.cpus.len();
             let mut free = CpuMask::new(ncpu);
             (0..ncpu).for_each(|c| free.insert(c));
-            GlobalMarked {
+            Box::new(GlobalMarked {
                 class,
                 assign: vec![None; ncpu],
                 free,
                 changed: CpuMask::new(ncpu),
                 unsure: Vec::new(),
                 view: vec![None; ncpu],
-            }
+            })
         })
     }
 
     /// `schedule_global` for one class that never yields: see the module documentation.
-    pub(super) fn schedule_global_marked(&mut self, mut g: GlobalMarked) -> GlobalMarked {
+    pub(super) fn schedule_global_marked(&mut self, g: &mut GlobalMarked) {
         if cfg!(debug_assertions) {
             // What the module relies on: an unmarked CPU still runs the task it was
             // given, runnable, with no decision asked of it.
@@ -106,7 +107,7 @@ impl Engine {
             g.changed.insert(c);
         }
         self.marked.clear();
-        self.settle(|e| e.global_marked_step(&mut g).is_some());
+        self.settle(|e| e.global_marked_step(g).is_some());
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         let mut at = 0;
         while let Some(c) = g.changed.next_from(at) {
@@ -123,7 +124,6 @@ impl Engine {
             }
             g.view[c] = g.assign[c];
         }
-        g
     }
 
     /// `global_step` for one class: fill the lowest free CPU that gets a task, else let

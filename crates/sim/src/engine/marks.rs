@@ -73,7 +73,11 @@ impl CpuMask {
 
     pub(super) fn clear(&mut self) {
         if self.len > 0 {
-            self.words.iter_mut().for_each(|w| *w = 0);
+            // Up to 64 CPUs one word: a store, not a call to `memset`.
+            match self.words.as_mut_slice() {
+                [w] => *w = 0,
+                words => words.fill(0),
+            }
             self.len = 0;
         }
     }

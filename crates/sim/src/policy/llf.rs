@@ -411,13 +411,18 @@ impl SchedClass for Llf {
         if self.exact.is_some() {
             return None;
         }
-        let lax = ctx.laxity_uncounted(t) as i128;
-        let biased = (lax + (1i128 << 61)).clamp(0, (1i128 << 62) - 1) as u64;
-        let last = self.q.pos(t).map_or(ctx.task(t).last_ran, |p| p.1);
+        // In i64, saturating: the same as the sum in i128 and the clamp, since the
+        // clamp's upper end is below i64::MAX and the sum cannot go below i64::MIN.
+        let biased = ctx
+            .laxity_uncounted(t)
+            .saturating_add(1 << 61)
+            .clamp(0, (1 << 62) - 1) as u64;
+        // Asked of every running CPU at a global decision: the queue position is read
+        // once (a running task has none).
         let tie = match self.q.pos(t) {
-            Some(_) if self.lrs && last < ctx.now => 0,
+            Some((_, last)) if self.lrs && last < ctx.now => 0,
             Some(_) => 3,
-            None if self.lrs && last >= ctx.now => 3,
+            None if self.lrs && ctx.task(t).last_ran >= ctx.now => 3,
             None => 2,
         };
         Some(biased * 4 + tie)
