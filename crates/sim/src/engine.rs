@@ -161,7 +161,7 @@ pub struct Engine {
     cpus: Vec<CpuState>,
     classes: Vec<counted::Counted>,
     /// Pending events under (time, order) packed in a `u128` (`events.rs`).
-    events: crate::heap::PackedHeap<EventKind>,
+    events: crate::event_queue::EventQueue<EventKind>,
     /// Armed CPU timers: per CPU, (instant, sequence) if armed (`events::timer_key`),
     /// the earliest first; cancellable, unlike heap entries.
     cpu_timers: crate::heap::SlotHeap,
@@ -392,7 +392,7 @@ impl Engine {
             migration_cost: w.scheduler.migration_cost,
             cpus,
             classes,
-            events: crate::heap::PackedHeap::default(),
+            events: crate::event_queue::EventQueue::default(),
             cpu_timers: crate::heap::SlotHeap::new(ncpu),
             event_seq: 0,
             events_processed: 0,

@@ -9,6 +9,7 @@ pub mod class;
 pub mod derived;
 pub mod engine;
 pub mod estimate;
+pub mod event_queue;
 pub mod heap;
 pub mod laxtree;
 pub mod partition;

@@ -269,6 +269,9 @@ pub struct WorkStats {
     /// Steps in the classes' queue structures: heap levels moved, queued entries or tree
     /// nodes looked at (O(log n) per operation; a scan of a queue shows up as O(n)).
     pub queue_steps: u64,
+    /// Pending events moved within the event queue when it looked ahead to a new instant
+    /// (its radix buckets spread): at most one per bit of an event's distance in time.
+    pub event_moves: u64,
 }
 
 impl SimResult {

@@ -206,6 +206,29 @@ fn no_fair_balancing_without_fair_tasks() {
     assert!(r.work.balance_scans > 0, "fair tasks are balanced");
 }
 
+/// The event queue (a radix heap on the instant) moves a pending event between its
+/// buckets at most once per bit of its distance in time, whatever the number of events
+/// pending: the moves per event must not grow with the number of tasks (a binary heap's
+/// levels grow with log n; a queue that re-sorted its pending events would grow with n).
+#[test]
+fn event_queue_moves_per_event_do_not_grow_with_tasks() {
+    let small = run(&workload(256, 0, 32, "global", 2000));
+    let large = run(&workload(2048, 0, 32, "global", 500));
+    let moves = |r: &SimResult| r.work.event_moves as f64 / r.work.events_queued.max(1) as f64;
+    let (a, b) = (moves(&small), moves(&large));
+    eprintln!(
+        "event queue: moves per queued event {a:.2} -> {b:.2} ({} -> {} queued)",
+        small.work.events_queued, large.work.events_queued
+    );
+    assert!(a > 0.0, "the queue counts its moves");
+    assert!(b <= a * 1.5 + 0.5, "event moves per event grow with tasks");
+    // At most one move per bit of an instant (64), in practice a few.
+    assert!(
+        a <= 16.0 && b <= 16.0,
+        "{a:.1} / {b:.1} moves per queued event"
+    );
+}
+
 /// Superseded CPU timers are dropped when they come up; the queue holds at most about
 /// one pending event per task and a few per CPU, however long the run.
 #[test]

@@ -123,8 +123,8 @@ impl Engine {
         self.cpus[cpu].timer_at = at;
     }
 
-    /// When the next event is due.
-    pub(super) fn next_event_time(&self) -> Option<Ns> {
+    /// When the next event is due (`&mut`: the event queue may look ahead).
+    pub(super) fn next_event_time(&mut self) -> Option<Ns> {
         let heap = self.events.peek().map(|&(k, _)| (k >> 64) as Ns);
         let timer = self.cpu_timers.first().map(|(k, _)| (k >> 64) as Ns);
         match (heap, timer) {

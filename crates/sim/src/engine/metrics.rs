@@ -140,6 +140,7 @@ impl Engine {
                 class_calls: self.classes.iter().map(|c| c.calls()).sum(),
                 cpu_visits: self.cpu_visits.get(),
                 queue_steps: self.classes.iter().map(|c| c.queue_steps()).sum(),
+                event_moves: self.events.moves(),
                 ..self.work
             },
         }

@@ -394,17 +394,24 @@ impl Engine {
     /// [`LaterCpus`] from the push states and the waiting masks (`reach`: whether a
     /// touched CPU is free).
     fn later_cpus_from_state(&self, class: ClassId) -> LaterCpus {
-        let mut masks: Vec<&CpuMask> = Vec::with_capacity(4);
+        // At most two masks per real-time class, on the stack: this runs again after
+        // every push, and a heap allocation was a fair part of its cost.
+        let first = self.classes[ClassId::RT[0] as usize].waiting_mask();
+        let mut slots: [&CpuMask; 4] = [first; 4];
+        let mut n = 0;
         for c in ClassId::RT.into_iter().filter(|&c| c <= class) {
-            masks.push(self.classes[c as usize].waiting_mask());
+            slots[n] = self.classes[c as usize].waiting_mask();
+            n += 1;
             if let Some(st) = &self.push_state[c as usize] {
-                masks.push(&st.busy);
+                slots[n] = &st.busy;
+                n += 1;
             }
         }
+        let masks = &slots[..n];
         self.visit(1);
         // Whether a touched CPU is free, from the same masks: a word at a time instead
         // of asking each touched CPU.
-        let touched_free = self.touched.any_in_none(&masks);
+        let touched_free = self.touched.any_in_none(masks);
         debug_assert_eq!(
             touched_free,
             self.touched
@@ -415,7 +422,7 @@ impl Engine {
         let st = self.push_state[class as usize].as_ref().unwrap();
         let mut worst = st.running.iter().rev().map(|&(k, Reverse(c))| (k, c));
         LaterCpus {
-            first_free: CpuMask::next_in_none(&masks, 0, self.cpus.len()),
+            first_free: CpuMask::next_in_none(masks, 0, self.cpus.len()),
             worst: [worst.next(), worst.next()],
             keyed: st.keyed,
             reach: touched_free,
