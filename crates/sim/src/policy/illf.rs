@@ -36,7 +36,7 @@
 //! Without rule 4 Algorithm 2 always returns K ("LLF + rule 3").
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::laxtree::{Entry, LaxityTree};
+use crate::laxtree::Entry;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
@@ -57,10 +57,16 @@ struct Rule4Scan {
 /// Improved LLF.
 pub struct Illf {
     opts: IllfOptions,
-    trees: Vec<LaxityTree>,
-    /// Per run queue: the tree's entries of tasks not running, in the same order — the
-    /// rules look for the least-laxity *waiting* tasks, and under global placement the
-    /// running ones (up to one per CPU) come first in the tree.
+    /// Per run queue: every task with a stored laxity (the paper's laxity tree holds
+    /// them all, the running one included), in no order. The rules only ever look at
+    /// the least-laxity *waiting* tasks (`waiting_set`, ordered) and at a running
+    /// task's own entry (`entry`), so the running tasks need no order: rule 1 walks
+    /// this array and reorders only the waiting entries whose laxity changed.
+    members: Vec<Vec<TaskId>>,
+    /// Per task: its index in `members` of its run queue.
+    member_pos: Vec<usize>,
+    /// Per run queue: the entries of tasks not running, in the tree's order (laxity,
+    /// then insertion sequence).
     waiting_set: Vec<BTreeSet<Entry>>,
     entry: Vec<Option<Entry>>,
     running: Vec<bool>,
@@ -85,8 +91,6 @@ pub struct Illf {
     ticked_at: Vec<Ns>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
-    /// Reused by `refresh_all`.
-    scratch: Vec<Entry>,
     /// Reused by `refresh_all`: entries whose laxity changed, with the new value.
     changed: Vec<(Entry, i64)>,
     per_cpu: bool,
@@ -100,7 +104,8 @@ impl Illf {
     pub fn new(opts: IllfOptions) -> Illf {
         Illf {
             opts,
-            trees: Vec::new(),
+            members: Vec::new(),
+            member_pos: Vec::new(),
             waiting_set: Vec::new(),
             entry: Vec::new(),
             running: Vec::new(),
@@ -115,7 +120,6 @@ impl Illf {
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
             refreshed_at: Vec::new(),
-            scratch: Vec::new(),
             changed: Vec::new(),
             per_cpu: true,
             topology: None,
@@ -132,17 +136,17 @@ impl Illf {
     fn set_key(&mut self, rq: RqId, t: TaskId, laxity: i64) {
         let seq = match self.entry[t].take() {
             Some(e) => {
-                self.trees[rq].erase(e);
                 self.wait_remove(rq, e);
                 e.1
             }
             None => {
+                self.member_pos[t] = self.members[rq].len();
+                self.members[rq].push(t);
                 self.seq += 1;
                 self.seq
             }
         };
         let e = (laxity, seq, t);
-        self.trees[rq].insert(e);
         self.entry[t] = Some(e);
         if !self.running[t] {
             self.wait_insert(rq, e);
@@ -182,8 +186,14 @@ impl Illf {
 
     fn erase(&mut self, rq: RqId, t: TaskId) {
         if let Some(e) = self.entry[t].take() {
-            self.trees[rq].erase(e);
             self.wait_remove(rq, e);
+            let members = &mut self.members[rq];
+            let pos = self.member_pos[t];
+            debug_assert_eq!(members[pos], t);
+            members.swap_remove(pos);
+            if let Some(&moved) = members.get(pos) {
+                self.member_pos[moved] = pos;
+            }
         }
         self.running[t] = false;
     }
@@ -198,55 +208,65 @@ impl Illf {
     /// instant costs one refresh instead of one per released job).
     ///
     /// Every laxity is evaluated; only the entries whose value changed are moved (a
-    /// running task's laxity stays as it was while it runs without overhead), or, when
-    /// most changed, the tree is rebuilt at once ([`LaxityTree::rekey`]). Both give the
-    /// tree the same entries.
+    /// running task's laxity stays as it was while it runs without overhead, and a
+    /// running task's entry is in no order), or, when most waiting entries changed, the
+    /// waiting set is rebuilt at once from its sorted entries. Both give the same set.
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
+        let n = self.members[rq].len() as u64;
+        ctx.count_laxity(n);
         if self.refreshed_at[rq] == ctx.now {
-            ctx.count_laxity(self.trees[rq].len() as u64);
             return;
         }
         self.refreshed_at[rq] = ctx.now;
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend(self.trees[rq].iter().filter_map(|&e| {
-            let l = ctx.laxity(e.2);
-            (l != e.0).then_some((e, l))
-        }));
-        if changed.len() * 4 <= self.trees[rq].len() {
+        let mut waiting_changed = 0;
+        for &t in &self.members[rq] {
+            let e = self.entry[t].expect("ILLF: a member without an entry");
+            let l = ctx.laxity_uncounted(t);
+            if l != e.0 {
+                if self.running[t] {
+                    // Not in any ordered set: the new key is stored in place.
+                    changed.push((e, l));
+                } else {
+                    waiting_changed += 1;
+                    changed.push((e, l));
+                }
+            }
+        }
+        if waiting_changed * 4 <= self.waiting_set[rq].len() {
             for &(old, l) in &changed {
                 let t = old.2;
-                self.trees[rq].erase(old);
-                self.wait_remove(rq, old);
                 let e = (l, old.1, t);
-                self.trees[rq].insert(e);
                 self.entry[t] = Some(e);
                 if !self.running[t] {
+                    self.wait_remove(rq, old);
                     self.wait_insert(rq, e);
                 }
             }
             self.changed = changed;
             return;
         }
-        self.changed = changed;
-        let mut entries = std::mem::take(&mut self.scratch);
-        self.trees[rq].rekey(|t| ctx.laxity_uncounted(t), &mut entries);
-        let at = self.activated_now[rq].0;
-        self.activated_version += 1;
-        for &e in &entries {
-            self.entry[e.2] = Some(e);
+        for &(old, l) in &changed {
+            self.entry[old.2] = Some((l, old.1, old.2));
         }
+        self.changed = changed;
         // Built from the sorted entries in one pass (an insert per entry, with 10,000
         // tasks waiting, was 40 % of a global run's time).
-        let running = &self.running;
-        self.waiting_set[rq] = entries.iter().copied().filter(|e| !running[e.2]).collect();
+        let mut entries: Vec<Entry> = self.waiting_set[rq]
+            .iter()
+            .map(|e| self.entry[e.2].expect("ILLF: a waiting task without an entry"))
+            .collect();
+        entries.sort_unstable();
+        let at = self.activated_now[rq].0;
+        self.activated_version += 1;
         let activated_at = &self.activated_at;
-        self.activated_waiting[rq] = self.waiting_set[rq]
+        self.activated_waiting[rq] = entries
             .iter()
             .copied()
             .filter(|e| activated_at[e.2] == at)
             .collect();
-        self.scratch = entries;
+        self.waiting_set[rq] = entries.into_iter().collect();
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
@@ -447,14 +467,9 @@ impl Illf {
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
     /// the leftmost is running).
     fn refresh_least(&mut self, ctx: &Ctx, rq: RqId) {
-        let tree = &self.trees[rq];
-        let left = [tree.leftmost(), tree.left2most()]
-            .into_iter()
-            .flatten()
-            .map(|e| e.2)
-            .find(|&x| !self.running[x])
-            .or_else(|| self.waiting_set[rq].first().map(|e| e.2));
-        if let Some(left) = left {
+        // The paper's `rb_leftmost`, or `rb_left2most` when the leftmost runs: either
+        // way the least-laxity entry of a task not running.
+        if let Some(left) = self.waiting_set[rq].first().map(|e| e.2) {
             let l = ctx.laxity(left);
             self.set_key(rq, left, l);
         }
@@ -610,7 +625,8 @@ impl SchedClass for Illf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.trees = vec![LaxityTree::default(); nr_rqs];
+        self.members = vec![Vec::new(); nr_rqs];
+        self.member_pos = vec![0; nr_tasks];
         self.waiting_set = vec![BTreeSet::new(); nr_rqs];
         self.entry = vec![None; nr_tasks];
         self.running = vec![false; nr_tasks];
@@ -764,7 +780,7 @@ impl SchedClass for Illf {
         assign: &[Option<TaskId>],
         unsure: &[CpuId],
     ) -> Option<Option<CpuId>> {
-        if self.per_cpu || self.trees.len() != 1 {
+        if self.per_cpu || self.members.len() != 1 {
             return None;
         }
         let found = self.first_preempted(ctx, assign, unsure);
