@@ -85,6 +85,8 @@ pub struct Illf {
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
     rule4_scan: RefCell<Rule4Scan>,
+    /// Whether no task is restricted in affinity (worked out at the first need).
+    unrestricted: Cell<Option<bool>>,
     /// Rule 4's lookups and the entries they looked at ([`SchedClass::queue_steps`]).
     steps: Cell<u64>,
     completed_at: Vec<Ns>,
@@ -116,6 +118,7 @@ impl Illf {
             activated_waiting: Vec::new(),
             activated_version: 0,
             rule4_scan: RefCell::new(Rule4Scan::default()),
+            unrestricted: Cell::new(None),
             steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
@@ -475,6 +478,49 @@ impl Illf {
         }
     }
 
+    /// `choose(c) != c` for running `c` on `cpu`, worked out from the least waiting entry
+    /// alone when no completion and no activation happened at this instant (rules 1 and
+    /// 4 act only then): rule 3 is then the only rule that may displace `c`, and it
+    /// looks at the least-laxity waiting task that may run on `cpu`. When the queue's
+    /// least entry is that task (or its laxity is above zero, so no entry qualifies), a
+    /// tick costs one look at it instead of a walk of the queue per CPU. None: ask
+    /// `choose`.
+    fn tick_preempts(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
+        if !self.opts.rules[2] || self.completed_at[rq] == ctx.now {
+            return None;
+        }
+        // Rule 4 at an activation instant (releases fall on ticks when periods are whole
+        // ticks): answered by `rule4_swaps` on the one queue of tasks that may run
+        // everywhere.
+        let rule4 = self.activated_now[rq].0 == ctx.now && self.opts.rules[3];
+        if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted(ctx)) {
+            return None;
+        }
+        let rule3 = match self.waiting_set[rq].first() {
+            Some(&w1) if w1.0 <= 0 => {
+                if w1.2 == c || !ctx.allowed(w1.2, cpu) {
+                    return None;
+                }
+                self.per_cpu || w1.0 < ctx.laxity_uncounted(c)
+            }
+            _ => false,
+        };
+        Some(rule3 || (rule4 && self.rule4_swaps(ctx, c)))
+    }
+
+    /// Whether every task may run on every CPU (affinities are fixed when the engine is
+    /// built; stored empty for "every CPU").
+    fn unrestricted(&self, ctx: &Ctx) -> bool {
+        match self.unrestricted.get() {
+            Some(u) => u,
+            None => {
+                let u = ctx.tasks.iter().all(|t| t.allowed.is_empty());
+                self.unrestricted.set(Some(u));
+                u
+            }
+        }
+    }
+
     /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
     fn zero_instant(ctx: &Ctx, t: TaskId) -> Ns {
         ctx.task(t)
@@ -720,6 +766,10 @@ impl SchedClass for Illf {
             } else {
                 self.refresh_all(ctx, rq);
             }
+        }
+        if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
+            debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
+            return preempted;
         }
         self.choose(ctx, rq, cpu, Some(t)) != Some(t)
     }
