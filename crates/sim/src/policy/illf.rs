@@ -1,7 +1,9 @@
 //! `illf`: the seed paper's improved least-laxity-first (Chen & Zhu), rules 1-4.
 //!
-//! Per run queue, a [`LaxityTree`] holds every runnable task (the running one stays in
-//! it, as in the paper) keyed by its *stored* laxity:
+//! Per run queue, every runnable task has a *stored* laxity (the paper keeps them all in
+//! its laxity tree, [`crate::laxtree::LaxityTree`], the running one included; here the
+//! waiting ones are kept in that order and the running ones in no order, which the
+//! rules never read):
 //! 1. all stored laxities of a queue are refreshed only when a task is activated there,
 //!    or when its current task finishes;
 //! 2. at each tick only the least-laxity waiting task (`rb_leftmost`, or `rb_left2most`
@@ -41,6 +43,9 @@ use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use waiting::{Held, WaitQueue};
+
+mod waiting;
 
 /// Rule 4's candidates on the global queue at one instant, for the preemption scan: per
 /// entry of `activated_waiting`, in order, its stored laxity and the least remaining
@@ -57,18 +62,22 @@ struct Rule4Scan {
 /// Improved LLF.
 pub struct Illf {
     opts: IllfOptions,
-    /// Per run queue: every task with a stored laxity (the paper's laxity tree holds
-    /// them all, the running one included), in no order. The rules only ever look at
-    /// the least-laxity *waiting* tasks (`waiting_set`, ordered) and at a running
-    /// task's own entry (`entry`), so the running tasks need no order: rule 1 walks
-    /// this array and reorders only the waiting entries whose laxity changed.
+    /// Per run queue: the running tasks with a stored laxity, in no order. The paper's
+    /// laxity tree holds every runnable task, the running one included, but the rules
+    /// only ever look at the least-laxity *waiting* tasks (`waiting_set`, ordered) and
+    /// at a running task's own key, so the running tasks need no order: rule 1
+    /// evaluates theirs from this array.
     members: Vec<Vec<TaskId>>,
-    /// Per task: its index in `members` of its run queue.
+    /// Per task: its index in `members` of its run queue (`usize::MAX`: not there).
     member_pos: Vec<usize>,
     /// Per run queue: the entries of tasks not running, in the tree's order (laxity,
     /// then insertion sequence).
-    waiting_set: Vec<BTreeSet<Entry>>,
-    entry: Vec<Option<Entry>>,
+    waiting_set: Vec<WaitQueue>,
+    /// Per task: its entry, as `waiting_set` of its queue `rq_of` holds it (a running
+    /// task's is explicit), None when it has none.
+    slot: Vec<Option<Held>>,
+    /// Per task: the run queue of its entry.
+    rq_of: Vec<RqId>,
     running: Vec<bool>,
     activated_at: Vec<Ns>,
     put_at: Vec<Ns>,
@@ -93,8 +102,8 @@ pub struct Illf {
     ticked_at: Vec<Ns>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
-    /// Reused by `refresh_all`: entries whose laxity changed, with the new value.
-    changed: Vec<(Entry, i64)>,
+    /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
+    moved: Vec<(TaskId, Held)>,
     per_cpu: bool,
     /// How the engine lays out the queues (None when built outside the engine).
     topology: Option<crate::class::Topology>,
@@ -109,7 +118,8 @@ impl Illf {
             members: Vec::new(),
             member_pos: Vec::new(),
             waiting_set: Vec::new(),
-            entry: Vec::new(),
+            slot: Vec::new(),
+            rq_of: Vec::new(),
             running: Vec::new(),
             activated_at: Vec::new(),
             put_at: Vec::new(),
@@ -123,52 +133,86 @@ impl Illf {
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
             refreshed_at: Vec::new(),
-            changed: Vec::new(),
+            moved: Vec::new(),
             per_cpu: true,
             topology: None,
             seq: 0,
         }
     }
 
+    /// `t`'s entry as the rules see it: (stored laxity, insertion sequence, task).
+    fn entry_of(&self, t: TaskId) -> Option<Entry> {
+        self.slot[t].map(|h| self.waiting_set[self.rq_of[t]].entry(h))
+    }
+
     fn lax(&self, t: TaskId) -> i64 {
-        self.entry[t].map_or(i64::MAX, |e| e.0)
+        self.entry_of(t).map_or(i64::MAX, |e| e.0)
     }
 
     /// Store a new laxity for `t`. An update keeps the task's place among equal keys
     /// (the paper assigns `laxity` in place); a new entry goes right of its equals.
     fn set_key(&mut self, rq: RqId, t: TaskId, laxity: i64) {
-        let seq = match self.entry[t].take() {
+        let seq = match self.entry_of(t) {
             Some(e) => {
-                self.wait_remove(rq, e);
+                debug_assert_eq!(self.rq_of[t], rq, "ILLF: task {t} keyed on another queue");
+                self.wait_remove(rq, t);
                 e.1
             }
             None => {
-                self.member_pos[t] = self.members[rq].len();
-                self.members[rq].push(t);
+                self.rq_of[t] = rq;
                 self.seq += 1;
                 self.seq
             }
         };
         let e = (laxity, seq, t);
-        self.entry[t] = Some(e);
+        self.slot[t] = Some(Held::Dirty(e));
         if !self.running[t] {
             self.wait_insert(rq, e);
+        }
+        self.track(t);
+    }
+
+    /// Keep `members` in step: a running task with an entry is there.
+    fn track(&mut self, t: TaskId) {
+        let member = self.running[t] && self.slot[t].is_some();
+        let pos = self.member_pos[t];
+        if member == (pos != usize::MAX) {
+            return;
+        }
+        let members = &mut self.members[self.rq_of[t]];
+        if member {
+            self.member_pos[t] = members.len();
+            members.push(t);
+        } else {
+            debug_assert_eq!(members[pos], t);
+            members.swap_remove(pos);
+            if let Some(&moved) = members.get(pos) {
+                self.member_pos[moved] = pos;
+            }
+            self.member_pos[t] = usize::MAX;
         }
     }
 
     /// Add `e` to the waiting tasks of `rq` (and to its rule 4 candidates if its task
     /// was activated at the instant they are for).
     fn wait_insert(&mut self, rq: RqId, e: Entry) {
-        self.waiting_set[rq].insert(e);
+        self.slot[e.2] = Some(self.waiting_set[rq].insert(e));
         if self.activated_at[e.2] == self.activated_now[rq].0 {
             self.activated_waiting[rq].insert(e);
             self.activated_version += 1;
         }
     }
 
-    fn wait_remove(&mut self, rq: RqId, e: Entry) {
-        if self.waiting_set[rq].remove(&e) && self.activated_waiting[rq].remove(&e) {
-            self.activated_version += 1;
+    /// Take `t` out of the waiting tasks of `rq` (if it is there); its entry stays, with
+    /// the key it had.
+    fn wait_remove(&mut self, rq: RqId, t: TaskId) {
+        let Some(h) = self.slot[t] else { return };
+        let e = self.waiting_set[rq].entry(h);
+        if self.waiting_set[rq].remove(h) {
+            self.slot[t] = Some(Held::Dirty(e));
+            if self.activated_waiting[rq].remove(&e) {
+                self.activated_version += 1;
+            }
         }
     }
 
@@ -178,27 +222,23 @@ impl Illf {
             return;
         }
         self.running[t] = running;
-        if let Some(e) = self.entry[t] {
+        if let Some(e) = self.entry_of(t) {
             if running {
-                self.wait_remove(rq, e);
+                self.wait_remove(rq, t);
             } else {
                 self.wait_insert(rq, e);
             }
         }
+        self.track(t);
     }
 
     fn erase(&mut self, rq: RqId, t: TaskId) {
-        if let Some(e) = self.entry[t].take() {
-            self.wait_remove(rq, e);
-            let members = &mut self.members[rq];
-            let pos = self.member_pos[t];
-            debug_assert_eq!(members[pos], t);
-            members.swap_remove(pos);
-            if let Some(&moved) = members.get(pos) {
-                self.member_pos[moved] = pos;
-            }
+        if self.slot[t].is_some() {
+            self.wait_remove(rq, t);
+            self.slot[t] = None;
         }
         self.running[t] = false;
+        self.track(t);
     }
 
     /// Rule 1: refresh every stored laxity of `rq` (ties keep their order).
@@ -210,66 +250,48 @@ impl Illf {
     /// the algorithm performs them — without recomputing (with 256 ready jobs, a release
     /// instant costs one refresh instead of one per released job).
     ///
-    /// Every laxity is evaluated; only the entries whose value changed are moved (a
-    /// running task's laxity stays as it was while it runs without overhead, and a
-    /// running task's entry is in no order), or, when most waiting entries changed, the
-    /// waiting set is rebuilt at once from its sorted entries. Both give the same set.
+    /// Every laxity is counted. The running tasks' are evaluated (a running task's key
+    /// is stored in place: they are in no order); the waiting tasks' are those of
+    /// [`WaitQueue::refresh`], which evaluates only the entries stored since the last
+    /// refresh (a waiting task's laxity falls with time alone).
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
-        let n = self.members[rq].len() as u64;
+        let n = (self.members[rq].len() + self.waiting_set[rq].len()) as u64;
         ctx.count_laxity(n);
         if self.refreshed_at[rq] == ctx.now {
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        let mut waiting_changed = 0;
         for &t in &self.members[rq] {
-            let e = self.entry[t].expect("ILLF: a member without an entry");
+            let Some(Held::Dirty(e)) = self.slot[t] else {
+                unreachable!("ILLF: a running task's entry is explicit")
+            };
             let l = ctx.laxity_uncounted(t);
             if l != e.0 {
-                if self.running[t] {
-                    // Not in any ordered set: the new key is stored in place.
-                    changed.push((e, l));
-                } else {
-                    waiting_changed += 1;
-                    changed.push((e, l));
-                }
+                self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
         }
-        if waiting_changed * 4 <= self.waiting_set[rq].len() {
-            for &(old, l) in &changed {
-                let t = old.2;
-                let e = (l, old.1, t);
-                self.entry[t] = Some(e);
-                if !self.running[t] {
-                    self.wait_remove(rq, old);
-                    self.wait_insert(rq, e);
-                }
-            }
-            self.changed = changed;
-            return;
+        let mut moved = std::mem::take(&mut self.moved);
+        moved.clear();
+        self.waiting_set[rq].refresh(
+            ctx.now as i64,
+            |t| (ctx.laxity_uncounted(t), ctx.task(t).job.is_some()),
+            &mut moved,
+        );
+        for &(t, h) in &moved {
+            self.slot[t] = Some(h);
         }
-        for &(old, l) in &changed {
-            self.entry[old.2] = Some((l, old.1, old.2));
-        }
-        self.changed = changed;
-        // Built from the sorted entries in one pass (an insert per entry, with 10,000
-        // tasks waiting, was 40 % of a global run's time).
-        let mut entries: Vec<Entry> = self.waiting_set[rq]
-            .iter()
-            .map(|e| self.entry[e.2].expect("ILLF: a waiting task without an entry"))
-            .collect();
-        entries.sort_unstable();
-        let at = self.activated_now[rq].0;
+        self.moved = moved;
+        // Rule 4's candidates carry the keys: re-keyed when they are for this instant,
+        // else dropped (they are read only at their instant, and cleared at the next
+        // activation).
         self.activated_version += 1;
-        let activated_at = &self.activated_at;
-        self.activated_waiting[rq] = entries
-            .iter()
-            .copied()
-            .filter(|e| activated_at[e.2] == at)
-            .collect();
-        self.waiting_set[rq] = entries.into_iter().collect();
+        let old = std::mem::take(&mut self.activated_waiting[rq]);
+        if self.activated_now[rq].0 == ctx.now {
+            self.activated_waiting[rq] = old
+                .iter()
+                .map(|e| self.entry_of(e.2).expect("ILLF: a candidate without an entry"))
+                .collect();
+        }
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
@@ -333,7 +355,7 @@ impl Illf {
             // the two least laxities, itself included.
             // The first two of the waiting tasks and itself, in tree order.
             let mut three: [Option<Entry>; 3] = [None; 3];
-            for (slot, &e) in three.iter_mut().zip(
+            for (slot, e) in three.iter_mut().zip(
                 self.waiting_set[rq]
                     .iter()
                     .filter(|e| ctx.allowed(e.2, cpu))
@@ -341,7 +363,7 @@ impl Illf {
             ) {
                 *slot = Some(e);
             }
-            if let Some(ec) = self.entry[c].filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
+            if let Some(ec) = self.entry_of(c).filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
                 three[2] = Some(ec);
                 three.sort_unstable_by_key(|e| e.map_or((1, (0, 0, 0)), |e| (0, e)));
             }
@@ -381,14 +403,14 @@ impl Illf {
                 .filter(|&a| {
                     // Still queued here: a task activated on this queue may have been
                     // pushed to another one at the same instant (it stays in this list).
-                    self.entry[a].is_some()
+                    self.slot[a].is_some()
                         && ctx.task(a).rq == rq
                         && !self.running[a]
                         && a != c
                         && ctx.allowed(a, cpu)
                         && self.swap_with(ctx, c, a, self.lax(a))
                 })
-                .min_by_key(|&a| self.entry[a]);
+                .min_by_key(|&a| self.entry_of(a));
             debug_assert_eq!(activated, tested, "ILLF rule 4: the index and the test differ");
         }
         Some(activated.unwrap_or(c))
@@ -497,7 +519,7 @@ impl Illf {
             return None;
         }
         let rule3 = match self.waiting_set[rq].first() {
-            Some(&w1) if w1.0 <= 0 => {
+            Some(w1) if w1.0 <= 0 => {
                 if w1.2 == c || !ctx.allowed(w1.2, cpu) {
                     return None;
                 }
@@ -548,8 +570,9 @@ impl Illf {
             self.activated_version += 1;
         }
         list.push(t);
-        if let Some(e) = self.entry[t].filter(|_| !self.running[t]) {
-            if self.waiting_set[rq].contains(&e) {
+        if let Some(h) = self.slot[t].filter(|_| !self.running[t]) {
+            if self.waiting_set[rq].contains(h) {
+                let e = self.waiting_set[rq].entry(h);
                 self.activated_waiting[rq].insert(e);
                 self.activated_version += 1;
             }
@@ -582,7 +605,7 @@ impl Illf {
         unsure: &[CpuId],
     ) -> Option<CpuId> {
         let now = ctx.now;
-        let w1 = *self.waiting_set[0].first()?;
+        let w1 = self.waiting_set[0].first()?;
         let completed = self.completed_at[0] == now;
         let rule4 = self.activated_now[0].0 == now && self.opts.rules[3];
         // Rule 3 (or, without it, plain least-laxity preemption) for w1 against c.
@@ -591,7 +614,7 @@ impl Illf {
         // expected on a CPU that kept its task) is asked as the engine asks.
         let settled = |cpu: CpuId, c: TaskId| {
             self.running[c]
-                && self.entry[c].is_some()
+                && self.slot[c].is_some()
                 && unsure.binary_search(&cpu).is_err()
                 && ctx.cpus[cpu].curr == Some(c)
         };
@@ -611,7 +634,7 @@ impl Illf {
                 .copied()
                 .find(|&cpu| assign[cpu].is_some_and(|c| self.preempted_as_asked(ctx, cpu, c)));
         }
-        let w2 = self.waiting_set[0].iter().nth(1).copied();
+        let w2 = self.waiting_set[0].iter().nth(1);
         let act = |t: TaskId| self.activated_at[t] == now;
         let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
         assign.iter().enumerate().find_map(|(cpu, c)| {
@@ -622,7 +645,7 @@ impl Illf {
             let preempted = if completed {
                 // The pick among the two least waiting entries and c's own: Algorithm 2
                 // with K and Q the least two; c keeps its CPU only as one of them.
-                let ec = self.entry[c].unwrap();
+                let ec = self.entry_of(c).unwrap();
                 let swap_allowed = swap_allowed_w1 || act(c);
                 if ec < w1 {
                     swap_allowed && self.swap_with(ctx, c, w1.2, w1.0) // K = c, Q = w1
@@ -672,9 +695,10 @@ impl SchedClass for Illf {
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.members = vec![Vec::new(); nr_rqs];
-        self.member_pos = vec![0; nr_tasks];
-        self.waiting_set = vec![BTreeSet::new(); nr_rqs];
-        self.entry = vec![None; nr_tasks];
+        self.member_pos = vec![usize::MAX; nr_tasks];
+        self.waiting_set = vec![WaitQueue::default(); nr_rqs];
+        self.slot = vec![None; nr_tasks];
+        self.rq_of = vec![0; nr_tasks];
         self.running = vec![false; nr_tasks];
         self.activated_at = vec![Ns::MAX; nr_tasks];
         self.put_at = vec![Ns::MAX; nr_tasks];
@@ -718,7 +742,7 @@ impl SchedClass for Illf {
         let prev = self.put_task[rq]
             .filter(|&t| self.per_cpu && !self.running[t] && self.put_at[t] == ctx.now)
             .filter(|&t| ctx.task(t).rq == rq)
-            .filter(|&t| self.entry[t].is_some());
+            .filter(|&t| self.slot[t].is_some());
         let next = self.choose(ctx, rq, cpu, prev)?;
         self.set_running(rq, next, true);
         Some(next)
@@ -740,7 +764,7 @@ impl SchedClass for Illf {
 
     fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         // It may have left the tree at the completion of this same instant.
-        if self.entry[t].is_none() {
+        if self.slot[t].is_none() {
             self.activate(rq, t, ctx.now);
         }
         self.set_running(rq, t, true);
@@ -811,7 +835,7 @@ impl SchedClass for Illf {
 
     fn check(&self, ctx: &Ctx) -> Result<(), String> {
         for (rq, tree) in self.waiting_set.iter().enumerate() {
-            for &(_, _, t) in tree {
+            for (_, _, t) in tree.iter() {
                 if ctx.task(t).rq != rq || ctx.task(t).on_cpu.is_some() || self.running[t] {
                     return Err(format!(
                         "task {t} waits on run queue {rq} but is on queue {} (on CPU {:?})",
@@ -848,7 +872,7 @@ impl SchedClass for Illf {
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         let rq = ctx.task(curr).rq;
-        if self.entry[cand].is_some() && ctx.task(cand).rq == rq {
+        if self.slot[cand].is_some() && ctx.task(cand).rq == rq {
             return self.choose(ctx, rq, self.cpu_of(ctx, curr), Some(curr)) == Some(cand);
         }
         // A task arriving from elsewhere is an activation on curr's CPU. At zero laxity
