@@ -280,6 +280,9 @@ impl Illf {
         for &(t, h) in &moved {
             self.slot[t] = Some(h);
         }
+        // The entries filed anew are this refresh's queue steps (tests/work.rs: a
+        // rebuild of the waiting set would count every waiting task).
+        self.steps.set(self.steps.get() + moved.len() as u64);
         self.moved = moved;
         // Rule 4's candidates carry the keys: re-keyed when they are for this instant,
         // else dropped (they are read only at their instant, and cleared at the next
