@@ -304,6 +304,12 @@ impl Illf {
         }
         let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
         let r_q = ctx.task(q).remaining() as i64;
+        self.swaps(r_k, s_k, r_q, s_q)
+    }
+
+    /// Algorithm 2's test on the values it compares: K's remaining time and stored
+    /// laxity, Q's.
+    fn swaps(&self, r_k: i64, s_k: i64, r_q: i64, s_q: i64) -> bool {
         let big_k = r_k > s_k;
         let small_q = r_q <= s_q;
         let fits = if self.opts.strict {
@@ -615,18 +621,19 @@ impl Illf {
         let rule3 = w1.0 <= 0 || !self.opts.rules[2];
         // An assigned task whose state is not that of a running task in the tree (not
         // expected on a CPU that kept its task) is asked as the engine asks.
-        let settled = |cpu: CpuId, c: TaskId| {
+        let settled = |cpu: CpuId, c: TaskId, is_unsure: bool| {
             self.running[c]
                 && self.slot[c].is_some()
-                && unsure.binary_search(&cpu).is_err()
+                && !is_unsure
                 && ctx.cpus[cpu].curr == Some(c)
         };
         if !completed && !rule4 && !rule3 {
             if cfg!(debug_assertions) {
                 for (cpu, c) in assign.iter().enumerate() {
                     if let Some(c) = *c {
+                        let is_unsure = unsure.binary_search(&cpu).is_ok();
                         debug_assert!(
-                            unsure.binary_search(&cpu).is_ok() || settled(cpu, c),
+                            is_unsure || settled(cpu, c, is_unsure),
                             "ILLF: CPU {cpu} kept task {c} but it is not running in the tree"
                         );
                     }
@@ -640,9 +647,18 @@ impl Illf {
         let w2 = self.waiting_set[0].iter().nth(1);
         let act = |t: TaskId| self.activated_at[t] == now;
         let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
+        // w1's side of Algorithm 2 with K = c, Q = w1, the same for every CPU.
+        let r_w1 = ctx.task(w1.2).remaining() as i64;
+        let w1_may_swap_in = self.opts.rules[3] && r_w1 <= w1.0; // Q must be small
+        // `unsure` is in CPU order, as the CPUs are visited: a cursor instead of a
+        // binary search per CPU (with 1,024 CPUs that search was a quarter of a run).
+        let mut next_unsure = unsure.iter().copied().peekable();
         assign.iter().enumerate().find_map(|(cpu, c)| {
+            while next_unsure.next_if(|&u| u < cpu).is_some() {}
+            let is_unsure = next_unsure.next_if_eq(&cpu).is_some();
+            debug_assert_eq!(is_unsure, unsure.binary_search(&cpu).is_ok());
             let c = (*c)?;
-            if !settled(cpu, c) {
+            if !settled(cpu, c, is_unsure) {
                 return self.preempted_as_asked(ctx, cpu, c).then_some(cpu);
             }
             let preempted = if completed {
@@ -651,7 +667,12 @@ impl Illf {
                 let ec = self.entry_of(c).unwrap();
                 let swap_allowed = swap_allowed_w1 || act(c);
                 if ec < w1 {
-                    swap_allowed && self.swap_with(ctx, c, w1.2, w1.0) // K = c, Q = w1
+                    // K = c, Q = w1: `swap_with(c, w1)` with w1's values worked out once.
+                    let swap = w1_may_swap_in
+                        && swap_allowed
+                        && self.swaps(ctx.task(c).remaining() as i64, ec.0, r_w1, w1.0);
+                    debug_assert_eq!(swap, swap_allowed && self.swap_with(ctx, c, w1.2, w1.0));
+                    swap
                 } else if w2.is_none_or(|w2| ec < w2) {
                     !(swap_allowed && self.swap_with(ctx, w1.2, c, ec.0)) // K = w1, Q = c
                 } else {
