@@ -1,7 +1,9 @@
 //! `illf`: the seed paper's improved least-laxity-first (Chen & Zhu), rules 1-4.
 //!
-//! Per run queue, a [`LaxityTree`] holds every runnable task (the running one stays in
-//! it, as in the paper) keyed by its *stored* laxity:
+//! Per run queue, every runnable task has a *stored* laxity (the paper keeps them all in
+//! its laxity tree, [`crate::laxtree::LaxityTree`], the running one included; here the
+//! waiting ones are kept in that order and the running ones in no order, which the
+//! rules never read):
 //! 1. all stored laxities of a queue are refreshed only when a task is activated there,
 //!    or when its current task finishes;
 //! 2. at each tick only the least-laxity waiting task (`rb_leftmost`, or `rb_left2most`
@@ -36,11 +38,14 @@
 //! Without rule 4 Algorithm 2 always returns K ("LLF + rule 3").
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::laxtree::{Entry, LaxityTree};
+use crate::laxtree::Entry;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use waiting::{Held, WaitQueue};
+
+mod waiting;
 
 /// Rule 4's candidates on the global queue at one instant, for the preemption scan: per
 /// entry of `activated_waiting`, in order, its stored laxity and the least remaining
@@ -57,12 +62,22 @@ struct Rule4Scan {
 /// Improved LLF.
 pub struct Illf {
     opts: IllfOptions,
-    trees: Vec<LaxityTree>,
-    /// Per run queue: the tree's entries of tasks not running, in the same order — the
-    /// rules look for the least-laxity *waiting* tasks, and under global placement the
-    /// running ones (up to one per CPU) come first in the tree.
-    waiting_set: Vec<BTreeSet<Entry>>,
-    entry: Vec<Option<Entry>>,
+    /// Per run queue: the running tasks with a stored laxity, in no order. The paper's
+    /// laxity tree holds every runnable task, the running one included, but the rules
+    /// only ever look at the least-laxity *waiting* tasks (`waiting_set`, ordered) and
+    /// at a running task's own key, so the running tasks need no order: rule 1
+    /// evaluates theirs from this array.
+    members: Vec<Vec<TaskId>>,
+    /// Per task: its index in `members` of its run queue (`usize::MAX`: not there).
+    member_pos: Vec<usize>,
+    /// Per run queue: the entries of tasks not running, in the tree's order (laxity,
+    /// then insertion sequence).
+    waiting_set: Vec<WaitQueue>,
+    /// Per task: its entry, as `waiting_set` of its queue `rq_of` holds it (a running
+    /// task's is explicit), None when it has none.
+    slot: Vec<Option<Held>>,
+    /// Per task: the run queue of its entry.
+    rq_of: Vec<RqId>,
     running: Vec<bool>,
     activated_at: Vec<Ns>,
     put_at: Vec<Ns>,
@@ -79,16 +94,16 @@ pub struct Illf {
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
     rule4_scan: RefCell<Rule4Scan>,
+    /// Whether no task is restricted in affinity (worked out at the first need).
+    unrestricted: Cell<Option<bool>>,
     /// Rule 4's lookups and the entries they looked at ([`SchedClass::queue_steps`]).
     steps: Cell<u64>,
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
-    /// Reused by `refresh_all`.
-    scratch: Vec<Entry>,
-    /// Reused by `refresh_all`: entries whose laxity changed, with the new value.
-    changed: Vec<(Entry, i64)>,
+    /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
+    moved: Vec<(TaskId, Held)>,
     per_cpu: bool,
     /// How the engine lays out the queues (None when built outside the engine).
     topology: Option<crate::class::Topology>,
@@ -100,9 +115,11 @@ impl Illf {
     pub fn new(opts: IllfOptions) -> Illf {
         Illf {
             opts,
-            trees: Vec::new(),
+            members: Vec::new(),
+            member_pos: Vec::new(),
             waiting_set: Vec::new(),
-            entry: Vec::new(),
+            slot: Vec::new(),
+            rq_of: Vec::new(),
             running: Vec::new(),
             activated_at: Vec::new(),
             put_at: Vec::new(),
@@ -111,57 +128,91 @@ impl Illf {
             activated_waiting: Vec::new(),
             activated_version: 0,
             rule4_scan: RefCell::new(Rule4Scan::default()),
+            unrestricted: Cell::new(None),
             steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
             refreshed_at: Vec::new(),
-            scratch: Vec::new(),
-            changed: Vec::new(),
+            moved: Vec::new(),
             per_cpu: true,
             topology: None,
             seq: 0,
         }
     }
 
+    /// `t`'s entry as the rules see it: (stored laxity, insertion sequence, task).
+    fn entry_of(&self, t: TaskId) -> Option<Entry> {
+        self.slot[t].map(|h| self.waiting_set[self.rq_of[t]].entry(h))
+    }
+
     fn lax(&self, t: TaskId) -> i64 {
-        self.entry[t].map_or(i64::MAX, |e| e.0)
+        self.entry_of(t).map_or(i64::MAX, |e| e.0)
     }
 
     /// Store a new laxity for `t`. An update keeps the task's place among equal keys
     /// (the paper assigns `laxity` in place); a new entry goes right of its equals.
     fn set_key(&mut self, rq: RqId, t: TaskId, laxity: i64) {
-        let seq = match self.entry[t].take() {
+        let seq = match self.entry_of(t) {
             Some(e) => {
-                self.trees[rq].erase(e);
-                self.wait_remove(rq, e);
+                debug_assert_eq!(self.rq_of[t], rq, "ILLF: task {t} keyed on another queue");
+                self.wait_remove(rq, t);
                 e.1
             }
             None => {
+                self.rq_of[t] = rq;
                 self.seq += 1;
                 self.seq
             }
         };
         let e = (laxity, seq, t);
-        self.trees[rq].insert(e);
-        self.entry[t] = Some(e);
+        self.slot[t] = Some(Held::Dirty(e));
         if !self.running[t] {
             self.wait_insert(rq, e);
+        }
+        self.track(t);
+    }
+
+    /// Keep `members` in step: a running task with an entry is there.
+    fn track(&mut self, t: TaskId) {
+        let member = self.running[t] && self.slot[t].is_some();
+        let pos = self.member_pos[t];
+        if member == (pos != usize::MAX) {
+            return;
+        }
+        let members = &mut self.members[self.rq_of[t]];
+        if member {
+            self.member_pos[t] = members.len();
+            members.push(t);
+        } else {
+            debug_assert_eq!(members[pos], t);
+            members.swap_remove(pos);
+            if let Some(&moved) = members.get(pos) {
+                self.member_pos[moved] = pos;
+            }
+            self.member_pos[t] = usize::MAX;
         }
     }
 
     /// Add `e` to the waiting tasks of `rq` (and to its rule 4 candidates if its task
     /// was activated at the instant they are for).
     fn wait_insert(&mut self, rq: RqId, e: Entry) {
-        self.waiting_set[rq].insert(e);
+        self.slot[e.2] = Some(self.waiting_set[rq].insert(e));
         if self.activated_at[e.2] == self.activated_now[rq].0 {
             self.activated_waiting[rq].insert(e);
             self.activated_version += 1;
         }
     }
 
-    fn wait_remove(&mut self, rq: RqId, e: Entry) {
-        if self.waiting_set[rq].remove(&e) && self.activated_waiting[rq].remove(&e) {
-            self.activated_version += 1;
+    /// Take `t` out of the waiting tasks of `rq` (if it is there); its entry stays, with
+    /// the key it had.
+    fn wait_remove(&mut self, rq: RqId, t: TaskId) {
+        let Some(h) = self.slot[t] else { return };
+        let e = self.waiting_set[rq].entry(h);
+        if self.waiting_set[rq].remove(h) {
+            self.slot[t] = Some(Held::Dirty(e));
+            if self.activated_waiting[rq].remove(&e) {
+                self.activated_version += 1;
+            }
         }
     }
 
@@ -171,21 +222,23 @@ impl Illf {
             return;
         }
         self.running[t] = running;
-        if let Some(e) = self.entry[t] {
+        if let Some(e) = self.entry_of(t) {
             if running {
-                self.wait_remove(rq, e);
+                self.wait_remove(rq, t);
             } else {
                 self.wait_insert(rq, e);
             }
         }
+        self.track(t);
     }
 
     fn erase(&mut self, rq: RqId, t: TaskId) {
-        if let Some(e) = self.entry[t].take() {
-            self.trees[rq].erase(e);
-            self.wait_remove(rq, e);
+        if self.slot[t].is_some() {
+            self.wait_remove(rq, t);
+            self.slot[t] = None;
         }
         self.running[t] = false;
+        self.track(t);
     }
 
     /// Rule 1: refresh every stored laxity of `rq` (ties keep their order).
@@ -197,56 +250,51 @@ impl Illf {
     /// the algorithm performs them — without recomputing (with 256 ready jobs, a release
     /// instant costs one refresh instead of one per released job).
     ///
-    /// Every laxity is evaluated; only the entries whose value changed are moved (a
-    /// running task's laxity stays as it was while it runs without overhead), or, when
-    /// most changed, the tree is rebuilt at once ([`LaxityTree::rekey`]). Both give the
-    /// tree the same entries.
+    /// Every laxity is counted. The running tasks' are evaluated (a running task's key
+    /// is stored in place: they are in no order); the waiting tasks' are those of
+    /// [`WaitQueue::refresh`], which evaluates only the entries stored since the last
+    /// refresh (a waiting task's laxity falls with time alone).
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
+        let n = (self.members[rq].len() + self.waiting_set[rq].len()) as u64;
+        ctx.count_laxity(n);
         if self.refreshed_at[rq] == ctx.now {
-            ctx.count_laxity(self.trees[rq].len() as u64);
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        changed.extend(self.trees[rq].iter().filter_map(|&e| {
-            let l = ctx.laxity(e.2);
-            (l != e.0).then_some((e, l))
-        }));
-        if changed.len() * 4 <= self.trees[rq].len() {
-            for &(old, l) in &changed {
-                let t = old.2;
-                self.trees[rq].erase(old);
-                self.wait_remove(rq, old);
-                let e = (l, old.1, t);
-                self.trees[rq].insert(e);
-                self.entry[t] = Some(e);
-                if !self.running[t] {
-                    self.wait_insert(rq, e);
-                }
+        for &t in &self.members[rq] {
+            let Some(Held::Dirty(e)) = self.slot[t] else {
+                unreachable!("ILLF: a running task's entry is explicit")
+            };
+            let l = ctx.laxity_uncounted(t);
+            if l != e.0 {
+                self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
-            self.changed = changed;
-            return;
         }
-        self.changed = changed;
-        let mut entries = std::mem::take(&mut self.scratch);
-        self.trees[rq].rekey(|t| ctx.laxity_uncounted(t), &mut entries);
-        let at = self.activated_now[rq].0;
+        let mut moved = std::mem::take(&mut self.moved);
+        moved.clear();
+        self.waiting_set[rq].refresh(
+            ctx.now as i64,
+            |t| (ctx.laxity_uncounted(t), ctx.task(t).job.is_some()),
+            &mut moved,
+        );
+        for &(t, h) in &moved {
+            self.slot[t] = Some(h);
+        }
+        // The entries filed anew are this refresh's queue steps (tests/work.rs: a
+        // rebuild of the waiting set would count every waiting task).
+        self.steps.set(self.steps.get() + moved.len() as u64);
+        self.moved = moved;
+        // Rule 4's candidates carry the keys: re-keyed when they are for this instant,
+        // else dropped (they are read only at their instant, and cleared at the next
+        // activation).
         self.activated_version += 1;
-        for &e in &entries {
-            self.entry[e.2] = Some(e);
+        let old = std::mem::take(&mut self.activated_waiting[rq]);
+        if self.activated_now[rq].0 == ctx.now {
+            self.activated_waiting[rq] = old
+                .iter()
+                .map(|e| self.entry_of(e.2).expect("ILLF: a candidate without an entry"))
+                .collect();
         }
-        // Built from the sorted entries in one pass (an insert per entry, with 10,000
-        // tasks waiting, was 40 % of a global run's time).
-        let running = &self.running;
-        self.waiting_set[rq] = entries.iter().copied().filter(|e| !running[e.2]).collect();
-        let activated_at = &self.activated_at;
-        self.activated_waiting[rq] = self.waiting_set[rq]
-            .iter()
-            .copied()
-            .filter(|e| activated_at[e.2] == at)
-            .collect();
-        self.scratch = entries;
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
@@ -256,6 +304,12 @@ impl Illf {
         }
         let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
         let r_q = ctx.task(q).remaining() as i64;
+        self.swaps(r_k, s_k, r_q, s_q)
+    }
+
+    /// Algorithm 2's test on the values it compares: K's remaining time and stored
+    /// laxity, Q's.
+    fn swaps(&self, r_k: i64, s_k: i64, r_q: i64, s_q: i64) -> bool {
         let big_k = r_k > s_k;
         let small_q = r_q <= s_q;
         let fits = if self.opts.strict {
@@ -310,7 +364,7 @@ impl Illf {
             // the two least laxities, itself included.
             // The first two of the waiting tasks and itself, in tree order.
             let mut three: [Option<Entry>; 3] = [None; 3];
-            for (slot, &e) in three.iter_mut().zip(
+            for (slot, e) in three.iter_mut().zip(
                 self.waiting_set[rq]
                     .iter()
                     .filter(|e| ctx.allowed(e.2, cpu))
@@ -318,7 +372,7 @@ impl Illf {
             ) {
                 *slot = Some(e);
             }
-            if let Some(ec) = self.entry[c].filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
+            if let Some(ec) = self.entry_of(c).filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
                 three[2] = Some(ec);
                 three.sort_unstable_by_key(|e| e.map_or((1, (0, 0, 0)), |e| (0, e)));
             }
@@ -358,14 +412,14 @@ impl Illf {
                 .filter(|&a| {
                     // Still queued here: a task activated on this queue may have been
                     // pushed to another one at the same instant (it stays in this list).
-                    self.entry[a].is_some()
+                    self.slot[a].is_some()
                         && ctx.task(a).rq == rq
                         && !self.running[a]
                         && a != c
                         && ctx.allowed(a, cpu)
                         && self.swap_with(ctx, c, a, self.lax(a))
                 })
-                .min_by_key(|&a| self.entry[a]);
+                .min_by_key(|&a| self.entry_of(a));
             debug_assert_eq!(activated, tested, "ILLF rule 4: the index and the test differ");
         }
         Some(activated.unwrap_or(c))
@@ -447,16 +501,54 @@ impl Illf {
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
     /// the leftmost is running).
     fn refresh_least(&mut self, ctx: &Ctx, rq: RqId) {
-        let tree = &self.trees[rq];
-        let left = [tree.leftmost(), tree.left2most()]
-            .into_iter()
-            .flatten()
-            .map(|e| e.2)
-            .find(|&x| !self.running[x])
-            .or_else(|| self.waiting_set[rq].first().map(|e| e.2));
-        if let Some(left) = left {
+        // The paper's `rb_leftmost`, or `rb_left2most` when the leftmost runs: either
+        // way the least-laxity entry of a task not running.
+        if let Some(left) = self.waiting_set[rq].first().map(|e| e.2) {
             let l = ctx.laxity(left);
             self.set_key(rq, left, l);
+        }
+    }
+
+    /// `choose(c) != c` for running `c` on `cpu`, worked out from the least waiting entry
+    /// alone when no completion and no activation happened at this instant (rules 1 and
+    /// 4 act only then): rule 3 is then the only rule that may displace `c`, and it
+    /// looks at the least-laxity waiting task that may run on `cpu`. When the queue's
+    /// least entry is that task (or its laxity is above zero, so no entry qualifies), a
+    /// tick costs one look at it instead of a walk of the queue per CPU. None: ask
+    /// `choose`.
+    fn tick_preempts(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
+        if !self.opts.rules[2] || self.completed_at[rq] == ctx.now {
+            return None;
+        }
+        // Rule 4 at an activation instant (releases fall on ticks when periods are whole
+        // ticks): answered by `rule4_swaps` on the one queue of tasks that may run
+        // everywhere.
+        let rule4 = self.activated_now[rq].0 == ctx.now && self.opts.rules[3];
+        if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted(ctx)) {
+            return None;
+        }
+        let rule3 = match self.waiting_set[rq].first() {
+            Some(w1) if w1.0 <= 0 => {
+                if w1.2 == c || !ctx.allowed(w1.2, cpu) {
+                    return None;
+                }
+                self.per_cpu || w1.0 < ctx.laxity_uncounted(c)
+            }
+            _ => false,
+        };
+        Some(rule3 || (rule4 && self.rule4_swaps(ctx, c)))
+    }
+
+    /// Whether every task may run on every CPU (affinities are fixed when the engine is
+    /// built; stored empty for "every CPU").
+    fn unrestricted(&self, ctx: &Ctx) -> bool {
+        match self.unrestricted.get() {
+            Some(u) => u,
+            None => {
+                let u = ctx.tasks.iter().all(|t| t.allowed.is_empty());
+                self.unrestricted.set(Some(u));
+                u
+            }
         }
     }
 
@@ -487,8 +579,9 @@ impl Illf {
             self.activated_version += 1;
         }
         list.push(t);
-        if let Some(e) = self.entry[t].filter(|_| !self.running[t]) {
-            if self.waiting_set[rq].contains(&e) {
+        if let Some(h) = self.slot[t].filter(|_| !self.running[t]) {
+            if self.waiting_set[rq].contains(h) {
+                let e = self.waiting_set[rq].entry(h);
                 self.activated_waiting[rq].insert(e);
                 self.activated_version += 1;
             }
@@ -521,25 +614,26 @@ impl Illf {
         unsure: &[CpuId],
     ) -> Option<CpuId> {
         let now = ctx.now;
-        let w1 = *self.waiting_set[0].first()?;
+        let w1 = self.waiting_set[0].first()?;
         let completed = self.completed_at[0] == now;
         let rule4 = self.activated_now[0].0 == now && self.opts.rules[3];
         // Rule 3 (or, without it, plain least-laxity preemption) for w1 against c.
         let rule3 = w1.0 <= 0 || !self.opts.rules[2];
         // An assigned task whose state is not that of a running task in the tree (not
         // expected on a CPU that kept its task) is asked as the engine asks.
-        let settled = |cpu: CpuId, c: TaskId| {
+        let settled = |cpu: CpuId, c: TaskId, is_unsure: bool| {
             self.running[c]
-                && self.entry[c].is_some()
-                && unsure.binary_search(&cpu).is_err()
+                && self.slot[c].is_some()
+                && !is_unsure
                 && ctx.cpus[cpu].curr == Some(c)
         };
         if !completed && !rule4 && !rule3 {
             if cfg!(debug_assertions) {
                 for (cpu, c) in assign.iter().enumerate() {
                     if let Some(c) = *c {
+                        let is_unsure = unsure.binary_search(&cpu).is_ok();
                         debug_assert!(
-                            unsure.binary_search(&cpu).is_ok() || settled(cpu, c),
+                            is_unsure || settled(cpu, c, is_unsure),
                             "ILLF: CPU {cpu} kept task {c} but it is not running in the tree"
                         );
                     }
@@ -550,21 +644,35 @@ impl Illf {
                 .copied()
                 .find(|&cpu| assign[cpu].is_some_and(|c| self.preempted_as_asked(ctx, cpu, c)));
         }
-        let w2 = self.waiting_set[0].iter().nth(1).copied();
+        let w2 = self.waiting_set[0].iter().nth(1);
         let act = |t: TaskId| self.activated_at[t] == now;
         let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
+        // w1's side of Algorithm 2 with K = c, Q = w1, the same for every CPU.
+        let r_w1 = ctx.task(w1.2).remaining() as i64;
+        let w1_may_swap_in = self.opts.rules[3] && r_w1 <= w1.0; // Q must be small
+        // `unsure` is in CPU order, as the CPUs are visited: a cursor instead of a
+        // binary search per CPU (with 1,024 CPUs that search was a quarter of a run).
+        let mut next_unsure = unsure.iter().copied().peekable();
         assign.iter().enumerate().find_map(|(cpu, c)| {
+            while next_unsure.next_if(|&u| u < cpu).is_some() {}
+            let is_unsure = next_unsure.next_if_eq(&cpu).is_some();
+            debug_assert_eq!(is_unsure, unsure.binary_search(&cpu).is_ok());
             let c = (*c)?;
-            if !settled(cpu, c) {
+            if !settled(cpu, c, is_unsure) {
                 return self.preempted_as_asked(ctx, cpu, c).then_some(cpu);
             }
             let preempted = if completed {
                 // The pick among the two least waiting entries and c's own: Algorithm 2
                 // with K and Q the least two; c keeps its CPU only as one of them.
-                let ec = self.entry[c].unwrap();
+                let ec = self.entry_of(c).unwrap();
                 let swap_allowed = swap_allowed_w1 || act(c);
                 if ec < w1 {
-                    swap_allowed && self.swap_with(ctx, c, w1.2, w1.0) // K = c, Q = w1
+                    // K = c, Q = w1: `swap_with(c, w1)` with w1's values worked out once.
+                    let swap = w1_may_swap_in
+                        && swap_allowed
+                        && self.swaps(ctx.task(c).remaining() as i64, ec.0, r_w1, w1.0);
+                    debug_assert_eq!(swap, swap_allowed && self.swap_with(ctx, c, w1.2, w1.0));
+                    swap
                 } else if w2.is_none_or(|w2| ec < w2) {
                     !(swap_allowed && self.swap_with(ctx, w1.2, c, ec.0)) // K = w1, Q = c
                 } else {
@@ -610,9 +718,11 @@ impl SchedClass for Illf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.trees = vec![LaxityTree::default(); nr_rqs];
-        self.waiting_set = vec![BTreeSet::new(); nr_rqs];
-        self.entry = vec![None; nr_tasks];
+        self.members = vec![Vec::new(); nr_rqs];
+        self.member_pos = vec![usize::MAX; nr_tasks];
+        self.waiting_set = vec![WaitQueue::default(); nr_rqs];
+        self.slot = vec![None; nr_tasks];
+        self.rq_of = vec![0; nr_tasks];
         self.running = vec![false; nr_tasks];
         self.activated_at = vec![Ns::MAX; nr_tasks];
         self.put_at = vec![Ns::MAX; nr_tasks];
@@ -656,7 +766,7 @@ impl SchedClass for Illf {
         let prev = self.put_task[rq]
             .filter(|&t| self.per_cpu && !self.running[t] && self.put_at[t] == ctx.now)
             .filter(|&t| ctx.task(t).rq == rq)
-            .filter(|&t| self.entry[t].is_some());
+            .filter(|&t| self.slot[t].is_some());
         let next = self.choose(ctx, rq, cpu, prev)?;
         self.set_running(rq, next, true);
         Some(next)
@@ -678,7 +788,7 @@ impl SchedClass for Illf {
 
     fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         // It may have left the tree at the completion of this same instant.
-        if self.entry[t].is_none() {
+        if self.slot[t].is_none() {
             self.activate(rq, t, ctx.now);
         }
         self.set_running(rq, t, true);
@@ -704,6 +814,10 @@ impl SchedClass for Illf {
             } else {
                 self.refresh_all(ctx, rq);
             }
+        }
+        if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
+            debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
+            return preempted;
         }
         self.choose(ctx, rq, cpu, Some(t)) != Some(t)
     }
@@ -745,7 +859,7 @@ impl SchedClass for Illf {
 
     fn check(&self, ctx: &Ctx) -> Result<(), String> {
         for (rq, tree) in self.waiting_set.iter().enumerate() {
-            for &(_, _, t) in tree {
+            for (_, _, t) in tree.iter() {
                 if ctx.task(t).rq != rq || ctx.task(t).on_cpu.is_some() || self.running[t] {
                     return Err(format!(
                         "task {t} waits on run queue {rq} but is on queue {} (on CPU {:?})",
@@ -764,7 +878,7 @@ impl SchedClass for Illf {
         assign: &[Option<TaskId>],
         unsure: &[CpuId],
     ) -> Option<Option<CpuId>> {
-        if self.per_cpu || self.trees.len() != 1 {
+        if self.per_cpu || self.members.len() != 1 {
             return None;
         }
         let found = self.first_preempted(ctx, assign, unsure);
@@ -782,7 +896,7 @@ impl SchedClass for Illf {
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         let rq = ctx.task(curr).rq;
-        if self.entry[cand].is_some() && ctx.task(cand).rq == rq {
+        if self.slot[cand].is_some() && ctx.task(cand).rq == rq {
             return self.choose(ctx, rq, self.cpu_of(ctx, curr), Some(curr)) == Some(cand);
         }
         // A task arriving from elsewhere is an activation on curr's CPU. At zero laxity
