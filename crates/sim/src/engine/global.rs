@@ -57,14 +57,26 @@ impl Engine {
     /// Reaching it means a class's preemption test and its pick disagree (each step undoes
     /// another): the invariant checker reports it rather than let the bound decide.
     pub(super) fn settle(&mut self, mut step: impl FnMut(&mut Self) -> bool) {
-        let bound = 4 * self.cpus.len() * (self.tasks.len() + 1);
+        let bound = self.settle_bound();
         let settled = (0..bound).any(|_| !step(self));
-        if !settled && self.check && self.violation.is_none() {
-            self.violation = Some(format!(
-                "at {} ns: the global decision did not settle in {bound} steps (a class's \
-                 wake-up preemption test and its pick disagree)",
-                self.now
+        if !settled {
+            self.report_unsettled(&format!(
+                "the global decision did not settle in {bound} steps (a class's wake-up \
+                 preemption test and its pick disagree)"
             ));
+        }
+    }
+
+    /// The safety bound of an instant's decision steps or push rounds: 4·m·(n + 1).
+    pub(super) fn settle_bound(&self) -> usize {
+        4 * self.cpus.len() * (self.tasks.len() + 1)
+    }
+
+    /// Steps that should end by themselves reached [`Engine::settle_bound`], so the bound
+    /// chose the outcome: under the invariant checker, a violation (`what` says which).
+    pub(super) fn report_unsettled(&mut self, what: &str) {
+        if self.check && self.violation.is_none() {
+            self.violation = Some(format!("at {} ns: {what}", self.now));
         }
     }
 

@@ -119,7 +119,7 @@ impl Engine {
             self.refresh_push_state(c);
             cpu = c + 1;
         }
-        let bound = 4 * (self.tasks.len() + 1) * self.cpus.len();
+        let bound = self.settle_bound();
         // Where a task of each class would go, valid until the next move.
         let mut later: [Option<LaterCpus>; 2] = [None, None];
         let mut settled = false;
@@ -215,11 +215,8 @@ impl Engine {
         // Each push moves a task to a CPU where it runs at once, raising that CPU's
         // priority, so the rounds end by themselves; reaching the bound means pushes
         // handed tasks round in a cycle and the bound chose where they stay.
-        if !settled && self.check && self.violation.is_none() {
-            self.violation = Some(format!(
-                "at {} ns: the pushes did not settle in {bound} rounds",
-                self.now
-            ));
+        if !settled {
+            self.report_unsettled(&format!("the pushes did not settle in {bound} rounds"));
         }
         any
     }
