@@ -27,6 +27,8 @@ pub struct Topology {
     pub nr_cpus: usize,
     /// Whether this class has one queue for all CPUs (global placement, BFS).
     pub global_queue: bool,
+    /// Whether every task of this class may run on every CPU (no affinity restriction).
+    pub unrestricted: bool,
 }
 
 /// A scheduling class (kernel `struct sched_class`), one per policy file.

@@ -326,6 +326,7 @@ impl Engine {
                 placement: w.scheduler.placement,
                 nr_cpus: ncpu,
                 global_queue: class_global[i],
+                unrestricted: class_unrestricted[i],
             });
             c.init(if class_global[i] { 1 } else { ncpu }, tasks.len());
         }

@@ -94,8 +94,6 @@ pub struct Illf {
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
     rule4_scan: RefCell<Rule4Scan>,
-    /// Whether no task is restricted in affinity (worked out at the first need).
-    unrestricted: Cell<Option<bool>>,
     /// Rule 4's lookups and the entries they looked at ([`SchedClass::queue_steps`]).
     steps: Cell<u64>,
     completed_at: Vec<Ns>,
@@ -128,7 +126,6 @@ impl Illf {
             activated_waiting: Vec::new(),
             activated_version: 0,
             rule4_scan: RefCell::new(Rule4Scan::default()),
-            unrestricted: Cell::new(None),
             steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
@@ -524,7 +521,8 @@ impl Illf {
         // ticks): answered by `rule4_swaps` on the one queue of tasks that may run
         // everywhere.
         let rule4 = self.activated_now[rq].0 == ctx.now && self.opts.rules[3];
-        if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted(ctx)) {
+        let unrestricted = self.topology.is_some_and(|t| t.unrestricted);
+        if rule4 && (self.per_cpu || !self.running[c] || !unrestricted) {
             return None;
         }
         let rule3 = match self.waiting_set[rq].first() {
@@ -537,19 +535,6 @@ impl Illf {
             _ => false,
         };
         Some(rule3 || (rule4 && self.rule4_swaps(ctx, c)))
-    }
-
-    /// Whether every task may run on every CPU (affinities are fixed when the engine is
-    /// built; stored empty for "every CPU").
-    fn unrestricted(&self, ctx: &Ctx) -> bool {
-        match self.unrestricted.get() {
-            Some(u) => u,
-            None => {
-                let u = ctx.tasks.iter().all(|t| t.allowed.is_empty());
-                self.unrestricted.set(Some(u));
-                u
-            }
-        }
     }
 
     /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
