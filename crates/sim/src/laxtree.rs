@@ -78,20 +78,6 @@ impl LaxityTree {
         self.set.iter()
     }
 
-    /// Give every entry the key `key(task)`, keeping its sequence number (ILLF's rule 1:
-    /// all stored laxities refreshed at once), and leave the new entries in `out`, in
-    /// order. The tree is rebuilt in one pass from the sorted entries, which costs less
-    /// than an erase and an insert per entry; the result is the same set.
-    pub fn rekey(&mut self, mut key: impl FnMut(usize) -> i64, out: &mut Vec<Entry>) {
-        out.clear();
-        out.extend(self.set.iter().map(|&(_, seq, t)| (key(t), seq, t)));
-        out.sort_unstable();
-        self.set = out.iter().copied().collect();
-        self.leftmost = out.first().copied();
-        self.left2most = out.get(1).copied();
-        self.check();
-    }
-
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.set.len()
@@ -173,25 +159,6 @@ mod tests {
         assert_eq!(t.left2most(), None);
         t.erase((5, 1, 1));
         assert!(t.is_empty() && t.leftmost().is_none());
-    }
-
-    #[test]
-    fn rekey_is_an_erase_and_insert_per_entry() {
-        let mut a = LaxityTree::default();
-        for (i, k) in [5, 3, 5, 9, -2].into_iter().enumerate() {
-            a.insert((k, i as u64, i));
-        }
-        let mut b = a.clone();
-        let key = |t: usize| [7, 7, -1, 2, 7][t];
-        for e in a.iter().copied().collect::<Vec<_>>() {
-            a.erase(e);
-            a.insert((key(e.2), e.1, e.2));
-        }
-        let mut out = Vec::new();
-        b.rekey(key, &mut out);
-        assert_eq!(a.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>());
-        assert_eq!(out, b.iter().copied().collect::<Vec<_>>());
-        assert_eq!((a.leftmost(), a.left2most()), (b.leftmost(), b.left2most()));
     }
 
     #[test]
