@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from . import _native
@@ -551,8 +552,6 @@ def _nullable_bools(values: list) -> pd.arrays.BooleanArray:
     """True/False/None (JSON's null) as a ``boolean`` array, <NA> for None: what
     ``pd.array(values, dtype="boolean")`` gives, built from two masks instead of a
     per-value coercion (the 16 such columns were a third of a batch's DataFrame)."""
-    import numpy as np
-
     n = len(values)
     na = np.fromiter((v is None for v in values), dtype=bool, count=n)
     true = np.fromiter((v is True for v in values), dtype=bool, count=n)

@@ -325,10 +325,9 @@ impl Packer<'_> {
                 .chain((i != new).then_some(new))
                 .filter(|&j| j != i && key(&ts[j], self.how) <= ki),
         );
-        let answer = match self.spend(bin.tasks.len()) {
-            Ok(()) => self.iterate_response(i, &higher, start),
-            Err(e) => Err(e),
-        };
+        let answer = self
+            .spend(bin.tasks.len())
+            .and_then(|()| self.iterate_response(i, &higher, start));
         self.scratch.higher = higher;
         answer
     }
