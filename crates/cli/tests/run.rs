@@ -364,6 +364,97 @@ fn sigint_ends_the_run_within_a_second_with_a_partial_result() {
     assert!(d > 500_000_000 && d < 5_000_000_000, "{d}");
 }
 
+/// Whether one of `pid`'s threads is SCHED_DEADLINE (policy 6 in /proc/PID/task/TID/sched).
+fn has_deadline_thread(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("sched")).ok())
+        .any(|s| {
+            s.lines()
+                .any(|l| l.starts_with("policy") && l.split(':').nth(1).map(str::trim) == Some("6"))
+        })
+}
+
+#[test]
+#[cfg_attr(
+    not(real_kernel),
+    ignore = "needs root (CAP_SYS_NICE, CAP_DAC_OVERRIDE) and 2 CPUs; see crates/cli/build.rs"
+)]
+fn sigint_during_sched_deadline_admission_retries_ends_them_at_once() {
+    needs_root!();
+    let _g = REAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Other SCHED_DEADLINE tasks (util-linux's chrt, sleeping) hold 0.9 of a CPU each on
+    // all CPUs but one, so the kernel admits table1-2cpu's big tasks (1.26) but refuses
+    // the rest with EBUSY, and the runner retries for at least 3 s.
+    let holders: Vec<_> = (1..cpus().max(2))
+        .map(|_| {
+            Command::new("chrt")
+                .args(["-d", "--sched-runtime", "900000000", "--sched-deadline"])
+                .args([
+                    "1000000000",
+                    "--sched-period",
+                    "1000000000",
+                    "0",
+                    "sleep",
+                    "30",
+                ])
+                .spawn()
+                .expect("chrt (util-linux)")
+        })
+        .collect();
+    let file = example("table1-2cpu.yaml");
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--cpus",
+            "2",
+            "--policy",
+            "edf",
+        ])
+        .args(["--duration", "2s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first admitted task: the runner is then in its retries.
+    let seen = Instant::now();
+    while !has_deadline_thread(child.id()) && seen.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let retrying = has_deadline_thread(child.id());
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    let k = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    for mut h in holders {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    assert!(k.success());
+    assert!(
+        retrying,
+        "no task of the run became SCHED_DEADLINE within 5 s: {}",
+        stderr(&out)
+    );
+    eprintln!("SIGINT during the admission retries to exit: {took:?}");
+    // The retries alone would take 3 s more.
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interrupted by SIGINT while setting up, before any job ran"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+}
+
 #[test]
 #[cfg_attr(
     not(real_kernel),

@@ -181,7 +181,8 @@ pub fn ebusy_retry(policies: &[&KernelPolicy]) -> Duration {
         .clamp(Duration::from_secs(3), Duration::from_secs(5))
 }
 
-/// `set_policy`, retrying EBUSY for up to `window` (SCHED_DEADLINE only).
+/// `set_policy`, retrying EBUSY for up to `window` (SCHED_DEADLINE only), and no longer
+/// once a SIGINT or SIGTERM is pending: a Ctrl-C during the retries ends them at once.
 pub fn set_policy_retrying(tid: Tid, p: &KernelPolicy, window: Duration) -> io::Result<()> {
     let start = Instant::now();
     loop {
@@ -189,7 +190,8 @@ pub fn set_policy_retrying(tid: Tid, p: &KernelPolicy, window: Duration) -> io::
             Err(e)
                 if e.raw_os_error() == Some(libc::EBUSY)
                     && matches!(p, KernelPolicy::Deadline { .. })
-                    && start.elapsed() < window =>
+                    && start.elapsed() < window
+                    && crate::thread::pending_stop_signal().is_none() =>
             {
                 std::thread::sleep(Duration::from_millis(5));
             }

@@ -128,6 +128,10 @@ pub enum RunError {
     /// A system call failed while setting up.
     #[error("{0}")]
     Setup(String),
+    /// SIGINT or SIGTERM arrived during the set-up (e.g. while SCHED_DEADLINE admission
+    /// was being retried): no job ran, and everything was put back.
+    #[error("interrupted by {0} while setting up, before any job ran; every setting was put back")]
+    Interrupted(&'static str),
 }
 
 /// One task's plan.
@@ -810,7 +814,9 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
         let _ = h.join();
     }
 
-    // Put the process back as it was.
+    // Put the process back as it was. A stop signal still pending after a failed set-up
+    // (the watchdog had ended, or never started) is taken first, to be reported.
+    let late_stop = setup_err.as_ref().and_then(|_| thread::take_stop_signal());
     restore_rttime(old_rttime);
     thread::restore_signal_mask(&old_mask);
     thread::unlock_memory();
@@ -838,7 +844,14 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     }
 
     if let Some(e) = setup_err {
-        return Err(e);
+        // A Ctrl-C during the set-up, collected by the watchdog or taken above, is what
+        // the user did: the set-up's own error (often the retries it cut short) is not.
+        let by_watchdog = shared.stopped_by.lock().unwrap().clone();
+        return Err(match (by_watchdog.as_deref(), late_stop) {
+            (Some("SIGINT"), _) | (_, Some(libc::SIGINT)) => RunError::Interrupted("SIGINT"),
+            (Some("SIGTERM"), _) | (_, Some(libc::SIGTERM)) => RunError::Interrupted("SIGTERM"),
+            _ => e,
+        });
     }
 
     let stop_at = shared.stop_at.load(Ordering::SeqCst);

@@ -70,6 +70,42 @@ pub fn block_control_signals() -> libc::sigset_t {
     }
 }
 
+/// SIGINT or SIGTERM, if one is pending (blocked, not yet taken by the watchdog): set-up
+/// steps that wait (SCHED_DEADLINE admission retries) give up at once on Ctrl-C instead
+/// of finishing their wait. The signal stays pending for the watchdog to collect.
+pub fn pending_stop_signal() -> Option<libc::c_int> {
+    // SAFETY: sigpending fills a plain sigset_t; sigismember only reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        if libc::sigpending(&mut set) != 0 {
+            return None;
+        }
+        [libc::SIGINT, libc::SIGTERM]
+            .into_iter()
+            .find(|&s| libc::sigismember(&set, s) == 1)
+    }
+}
+
+/// Take a pending SIGINT or SIGTERM, if any, without waiting: before the mask is put
+/// back after a failed set-up, so that the signal is reported, not acted on by its
+/// default action before the process says what happened.
+pub fn take_stop_signal() -> Option<libc::c_int> {
+    // SAFETY: sigemptyset/sigaddset fill a plain sigset_t; sigtimedwait with a zero
+    // timeout only takes a pending signal of the set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let r = libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
+        (r > 0).then_some(r)
+    }
+}
+
 /// Put back a mask saved by [`block_control_signals`].
 pub fn restore_signal_mask(old: &libc::sigset_t) {
     // SAFETY: `old` came from pthread_sigmask.

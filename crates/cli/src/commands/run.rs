@@ -212,6 +212,11 @@ pub fn run_failure(what: &str, e: &runner::RunError) -> Failure {
             code: 1,
             message: format!("{what}: {e}"),
         },
+        // Ctrl-C (or SIGTERM) during the set-up: the shell's codes, as for a run stopped.
+        runner::RunError::Interrupted(sig) => Failure {
+            code: if *sig == "SIGINT" { 130 } else { 143 },
+            message: format!("{what}: {e}"),
+        },
         runner::RunError::Privilege(_)
         | runner::RunError::Admission(_)
         | runner::RunError::Setup(_) => {
