@@ -194,6 +194,15 @@ impl Llf {
             .map_or(u64::MAX, |j| j.deadline.saturating_sub(j.remaining))
     }
 
+    /// Tick mode's global key without its tie code: the laxity biased to stay positive,
+    /// below 2^62. In i64, saturating: the same as the sum in i128 and the clamp, since
+    /// the clamp's upper end is below i64::MAX and the sum cannot go below i64::MIN.
+    fn biased_laxity(ctx: &Ctx, t: TaskId) -> u64 {
+        ctx.laxity_uncounted(t)
+            .saturating_add(1 << 61)
+            .clamp(0, (1 << 62) - 1) as u64
+    }
+
     fn deadline(ctx: &Ctx, t: TaskId) -> Ns {
         ctx.task(t).job.map_or(Ns::MAX, |j| j.deadline)
     }
@@ -411,12 +420,7 @@ impl SchedClass for Llf {
         if self.exact.is_some() {
             return None;
         }
-        // In i64, saturating: the same as the sum in i128 and the clamp, since the
-        // clamp's upper end is below i64::MAX and the sum cannot go below i64::MIN.
-        let biased = ctx
-            .laxity_uncounted(t)
-            .saturating_add(1 << 61)
-            .clamp(0, (1 << 62) - 1) as u64;
+        let biased = Self::biased_laxity(ctx, t);
         // Asked of every running CPU at a global decision: the queue position is read
         // once (a running task has none).
         let tie = match self.q.pos(t) {
@@ -426,6 +430,17 @@ impl SchedClass for Llf {
             None => 2,
         };
         Some(biased * 4 + tie)
+    }
+
+    /// A running job's laxity is constant while it runs (its remaining time falls with
+    /// the clock), or falls while its CPU pays switch or tick overhead (the clock moves,
+    /// the job does not), and its tie code is 2 or 3: its key with tie code 3 bounds its
+    /// key until its job completes or changes, which marks its CPU.
+    fn global_key_bound(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        if self.exact.is_some() {
+            return None;
+        }
+        Some(Self::biased_laxity(ctx, t) * 4 + 3)
     }
 
     fn global_ties_to_last_cpu(&self, key: u64) -> bool {
