@@ -107,9 +107,10 @@ impl Engine {
             }
         }
         g.changed.clear();
-        let mut cpu = 0;
-        while let Some(c) = self.marked.next_from(cpu) {
-            cpu = c + 1;
+        // Taken out while its CPUs are visited (nothing marks a CPU meanwhile), then
+        // cleared: every marked CPU's flags are consumed here.
+        let mut marked = std::mem::take(&mut self.marked);
+        for c in marked.iter() {
             self.visit(1);
             self.cpus[c].dirty = false;
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
@@ -131,19 +132,16 @@ impl Engine {
             g.changed.insert(c);
             g.stale.insert(c);
         }
-        self.marked.clear();
+        marked.clear();
+        self.marked = marked;
         self.settle(|e| e.global_marked_step(g).is_some());
         // All departures before all arrivals, in CPU order, as `schedule_global`.
-        let mut at = 0;
-        while let Some(c) = g.changed.next_from(at) {
-            at = c + 1;
+        for c in g.changed.iter() {
             if self.cpus[c].curr != g.assign[c] {
                 self.switch_out(c, g.assign[c]);
             }
         }
-        let mut at = 0;
-        while let Some(c) = g.changed.next_from(at) {
-            at = c + 1;
+        for c in g.changed.iter() {
             if self.cpus[c].curr != g.assign[c] {
                 self.switch_in(c, g.assign[c]);
             }
@@ -156,9 +154,7 @@ impl Engine {
     fn refresh_bounds(&self, g: &mut GlobalMarked) -> bool {
         let cls = &self.classes[g.class as usize];
         let ctx = ctx!(self);
-        let mut at = 0;
-        while let Some(c) = g.stale.next_from(at) {
-            at = c + 1;
+        for c in g.stale.iter() {
             g.bounds[c] = match g.assign[c] {
                 None => 0,
                 Some(t) => match cls.global_key_bound(&ctx, t) {
