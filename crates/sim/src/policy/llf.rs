@@ -149,6 +149,18 @@ impl LlfQueue {
     }
 }
 
+/// [`Llf::tick_head`]: a run queue's first task at a tick instant, with what
+/// `wakeup_preempt` reads of it.
+#[derive(Clone, Copy)]
+struct TickHead {
+    at: Ns,
+    rq: RqId,
+    task: TaskId,
+    /// Its laxity at `at`, and when it was last scheduled (its queue position's).
+    laxity: i64,
+    last: u64,
+}
+
 /// Least laxity first.
 #[derive(Default)]
 pub struct Llf {
@@ -164,10 +176,11 @@ pub struct Llf {
     /// Exact mode, per run queue: the task put back and when (still "current" for the
     /// pick that follows at the same instant).
     put: Vec<Option<(TaskId, Ns)>>,
-    /// Tick mode: the first task of a run queue as the tick found it, `(now, rq, task)`,
-    /// so the tick peeks a global queue once for all its CPUs, not once per CPU. Only
-    /// `&mut self` hooks change the queue, and each of them but `task_tick` drops it.
-    tick_head: Option<(Ns, RqId, TaskId)>,
+    /// Tick mode: the first task of a run queue as the tick found it, so the tick peeks
+    /// a global queue and takes that task's laxity once for all its CPUs, not once per
+    /// CPU. Only `&mut self` hooks change the queue or a waiting job, and each of them
+    /// but `task_tick` drops it.
+    tick_head: Option<TickHead>,
 }
 
 impl Llf {
@@ -216,6 +229,25 @@ impl Llf {
             self.q.push_seq(rq, t, key, last_ran);
         } else {
             self.q.push(rq, t, key);
+        }
+    }
+
+    /// When `t` was last scheduled, as tick mode's tie-break reads it: its queue
+    /// position's stamp while it waits, else when it last left a CPU.
+    fn last_scheduled(&self, ctx: &Ctx, t: TaskId) -> u64 {
+        self.q.pos(t).map_or(ctx.task(t).last_ran, |p| p.1)
+    }
+
+    /// Tick mode's `wakeup_preempt`: does a waiting task of laxity `lc`, last scheduled
+    /// at `cand_last`, preempt running `curr`?
+    fn tick_preempts(&self, ctx: &Ctx, curr: TaskId, lc: i64, cand_last: u64) -> bool {
+        let lr = ctx.laxity_uncounted(curr);
+        if self.lrs {
+            // The running job counts as scheduled now; a waiting job scheduled longer ago
+            // wins a tie (a job put back at this very instant does not).
+            lc < lr || (lc == lr && cand_last < ctx.now)
+        } else {
+            lc < lr
         }
     }
 
@@ -366,41 +398,54 @@ impl SchedClass for Llf {
         }
         self.count_rq(ctx, rq);
         // The queue's first task, if allowed on `cpu`, is what the peek finds; the other
-        // CPUs' ticks at this instant reuse it.
+        // CPUs' ticks at this instant reuse it and its laxity.
         let cached = self
             .tick_head
-            .filter(|&(at, q, c)| at == ctx.now && q == rq && ctx.allowed(c, cpu))
-            .map(|(_, _, c)| c);
-        let cand = match cached {
-            Some(c) => Some(c),
+            .filter(|h| h.at == ctx.now && h.rq == rq && ctx.allowed(h.task, cpu));
+        let head = match cached {
+            Some(h) => h,
             None => {
-                let cand = self.q.peek(ctx, rq, cpu);
-                self.tick_head = match (&self.q, cand) {
-                    (LlfQueue::Heap(h), Some(c)) if h.entries(rq)[0].2 == c => {
-                        Some((ctx.now, rq, c))
-                    }
+                let Some(c) = self.q.peek(ctx, rq, cpu) else {
+                    self.tick_head = None;
+                    return false;
+                };
+                let head = TickHead {
+                    at: ctx.now,
+                    rq,
+                    task: c,
+                    laxity: ctx.laxity_uncounted(c),
+                    last: self.last_scheduled(ctx, c),
+                };
+                self.tick_head = match &self.q {
+                    LlfQueue::Heap(h) if h.entries(rq)[0].2 == c => Some(head),
                     _ => None,
                 };
-                cand
+                head
             }
         };
-        debug_assert_eq!(cand, self.q.peek(ctx, rq, cpu), "LLF: stale tick head");
-        cand.is_some_and(|cand| self.wakeup_preempt(ctx, t, cand))
+        debug_assert_eq!(
+            Some(head.task),
+            self.q.peek(ctx, rq, cpu),
+            "LLF: stale tick head"
+        );
+        debug_assert_eq!(
+            (head.laxity, head.last),
+            (ctx.laxity_uncounted(head.task), self.last_scheduled(ctx, head.task)),
+            "LLF: stale tick head laxity"
+        );
+        self.tick_preempts(ctx, t, head.laxity, head.last)
     }
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         if let Some(rule) = self.exact {
             return self.exact_preempts(rule, ctx, curr, cand);
         }
-        let (lc, lr) = (ctx.laxity_uncounted(cand), ctx.laxity_uncounted(curr));
-        if self.lrs {
-            // The running job counts as scheduled now; a waiting job scheduled longer ago
-            // wins a tie (a job put back at this very instant does not).
-            let cand_last = self.q.pos(cand).map_or(ctx.task(cand).last_ran, |p| p.1);
-            lc < lr || (lc == lr && cand_last < ctx.now)
+        let last = if self.lrs {
+            self.last_scheduled(ctx, cand)
         } else {
-            lc < lr
-        }
+            0 // not read
+        };
+        self.tick_preempts(ctx, curr, ctx.laxity_uncounted(cand), last)
     }
 
     /// Tick mode: `wakeup_preempt` as a key at this instant, so global placement finds the
