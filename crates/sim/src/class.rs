@@ -144,6 +144,16 @@ pub trait SchedClass {
         self.preempt_key(ctx, t)
     }
 
+    /// An upper bound of [`SchedClass::global_preempt_key`] of the running task `t`, at
+    /// this instant and at every later one while `t` keeps running on its CPU and nothing
+    /// marks that CPU for a decision. With it, global placement keeps each running CPU's
+    /// bound between decisions and asks no running CPU's key when the first waiting
+    /// task's key is not below the largest bound (no running task can be beaten). `None`
+    /// (the default): no such bound, every running CPU is asked at every decision.
+    fn global_key_bound(&self, _ctx: &Ctx, _t: TaskId) -> Option<u64> {
+        None
+    }
+
     /// Among running tasks with the same largest [`SchedClass::global_preempt_key`],
     /// whether the one on the highest CPU is preempted first (default: the lowest).
     fn global_ties_to_last_cpu(&self, _key: u64) -> bool {

@@ -285,6 +285,16 @@ impl Counted {
         self.inner.global_preempt_key(ctx, t)
     }
 
+    pub(super) fn global_key_bound(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        self.count();
+        self.inner.global_key_bound(ctx, t)
+    }
+
+    /// [`SchedClass::global_preempt_key`] without counting a hook call (debug checks).
+    pub(super) fn global_preempt_key_uncounted(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        self.inner.global_preempt_key(ctx, t)
+    }
+
     pub(super) fn global_ties_to_last_cpu(&self, key: u64) -> bool {
         self.inner.global_ties_to_last_cpu(key)
     }

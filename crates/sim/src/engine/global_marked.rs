@@ -30,6 +30,18 @@ pub(super) struct GlobalMarked {
     /// an order, a CPU whose task was picked in this decision shows none, as it is not
     /// preempted again ([`Engine::picked_now`]).
     view: Vec<Option<TaskId>>,
+    /// Per CPU: an upper bound of its task's key in `assign` at every later decision
+    /// while the CPU is not marked ([`SchedClass::global_key_bound`]), 0 for a free CPU;
+    /// out of date on the CPUs in `stale`.
+    ///
+    /// [`SchedClass::global_key_bound`]: crate::class::SchedClass::global_key_bound
+    bounds: Vec<u64>,
+    /// CPUs whose task in `assign` changed since their bound was taken: refreshed when a
+    /// decision next needs the bounds, not at the end of every decision (most decisions
+    /// end with nothing waiting, and a CPU often changes again before then).
+    stale: CpuMask,
+    /// Whether the class gives such bounds (until it answers `None`).
+    bounded: bool,
 }
 
 impl Engine {
@@ -63,6 +75,9 @@ impl Engine {
                 changed: CpuMask::new(ncpu),
                 unsure: Vec::new(),
                 view: vec![None; ncpu],
+                bounds: vec![0; ncpu],
+                stale: CpuMask::new(ncpu),
+                bounded: true,
             })
         })
     }
@@ -80,12 +95,22 @@ impl Engine {
                 );
                 debug_assert_eq!(c.curr, g.assign[cpu], "CPU {cpu}: task changed unmarked");
                 debug_assert!(c.curr.is_none_or(|t| self.tasks[t].runnable));
+                if let Some(t) = c.curr.filter(|_| g.bounded && !g.stale.contains(cpu)) {
+                    let key =
+                        self.classes[g.class as usize].global_preempt_key_uncounted(&ctx!(self), t);
+                    debug_assert!(
+                        key.is_none_or(|k| k <= g.bounds[cpu]),
+                        "CPU {cpu}: key {key:?} above its bound {}",
+                        g.bounds[cpu]
+                    );
+                }
             }
         }
         g.changed.clear();
-        let mut cpu = 0;
-        while let Some(c) = self.marked.next_from(cpu) {
-            cpu = c + 1;
+        // Taken out while its CPUs are visited (nothing marks a CPU meanwhile), then
+        // cleared: every marked CPU's flags are consumed here.
+        let mut marked = std::mem::take(&mut self.marked);
+        for c in marked.iter() {
             self.visit(1);
             self.cpus[c].dirty = false;
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
@@ -105,25 +130,85 @@ impl Engine {
                 g.free.insert(c);
             }
             g.changed.insert(c);
+            g.stale.insert(c);
         }
-        self.marked.clear();
+        marked.clear();
+        self.marked = marked;
         self.settle(|e| e.global_marked_step(g).is_some());
         // All departures before all arrivals, in CPU order, as `schedule_global`.
-        let mut at = 0;
-        while let Some(c) = g.changed.next_from(at) {
-            at = c + 1;
+        for c in g.changed.iter() {
             if self.cpus[c].curr != g.assign[c] {
                 self.switch_out(c, g.assign[c]);
             }
         }
-        let mut at = 0;
-        while let Some(c) = g.changed.next_from(at) {
-            at = c + 1;
+        for c in g.changed.iter() {
             if self.cpus[c].curr != g.assign[c] {
                 self.switch_in(c, g.assign[c]);
             }
             g.view[c] = g.assign[c];
         }
+    }
+
+    /// The bounds of the stale CPUs, from their tasks in `assign`; false if the class
+    /// gives none (`bounded` is then cleared).
+    fn refresh_bounds(&self, g: &mut GlobalMarked) -> bool {
+        let cls = &self.classes[g.class as usize];
+        let ctx = ctx!(self);
+        for c in g.stale.iter() {
+            g.bounds[c] = match g.assign[c] {
+                None => 0,
+                Some(t) => match cls.global_key_bound(&ctx, t) {
+                    Some(b) => b,
+                    None => {
+                        g.bounded = false;
+                        return false;
+                    }
+                },
+            };
+        }
+        g.stale.clear();
+        true
+    }
+
+    /// Whether the kept bounds show that no waiting task preempts at this step: what
+    /// `global_preempt` would find, without asking every running CPU's key. A running
+    /// task's key is at most its CPU's bound, so a waiting task whose key is not below
+    /// the largest bound beats none (debug builds check every CPU's key). False when the
+    /// bounds cannot tell (the caller asks every CPU).
+    fn none_beaten_by_bound(&self, g: &mut GlobalMarked) -> bool {
+        let class = g.class as usize;
+        if self.classes[class].nr_waiting() == 0 {
+            return true; // as `global_preempt`: nothing waits, nothing preempts
+        }
+        if !self.class_unrestricted[class] || !self.refresh_bounds(g) {
+            return false;
+        }
+        self.visit(g.bounds.len());
+        let worst = g.bounds.iter().copied().max().unwrap_or(0);
+        let cls = &self.classes[class];
+        let ctx = ctx!(self);
+        // Unrestricted: every CPU sees the same first waiting task.
+        let Some(cand) = cls.peek_next_task(&ctx, 0, 0) else {
+            return false;
+        };
+        let Some(key) = cls.global_preempt_key(&ctx, cand) else {
+            return false;
+        };
+        if key < worst {
+            return false;
+        }
+        if cfg!(debug_assertions) {
+            for (cpu, t) in g.assign.iter().enumerate() {
+                let Some(t) = *t else { continue };
+                let k = cls.global_preempt_key_uncounted(&ctx, t);
+                debug_assert!(
+                    k.is_some_and(|k| k <= g.bounds[cpu] && k <= key),
+                    "CPU {cpu}: key {k:?}, bound {}, waiting key {key}",
+                    g.bounds[cpu]
+                );
+            }
+        }
+        true
     }
 
     /// `global_step` for one class: fill the lowest free CPU that gets a task, else let
@@ -141,10 +226,14 @@ impl Engine {
                     g.assign[cpu] = Some(n);
                     g.free.remove(cpu);
                     g.changed.insert(cpu);
+                    g.stale.insert(cpu);
                     self.settle_view(g, cpu);
                     return Some(cpu);
                 }
             }
+        }
+        if g.bounded && self.none_beaten_by_bound(g) {
+            return None;
         }
         let found = match self.class_first_preempted(g) {
             Some(found) => found,
@@ -163,6 +252,7 @@ impl Engine {
                     g.free.insert(cpu);
                 }
                 g.changed.insert(cpu);
+                g.stale.insert(cpu);
                 self.settle_view(g, cpu);
                 Some(cpu)
             }

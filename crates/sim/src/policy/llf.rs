@@ -149,6 +149,18 @@ impl LlfQueue {
     }
 }
 
+/// [`Llf::tick_head`]: a run queue's first task at a tick instant, with what
+/// `wakeup_preempt` reads of it.
+#[derive(Clone, Copy)]
+struct TickHead {
+    at: Ns,
+    rq: RqId,
+    task: TaskId,
+    /// Its laxity at `at`, and when it was last scheduled (its queue position's).
+    laxity: i64,
+    last: u64,
+}
+
 /// Least laxity first.
 #[derive(Default)]
 pub struct Llf {
@@ -164,10 +176,11 @@ pub struct Llf {
     /// Exact mode, per run queue: the task put back and when (still "current" for the
     /// pick that follows at the same instant).
     put: Vec<Option<(TaskId, Ns)>>,
-    /// Tick mode: the first task of a run queue as the tick found it, `(now, rq, task)`,
-    /// so the tick peeks a global queue once for all its CPUs, not once per CPU. Only
-    /// `&mut self` hooks change the queue, and each of them but `task_tick` drops it.
-    tick_head: Option<(Ns, RqId, TaskId)>,
+    /// Tick mode: the first task of a run queue as the tick found it, so the tick peeks
+    /// a global queue and takes that task's laxity once for all its CPUs, not once per
+    /// CPU. Only `&mut self` hooks change the queue or a waiting job, and each of them
+    /// but `task_tick` drops it.
+    tick_head: Option<TickHead>,
 }
 
 impl Llf {
@@ -194,6 +207,15 @@ impl Llf {
             .map_or(u64::MAX, |j| j.deadline.saturating_sub(j.remaining))
     }
 
+    /// Tick mode's global key without its tie code: the laxity biased to stay positive,
+    /// below 2^62. In i64, saturating: the same as the sum in i128 and the clamp, since
+    /// the clamp's upper end is below i64::MAX and the sum cannot go below i64::MIN.
+    fn biased_laxity(ctx: &Ctx, t: TaskId) -> u64 {
+        ctx.laxity_uncounted(t)
+            .saturating_add(1 << 61)
+            .clamp(0, (1 << 62) - 1) as u64
+    }
+
     fn deadline(ctx: &Ctx, t: TaskId) -> Ns {
         ctx.task(t).job.map_or(Ns::MAX, |j| j.deadline)
     }
@@ -207,6 +229,25 @@ impl Llf {
             self.q.push_seq(rq, t, key, last_ran);
         } else {
             self.q.push(rq, t, key);
+        }
+    }
+
+    /// When `t` was last scheduled, as tick mode's tie-break reads it: its queue
+    /// position's stamp while it waits, else when it last left a CPU.
+    fn last_scheduled(&self, ctx: &Ctx, t: TaskId) -> u64 {
+        self.q.pos(t).map_or(ctx.task(t).last_ran, |p| p.1)
+    }
+
+    /// Tick mode's `wakeup_preempt`: does a waiting task of laxity `lc`, last scheduled
+    /// at `cand_last`, preempt running `curr`?
+    fn tick_preempts(&self, ctx: &Ctx, curr: TaskId, lc: i64, cand_last: u64) -> bool {
+        let lr = ctx.laxity_uncounted(curr);
+        if self.lrs {
+            // The running job counts as scheduled now; a waiting job scheduled longer ago
+            // wins a tie (a job put back at this very instant does not).
+            lc < lr || (lc == lr && cand_last < ctx.now)
+        } else {
+            lc < lr
         }
     }
 
@@ -357,41 +398,54 @@ impl SchedClass for Llf {
         }
         self.count_rq(ctx, rq);
         // The queue's first task, if allowed on `cpu`, is what the peek finds; the other
-        // CPUs' ticks at this instant reuse it.
+        // CPUs' ticks at this instant reuse it and its laxity.
         let cached = self
             .tick_head
-            .filter(|&(at, q, c)| at == ctx.now && q == rq && ctx.allowed(c, cpu))
-            .map(|(_, _, c)| c);
-        let cand = match cached {
-            Some(c) => Some(c),
+            .filter(|h| h.at == ctx.now && h.rq == rq && ctx.allowed(h.task, cpu));
+        let head = match cached {
+            Some(h) => h,
             None => {
-                let cand = self.q.peek(ctx, rq, cpu);
-                self.tick_head = match (&self.q, cand) {
-                    (LlfQueue::Heap(h), Some(c)) if h.entries(rq)[0].2 == c => {
-                        Some((ctx.now, rq, c))
-                    }
+                let Some(c) = self.q.peek(ctx, rq, cpu) else {
+                    self.tick_head = None;
+                    return false;
+                };
+                let head = TickHead {
+                    at: ctx.now,
+                    rq,
+                    task: c,
+                    laxity: ctx.laxity_uncounted(c),
+                    last: self.last_scheduled(ctx, c),
+                };
+                self.tick_head = match &self.q {
+                    LlfQueue::Heap(h) if h.entries(rq)[0].2 == c => Some(head),
                     _ => None,
                 };
-                cand
+                head
             }
         };
-        debug_assert_eq!(cand, self.q.peek(ctx, rq, cpu), "LLF: stale tick head");
-        cand.is_some_and(|cand| self.wakeup_preempt(ctx, t, cand))
+        debug_assert_eq!(
+            Some(head.task),
+            self.q.peek(ctx, rq, cpu),
+            "LLF: stale tick head"
+        );
+        debug_assert_eq!(
+            (head.laxity, head.last),
+            (ctx.laxity_uncounted(head.task), self.last_scheduled(ctx, head.task)),
+            "LLF: stale tick head laxity"
+        );
+        self.tick_preempts(ctx, t, head.laxity, head.last)
     }
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         if let Some(rule) = self.exact {
             return self.exact_preempts(rule, ctx, curr, cand);
         }
-        let (lc, lr) = (ctx.laxity_uncounted(cand), ctx.laxity_uncounted(curr));
-        if self.lrs {
-            // The running job counts as scheduled now; a waiting job scheduled longer ago
-            // wins a tie (a job put back at this very instant does not).
-            let cand_last = self.q.pos(cand).map_or(ctx.task(cand).last_ran, |p| p.1);
-            lc < lr || (lc == lr && cand_last < ctx.now)
+        let last = if self.lrs {
+            self.last_scheduled(ctx, cand)
         } else {
-            lc < lr
-        }
+            0 // not read
+        };
+        self.tick_preempts(ctx, curr, ctx.laxity_uncounted(cand), last)
     }
 
     /// Tick mode: `wakeup_preempt` as a key at this instant, so global placement finds the
@@ -411,12 +465,7 @@ impl SchedClass for Llf {
         if self.exact.is_some() {
             return None;
         }
-        // In i64, saturating: the same as the sum in i128 and the clamp, since the
-        // clamp's upper end is below i64::MAX and the sum cannot go below i64::MIN.
-        let biased = ctx
-            .laxity_uncounted(t)
-            .saturating_add(1 << 61)
-            .clamp(0, (1 << 62) - 1) as u64;
+        let biased = Self::biased_laxity(ctx, t);
         // Asked of every running CPU at a global decision: the queue position is read
         // once (a running task has none).
         let tie = match self.q.pos(t) {
@@ -426,6 +475,17 @@ impl SchedClass for Llf {
             None => 2,
         };
         Some(biased * 4 + tie)
+    }
+
+    /// A running job's laxity is constant while it runs (its remaining time falls with
+    /// the clock), or falls while its CPU pays switch or tick overhead (the clock moves,
+    /// the job does not), and its tie code is 2 or 3: its key with tie code 3 bounds its
+    /// key until its job completes or changes, which marks its CPU.
+    fn global_key_bound(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
+        if self.exact.is_some() {
+            return None;
+        }
+        Some(Self::biased_laxity(ctx, t) * 4 + 3)
     }
 
     fn global_ties_to_last_cpu(&self, key: u64) -> bool {
