@@ -134,6 +134,17 @@ pub trait SchedClass {
         None
     }
 
+    /// Whether the class's waiting tasks are nothing but an order by
+    /// [`SchedClass::preempt_key`], first in first out among equal keys, that only
+    /// `enqueue_task`, `pick_next_task`, `peek_next_task`, `put_prev_task` and
+    /// `dequeue_task` read or change, and that enqueueing a woken task and picking it
+    /// again changes nothing else (EDF). Then incremental global placement may hand a
+    /// woken task straight to a free CPU without queueing and picking it: the same task
+    /// on the same CPU, by the same order. Default `false`.
+    fn plain_key_queue(&self) -> bool {
+        false
+    }
+
     /// Global placement's order at this instant: a waiting task takes the CPU of the
     /// running task with the largest key if its own key is smaller — what sorting the
     /// running CPUs worst-first with `wakeup_preempt` and taking the first one beaten

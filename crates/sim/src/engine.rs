@@ -194,6 +194,9 @@ pub struct Engine {
     touched: marks::CpuMask,
     /// Incremental global placement, when it applies (`global_fast.rs`).
     global_fast: Option<Box<global_fast::GlobalFast>>,
+    /// Tasks woke without being queued (`GlobalFast::woken`): queued before the next
+    /// event that might read the queue, unless the decision places them first.
+    woken_pending: bool,
     /// Global placement visiting only the CPUs that changed (`global_marked.rs`), boxed
     /// so that a decision moves a pointer in and out, not the state.
     global_marked: Option<Box<global_marked::GlobalMarked>>,
@@ -410,6 +413,7 @@ impl Engine {
             global_poked: false,
             global_fast: None,
             global_marked: None,
+            woken_pending: false,
             busy: marks::CpuMask::new(ncpu),
             track_busy: w.scheduler.placement == Placement::Linux,
             push_state: [None, None],
@@ -541,7 +545,15 @@ impl Engine {
             self.advance(t);
             while self.next_event_time() == Some(t) {
                 let ev = self.pop_event().expect("an event is due");
+                if self.woken_pending {
+                    // Tasks woke without being queued (`global_fast.rs`): queued before
+                    // an event that might read the queue.
+                    self.flush_woken_before(ev.kind);
+                }
                 self.handle(ev.kind);
+            }
+            if t >= self.duration {
+                self.flush_woken(); // no decision at the end: queued as they woke
             }
             if t < self.duration {
                 self.schedule();

@@ -275,6 +275,10 @@ impl Counted {
         self.inner.preempt_key(ctx, t)
     }
 
+    pub(super) fn plain_key_queue(&self) -> bool {
+        self.inner.plain_key_queue()
+    }
+
     /// [`SchedClass::preempt_key`] without counting a hook call (debug checks).
     pub(super) fn preempt_key_uncounted(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         self.inner.preempt_key(ctx, t)

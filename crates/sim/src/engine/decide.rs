@@ -195,12 +195,15 @@ impl Engine {
 
     /// Second half of a context switch: `next` starts on `cpu`, paying the switch and,
     /// when its job resumes on another CPU, the migration cost, or when it resumes here
-    /// after another task ran, the preemption cost.
+    /// after another task ran, the preemption cost. Always after [`Engine::switch_out`]
+    /// on the same CPU at the same instant (every caller switches all departures out
+    /// first), which accounted the CPU.
     pub(super) fn switch_in(&mut self, cpu: CpuId, next: Option<TaskId>) {
         if self.cpus[cpu].curr == next {
             return;
         }
-        self.sync(cpu);
+        // Accounted already: `switch_out` on this CPU at this instant comes first.
+        debug_assert!(!self.lazy_accounting || self.cpus[cpu].last_update == self.now);
         let exit = self.idle_exit(cpu, next);
         self.cpus[cpu].curr = next;
         self.note_busy(cpu);

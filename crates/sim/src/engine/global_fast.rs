@@ -18,6 +18,12 @@ fn worst_first(key: u64, cpu: CpuId) -> u128 {
     ((!key) as u128) << 64 | cpu as u128
 }
 
+/// Up to this many CPUs the running task with the largest key is found by a scan of
+/// `key` when a decision asks (a comparison per CPU), not kept in a heap: a heap move at
+/// every occupation (about 150 instructions on 8 CPUs) costs more than the scans, which
+/// only the decisions with no CPU free make (64x8 EDF: 10,873 scans for 18,626 moves).
+const SCAN_CPUS: usize = 32;
+
 /// The assignment of the one global class between instants.
 pub(super) struct GlobalFast {
     class: ClassId,
@@ -31,13 +37,23 @@ pub(super) struct GlobalFast {
     /// first: the largest key, the lowest CPU among equals. A CPU that is vacated keeps
     /// its stale entry until it is occupied again (one move in place instead of a removal
     /// and an insertion): the heap is read only when no CPU is free, when every entry is
-    /// current.
-    running: SlotHeap,
+    /// current. None up to [`SCAN_CPUS`] CPUs: `key` is scanned instead.
+    running: Option<SlotHeap>,
     changed: Vec<CpuId>,
+    /// The class's queue is a plain key order ([`SchedClass::plain_key_queue`]) and
+    /// there is no CBS: a woken task waits in `woken` until the decision, which hands it
+    /// straight to a free CPU when it would have been queued and picked at once.
+    direct: bool,
+    /// Tasks woken since the last decision, in wake-up order, not yet queued: no queue
+    /// operation of the class happened since the first of them woke (anything that
+    /// could queue them first with [`Engine::enqueue_woken`]).
+    woken: Vec<TaskId>,
+    /// Scratch: `woken` with their keys, in the order they take the free CPUs.
+    order: Vec<(u64, TaskId)>,
 }
 
 impl GlobalFast {
-    fn new(class: ClassId, ncpu: usize) -> GlobalFast {
+    fn new(class: ClassId, ncpu: usize, direct: bool) -> GlobalFast {
         let mut free = CpuMask::new(ncpu);
         (0..ncpu).for_each(|c| free.insert(c));
         GlobalFast {
@@ -45,9 +61,17 @@ impl GlobalFast {
             slot: vec![None; ncpu],
             key: vec![0; ncpu],
             free,
-            running: SlotHeap::new(ncpu),
+            running: (ncpu > SCAN_CPUS).then(|| SlotHeap::new(ncpu)),
             changed: Vec::new(),
+            direct,
+            woken: Vec::new(),
+            order: Vec::new(),
         }
+    }
+
+    /// Whether tasks woke since the last decision without being queued.
+    pub(super) fn has_woken(&self) -> bool {
+        !self.woken.is_empty()
     }
 
     fn vacate(&mut self, cpu: CpuId) {
@@ -60,8 +84,37 @@ impl GlobalFast {
         // The CPU's entry is moved in place (not removed and inserted).
         self.slot[cpu] = Some(t);
         self.key[cpu] = key;
-        self.running.set(cpu, worst_first(key, cpu));
+        if let Some(running) = self.running.as_mut() {
+            running.set(cpu, worst_first(key, cpu));
+        }
         self.free.remove(cpu);
+    }
+
+    /// The CPU a waiting task preempts first, when no CPU is free: the largest key, the
+    /// lowest CPU among equals.
+    fn worst(&self) -> Option<CpuId> {
+        debug_assert!(self.free.is_empty());
+        let cpu = match &self.running {
+            Some(running) => running.first().map(|(_, cpu)| cpu),
+            None => {
+                let mut worst = 0;
+                for c in 1..self.key.len() {
+                    if self.key[c] > self.key[worst] {
+                        worst = c;
+                    }
+                }
+                (!self.key.is_empty()).then_some(worst)
+            }
+        };
+        // Debug builds check it against the definition, and the heap's entries.
+        debug_assert_eq!(
+            cpu,
+            (0..self.key.len()).min_by_key(|&c| (std::cmp::Reverse(self.key[c]), c))
+        );
+        debug_assert!(self.running.as_ref().is_none_or(
+            |r| (0..self.slot.len()).all(|c| r.get(c) == Some(worst_first(self.key[c], c)))
+        ));
+        cpu
     }
 }
 
@@ -82,7 +135,144 @@ impl Engine {
             && self.class_global[class as usize]
             && self.class_unrestricted[class as usize]
             && keyed)
-            .then(|| Box::new(GlobalFast::new(class, self.cpus.len())))
+            .then(|| {
+                let direct = self.classes[class as usize].plain_key_queue() && !self.cbs;
+                Box::new(GlobalFast::new(class, self.cpus.len(), direct))
+            })
+    }
+
+    /// Under incremental global placement with a plain key queue, keep the woken task
+    /// `t` for the decision instead of queueing it; false when it must be queued.
+    pub(super) fn wake_direct(&mut self, t: TaskId, why: EnqueueReason) -> bool {
+        match self.global_fast.as_mut() {
+            Some(g) if g.direct && why == EnqueueReason::Wakeup => {
+                debug_assert_eq!(self.tasks[t].class, g.class);
+                g.woken.push(t);
+                self.woken_pending = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Queue the tasks [`Engine::wake_direct`] kept, in wake-up order, as their wake-ups
+    /// would have: before anything else reads or changes the class's queue.
+    #[inline]
+    pub(super) fn flush_woken(&mut self) {
+        if self.woken_pending {
+            self.flush_woken_now();
+        }
+    }
+
+    /// Before the event `kind` is handled: [`Engine::flush_woken`] unless it is one that
+    /// cannot read the class's queue (a release or a wake-up, which may add to `woken`,
+    /// or a CPU timer: a completion, with no CBS).
+    #[inline(never)]
+    pub(super) fn flush_woken_before(&mut self, kind: EventKind) {
+        if !matches!(
+            kind,
+            EventKind::Release { .. } | EventKind::JobWake { .. } | EventKind::CpuTimer { .. }
+        ) {
+            self.flush_woken_now();
+        }
+    }
+
+    #[inline(never)]
+    fn flush_woken_now(&mut self) {
+        if let Some(mut g) = self.global_fast.take() {
+            self.enqueue_woken(&mut g);
+            self.global_fast = Some(g);
+        }
+    }
+
+    fn enqueue_woken(&mut self, g: &mut GlobalFast) {
+        self.woken_pending = false;
+        for i in 0..g.woken.len() {
+            let t = g.woken[i];
+            self.classes[g.class as usize].enqueue_task(&ctx!(self), 0, t, EnqueueReason::Wakeup);
+        }
+        g.woken.clear();
+    }
+
+    /// The tasks woken since the last decision, before the fill loop: each takes what
+    /// the loop would give it after queueing them, without the queue. In key order
+    /// (equal keys in wake-up order, the queue's FIFO), a woken task takes the lowest
+    /// free CPU unless the queue's first task comes first (a key not larger: it was
+    /// queued earlier), which then takes it from the queue as the loop would. With no
+    /// CPU free, the first woken task left preempts the running task with the largest
+    /// key if it beats it: the others are queued first (they woke before that task is
+    /// put back), and the loop goes on from there. The woken tasks left are queued.
+    fn place_woken(&mut self, g: &mut GlobalFast) {
+        let class = g.class;
+        let mut order = std::mem::take(&mut g.order);
+        order.clear();
+        for &t in &g.woken {
+            debug_assert!(self.tasks[t].runnable && self.tasks[t].on_cpu.is_none());
+            order.push((self.key_of(class, t), t));
+        }
+        g.woken.clear();
+        self.woken_pending = false;
+        // Stable: equal keys keep their wake-up order.
+        order.sort_by_key(|&(key, _)| key);
+        let mut next = 0;
+        while next < order.len() {
+            let (key, t) = order[next];
+            let free = g.free.next_from(0);
+            if self.classes[class as usize].nr_waiting() > 0 {
+                let cls = &self.classes[class as usize];
+                let head = cls.peek_next_task(&ctx!(self), 0, free.unwrap_or(0));
+                let head = head.expect("a task waits");
+                let head_key = self.key_of(class, head);
+                if head_key <= key {
+                    let Some(cpu) = free else {
+                        break; // the loop decides whether the queue's first task preempts
+                    };
+                    self.visit(1);
+                    let n = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
+                    debug_assert_eq!(n, Some(head));
+                    g.occupy(cpu, head, head_key);
+                    g.changed.push(cpu);
+                    continue;
+                }
+            }
+            self.visit(1);
+            if let Some(cpu) = free {
+                g.occupy(cpu, t, key);
+                g.changed.push(cpu);
+                next += 1;
+                continue;
+            }
+            let Some(cpu) = self.worst_running(g) else {
+                break;
+            };
+            if key >= g.key[cpu] {
+                break;
+            }
+            for &(_, w) in &order[next + 1..] {
+                self.classes[class as usize].enqueue_task(&ctx!(self), 0, w, EnqueueReason::Wakeup);
+            }
+            let curr = g.slot[cpu].expect("a running CPU has a task");
+            g.vacate(cpu);
+            self.put_prev(curr);
+            g.occupy(cpu, t, key);
+            g.changed.push(cpu);
+            next = order.len();
+        }
+        // The rest wait (the order they are queued in is immaterial: the queue orders by
+        // key, and equal keys are in wake-up order here).
+        for &(_, w) in &order[next..] {
+            self.classes[class as usize].enqueue_task(&ctx!(self), 0, w, EnqueueReason::Wakeup);
+        }
+        g.order = order;
+    }
+
+    /// The CPU a waiting task preempts first, when no CPU is free (see [`GlobalFast::worst`]).
+    fn worst_running(&self, g: &GlobalFast) -> Option<CpuId> {
+        debug_assert!(g.slot.iter().all(|s| s.is_some()));
+        if g.running.is_none() {
+            self.visit(g.key.len()); // the scan
+        }
+        g.worst()
     }
 
     /// `schedule_global` for the simple case: see the module documentation.
@@ -100,6 +290,7 @@ impl Engine {
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
             match self.cpus[c].curr.filter(|&t| self.tasks[t].runnable) {
                 Some(t) if resched => {
+                    self.enqueue_woken(g); // they woke before it is put back
                     self.put_prev(t);
                     g.vacate(c);
                     g.changed.push(c);
@@ -116,6 +307,9 @@ impl Engine {
         }
         self.marked.clear();
         let class = g.class;
+        if g.has_woken() {
+            self.place_woken(g);
+        }
         while self.classes[class as usize].nr_waiting() > 0 {
             self.visit(1);
             if let Some(cpu) = g.free.next_from(0) {
@@ -130,13 +324,8 @@ impl Engine {
                 continue;
             }
             // Preempt the largest key if the first waiting task beats it. No CPU is free,
-            // so every entry of `running` is current.
-            debug_assert!(
-                (0..g.slot.len())
-                    .all(|c| g.slot[c].is_some()
-                        && g.running.get(c) == Some(worst_first(g.key[c], c)))
-            );
-            let Some((_, cpu)) = g.running.first() else {
+            // so every CPU's key is current.
+            let Some(cpu) = self.worst_running(g) else {
                 break;
             };
             let worst = g.key[cpu];
@@ -179,5 +368,78 @@ impl Engine {
         self.classes[class as usize]
             .preempt_key(&ctx!(self), t)
             .expect("a keyed class keys every task")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{engine_for, SimOptions, SimResult};
+    use schedlab_model::{Overrides, Workload};
+    use std::path::Path;
+
+    /// `n` periodic tasks on `cpus` CPUs, periods of 5 to 40 ms and half of the runtimes
+    /// in whole milliseconds (many equal deadlines, releases and completions at the same
+    /// instants), total utilisation about `load` x `cpus` (above 1: queues grow).
+    fn workload(n: usize, cpus: usize, load: f64, seed: u64, on_miss: &str) -> Workload {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut y = format!(
+            "platform: {{ cpus: {cpus}, hz: 1000 }}\nduration: 400ms\non_miss: {on_miss}\n\
+             scheduler: {{ deadline: edf, placement: global }}\ntasks:\n"
+        );
+        let u = load * cpus as f64 / n as f64;
+        for i in 0..n {
+            let period = [5u64, 10, 20, 40][(next() % 4) as usize];
+            let share = u * (0.5 + (next() % 1000) as f64 / 1000.0);
+            let mut runtime = ((period * 1000) as f64 * share.min(0.95)).max(1.0) as u64;
+            if next() % 2 == 0 {
+                // Whole milliseconds: completions at the instants of releases.
+                runtime = (runtime / 1000).max(1) * 1000;
+            }
+            let offset = if next() % 3 == 0 { next() % 3 } else { 0 };
+            y += &format!(
+                "  - {{ name: t{i}, runtime: {runtime}us, period: {period}ms, offset: {offset}ms }}\n"
+            );
+        }
+        Workload::parse_str(&y, Path::new("direct.yaml"), &Overrides::default()).unwrap()
+    }
+
+    fn run(w: &Workload, direct: bool) -> SimResult {
+        let mut e = engine_for(w, &SimOptions { trace: true }).unwrap();
+        let g = e
+            .global_fast
+            .as_mut()
+            .expect("global EDF runs incrementally");
+        assert!(g.direct, "EDF without CBS places woken tasks directly");
+        g.direct = direct;
+        let mut r = e.run();
+        r.wall_s = 0.0;
+        r
+    }
+
+    /// Woken tasks handed to CPUs without the queue give the schedule of queueing them
+    /// and picking them (every segment, every number); only the hook calls differ.
+    #[test]
+    fn direct_placement_is_the_queue_s_schedule() {
+        let mut placed = 0;
+        for (n, cpus) in [(5, 2), (12, 4), (24, 4), (40, 8)] {
+            for (seed, load) in [(1, 0.6), (2, 0.9), (3, 1.1), (4, 0.95)] {
+                for on_miss in ["continue", "abort"] {
+                    let w = workload(n, cpus, load, seed * 31 + n as u64, on_miss);
+                    let (mut a, mut b) = (run(&w, true), run(&w, false));
+                    assert!(a.trace.as_ref().is_some_and(|t| !t.is_empty()));
+                    placed += (a.work.class_calls != b.work.class_calls) as usize;
+                    a.work = Default::default();
+                    b.work = Default::default();
+                    assert_eq!(a, b, "{n} tasks, {cpus} CPUs, load {load}, {on_miss}");
+                }
+            }
+        }
+        assert!(placed >= 24, "the direct path ran in {placed} of 32 runs");
     }
 }

@@ -222,6 +222,11 @@ impl Engine {
     /// After the current job of `t` ended (completed or aborted): start the next released
     /// job at once, or put the task to sleep.
     pub(super) fn next_job_or_sleep(&mut self, t: TaskId, cpu: Option<CpuId>) {
+        if cpu.is_none() {
+            // A waiting task leaves or is queued again: it may have woken this instant
+            // without being queued yet (`External::complete`).
+            self.flush_woken();
+        }
         let ts = &mut self.tasks[t];
         if let Some(next) = ts.backlog.pop_front() {
             ts.job = Some(next);

@@ -4,6 +4,7 @@ use super::*;
 
 impl Engine {
     pub(super) fn tick(&mut self) {
+        self.flush_woken(); // class hooks may read the queue (`External::tick`)
         self.visit(self.cpus.len());
         let next = self.now + self.tick_ns;
         if next < self.duration {

@@ -46,7 +46,9 @@ impl Engine {
         self.fair_untrack(t);
         self.tasks[t].rq = rq;
         self.fair_track(t);
-        self.classes[class as usize].enqueue_task(&ctx!(self), rq, t, why);
+        if !self.wake_direct(t, why) {
+            self.classes[class as usize].enqueue_task(&ctx!(self), rq, t, why);
+        }
         self.poke(class, rq);
     }
 

@@ -62,6 +62,10 @@ impl SchedClass for Edf {
         Some(ctx.sched_deadline(t))
     }
 
+    fn plain_key_queue(&self) -> bool {
+        true // a heap by deadline, FIFO among equal ones, and nothing else
+    }
+
     fn queue_steps(&self) -> u64 {
         self.q.steps()
     }
