@@ -9,6 +9,7 @@
 
 use super::marks::CpuMask;
 use super::*;
+use crate::heap::MinTree;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
@@ -27,10 +28,11 @@ pub(super) struct PushState {
     /// Keyed classes: per CPU, the key of the first task waiting there (None: none
     /// waits), as of the last [`Engine::refresh_push_heads`].
     head_key: Vec<Option<u64>>,
-    /// (key, CPU) of those first waiting tasks: with no free CPU only those below the
-    /// lowest-priority running key can be pushed, and they are found here instead of by
-    /// looking at every CPU's queue.
-    heads: BTreeSet<(u64, CpuId)>,
+    /// The same keys (`u64::MAX`: none) in a tree of minima by CPU: with no free CPU
+    /// only the first tasks below the lowest-priority running key can be pushed, and the
+    /// next such CPU in CPU order is found here, instead of by looking at every CPU's
+    /// queue or at every key below that bound.
+    heads: MinTree,
     /// Run queues to refresh (kept to reuse its allocation).
     changed: Vec<CpuId>,
 }
@@ -52,7 +54,7 @@ impl Engine {
                     key: vec![None; self.cpus.len()],
                     running: BTreeSet::new(),
                     head_key: vec![None; self.cpus.len()],
-                    heads: BTreeSet::new(),
+                    heads: MinTree::new(self.cpus.len()),
                     changed: Vec::new(),
                 })
         })
@@ -253,19 +255,20 @@ impl Engine {
                     debug_assert_eq!(self.push_heads_check(class), Ok(()));
                     debug_assert_eq!(self.push_no_free_last(class), Ok(()));
                     let st = self.push_state[class as usize].as_ref().unwrap();
-                    // Each first waiting task below the worst running key is one step
-                    // (counted as a CPU visit for the work guard).
-                    let mut found: Option<CpuId> = None;
-                    let mut steps = 1;
-                    if let Some((worst, _)) = l.worst[0] {
-                        for &(_, c) in st.heads.range(..(worst, 0)) {
-                            steps += 1;
-                            if c >= from && found.is_none_or(|f| c < f) {
-                                found = Some(c);
-                            }
-                        }
-                    }
-                    self.visit(steps);
+                    // The next CPU whose first waiting task is below the worst running
+                    // key; each tree node looked at is one step (counted as a CPU visit
+                    // for the work guard).
+                    let (found, steps) = match l.worst[0] {
+                        Some((worst, _)) => st.heads.first_below(from, worst),
+                        None => (None, 0),
+                    };
+                    debug_assert_eq!(
+                        found,
+                        (from..self.cpus.len()).find(|&c| st.head_key[c]
+                            .is_some_and(|k| l.worst[0].is_some_and(|(w, _)| k < w))),
+                        "push index: the next CPU that can push"
+                    );
+                    self.visit(1 + steps);
                     found
                 }
                 None => self.classes[class as usize].next_waiting_rq(from),
@@ -300,12 +303,7 @@ impl Engine {
             };
             let st = self.push_state[class as usize].as_mut().unwrap();
             if st.head_key[rq] != key {
-                if let Some(old) = st.head_key[rq] {
-                    st.heads.remove(&(old, rq));
-                }
-                if let Some(k) = key {
-                    st.heads.insert((k, rq));
-                }
+                st.heads.set(rq, key.unwrap_or(u64::MAX));
                 st.head_key[rq] = key;
             }
         }
@@ -348,12 +346,13 @@ impl Engine {
                 ));
             }
         }
-        let keyed = st.head_key.iter().flatten().count();
-        if st.heads.len() != keyed {
-            return Err(format!(
-                "push index: {} heads for {keyed} keys",
-                st.heads.len()
-            ));
+        for (cpu, k) in st.head_key.iter().enumerate() {
+            if st.heads.get(cpu) != k.unwrap_or(u64::MAX) {
+                return Err(format!(
+                    "push index: CPU {cpu} key {k:?} in the list, {} in the tree",
+                    st.heads.get(cpu)
+                ));
+            }
         }
         Ok(())
     }
