@@ -371,6 +371,17 @@ impl SlotHeap {
         Some((k, s as usize))
     }
 
+    /// The two smallest keys and their slots, smallest first (the second is one of the
+    /// root's children).
+    pub fn first_two(&self) -> [Option<(u128, usize)>; 2] {
+        let e = |i: usize| self.heap.get(i).map(|&(k, s)| (k, s as usize));
+        let second = match (e(1), e(2)) {
+            (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        [self.first(), second]
+    }
+
     /// Give `slot` the key `key` (inserted, or moved from its old key).
     pub fn set(&mut self, slot: usize, key: u128) {
         let i = self.at[slot];
@@ -774,6 +785,8 @@ mod tests {
             }
             assert_eq!(h.len(), b.len());
             assert_eq!(h.first(), b.first().copied());
+            let mut two = b.iter().copied();
+            assert_eq!(h.first_two(), [two.next(), two.next()]);
             assert_eq!(h.get(s), key[s]);
         }
     }

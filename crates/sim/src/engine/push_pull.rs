@@ -9,9 +9,14 @@
 
 use super::marks::CpuMask;
 use super::*;
-use crate::heap::MinTree;
+use crate::heap::{MinTree, SlotHeap};
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+
+/// A running CPU's key in [`PushState::running`], whose first entry is then the largest
+/// task key, the lowest CPU among equals.
+fn worst_first(key: u64, cpu: CpuId) -> u128 {
+    ((!key) as u128) << 64 | cpu as u128
+}
 
 /// One unrestricted real-time class's running tasks under `linux` placement (and, for a
 /// key-ordered class, their keys in order).
@@ -22,9 +27,10 @@ pub(super) struct PushState {
     busy: CpuMask,
     /// Per CPU: the key of that task.
     key: Vec<Option<u64>>,
-    /// (key, CPU) of those tasks; the last is the lowest priority, the lowest CPU among
-    /// equal keys.
-    running: BTreeSet<(u64, Reverse<CpuId>)>,
+    /// Keyed classes: those keys, worst first ([`worst_first`]): the first entry is the
+    /// lowest-priority running task, the lowest CPU among equal keys. One entry per CPU,
+    /// moved in place when its task changes (a B-tree removed and inserted it).
+    running: SlotHeap,
     /// Keyed classes: per CPU, the key of the first task waiting there (None: none
     /// waits), as of the last [`Engine::refresh_push_heads`].
     head_key: Vec<Option<u64>>,
@@ -52,7 +58,7 @@ impl Engine {
                     keyed,
                     busy: CpuMask::new(self.cpus.len()),
                     key: vec![None; self.cpus.len()],
-                    running: BTreeSet::new(),
+                    running: SlotHeap::new(self.cpus.len()),
                     head_key: vec![None; self.cpus.len()],
                     heads: MinTree::new(self.cpus.len()),
                     changed: Vec::new(),
@@ -84,17 +90,17 @@ impl Engine {
             if st.key[cpu] == key {
                 continue;
             }
-            if let Some(old) = st.key[cpu] {
-                st.running.remove(&(old, Reverse(cpu)));
-            }
             match key {
                 Some(k) => {
                     if st.keyed {
-                        st.running.insert((k, Reverse(cpu)));
+                        st.running.set(cpu, worst_first(k, cpu));
                     }
                     st.busy.insert(cpu);
                 }
-                None => st.busy.remove(cpu),
+                None => {
+                    st.running.remove(cpu);
+                    st.busy.remove(cpu);
+                }
             }
             st.key[cpu] = key;
         }
@@ -416,10 +422,25 @@ impl Engine {
             "the masks disagree with the CPUs"
         );
         let st = self.push_state[class as usize].as_ref().unwrap();
-        let mut worst = st.running.iter().rev().map(|&(k, Reverse(c))| (k, c));
+        let worst = st
+            .running
+            .first_two()
+            .map(|e| e.map(|(k, c)| (!((k >> 64) as u64), c)));
+        debug_assert_eq!(
+            worst,
+            {
+                let mut v: Vec<(u64, Reverse<CpuId>)> = (0..self.cpus.len())
+                    .filter_map(|c| st.key[c].filter(|_| st.keyed).map(|k| (k, Reverse(c))))
+                    .collect();
+                v.sort();
+                let mut w = v.iter().rev().map(|&(k, Reverse(c))| (k, c));
+                [w.next(), w.next()]
+            },
+            "push state: the two lowest-priority running CPUs"
+        );
         LaterCpus {
             first_free: CpuMask::next_in_none(masks, 0, self.cpus.len()),
-            worst: [worst.next(), worst.next()],
+            worst,
             keyed: st.keyed,
             reach: touched_free,
         }
