@@ -371,6 +371,17 @@ impl SlotHeap {
         Some((k, s as usize))
     }
 
+    /// The two smallest keys and their slots, smallest first (the second is one of the
+    /// root's children).
+    pub fn first_two(&self) -> [Option<(u128, usize)>; 2] {
+        let e = |i: usize| self.heap.get(i).map(|&(k, s)| (k, s as usize));
+        let second = match (e(1), e(2)) {
+            (Some(a), Some(b)) => Some(if a.0 < b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        [self.first(), second]
+    }
+
     /// Give `slot` the key `key` (inserted, or moved from its old key).
     pub fn set(&mut self, slot: usize, key: u128) {
         let i = self.at[slot];
@@ -454,6 +465,88 @@ impl SlotHeap {
         }
         self.heap[i] = e;
         self.at[e.1 as usize] = i as u32;
+    }
+}
+
+/// A `u64` per index (`u64::MAX`: none) and the query "the first index at or after
+/// `from` whose value is below `bound`" in O(log n): a tree of minima over the indices,
+/// climbed from `from` to the first subtree on its right holding such a value, then
+/// descended to its leftmost one. `linux` placement's index of each CPU's first waiting
+/// key uses it to find the next CPU that can push, in CPU order, without going through
+/// every CPU whose key qualifies.
+#[derive(Debug, Clone)]
+pub struct MinTree {
+    /// Node `i` (1 the root, `2i` and `2i + 1` its children, `leaves + x` index `x`):
+    /// the smallest value below it.
+    min: Vec<u64>,
+    /// Number of leaves (a power of two, at least 1).
+    leaves: usize,
+}
+
+impl MinTree {
+    /// Indices `0..n`, every value `u64::MAX`.
+    pub fn new(n: usize) -> MinTree {
+        let leaves = n.next_power_of_two().max(1);
+        MinTree {
+            min: vec![u64::MAX; 2 * leaves],
+            leaves,
+        }
+    }
+
+    /// The value at `x`.
+    pub fn get(&self, x: usize) -> u64 {
+        self.min[self.leaves + x]
+    }
+
+    /// Set the value at `x`.
+    pub fn set(&mut self, x: usize, v: u64) {
+        let mut i = self.leaves + x;
+        self.min[i] = v;
+        while i > 1 {
+            let l = i & !1;
+            let m = self.min[l].min(self.min[l + 1]);
+            i >>= 1;
+            if self.min[i] == m {
+                break; // nothing above changes
+            }
+            self.min[i] = m;
+        }
+    }
+
+    /// The first index at or after `from` whose value is below `bound`, and the nodes
+    /// looked at (for the work count).
+    pub fn first_below(&self, from: usize, bound: u64) -> (Option<usize>, usize) {
+        if from >= self.leaves {
+            return (None, 0);
+        }
+        let mut i = self.leaves + from;
+        let mut n = 1;
+        if self.min[i] >= bound {
+            // Up to the first subtree to the right of `from`'s path that holds one.
+            loop {
+                if i == 1 {
+                    return (None, n);
+                }
+                if i & 1 == 1 {
+                    i >>= 1;
+                    continue;
+                }
+                i += 1;
+                n += 1;
+                if self.min[i] < bound {
+                    break;
+                }
+            }
+            // Down to its leftmost one.
+            while i < self.leaves {
+                i *= 2;
+                n += 1;
+                if self.min[i] >= bound {
+                    i += 1;
+                }
+            }
+        }
+        (Some(i - self.leaves), n)
     }
 }
 
@@ -651,12 +744,18 @@ mod tests {
     }
 
     /// Random sets, moves, removals and pops: the slot heap's first entry is always the
-    /// B-tree's, with the same keys per slot.
+    /// B-tree's, with the same keys per slot (on 1, 2, 37 and 64 slots: one leaf, and
+    /// trees with and without padding).
     #[test]
     fn slot_heap_agrees_with_a_btree() {
+        for slots in [1, 2, 37, 64] {
+            slot_heap_agrees_with_a_btree_on(slots);
+        }
+    }
+
+    fn slot_heap_agrees_with_a_btree_on(slots: usize) {
         use std::collections::BTreeSet;
-        let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let slots = 37;
+        let mut rng = ChaCha8Rng::seed_from_u64(11 + slots as u64);
         let mut h = SlotHeap::new(slots);
         let mut b: BTreeSet<(u128, usize)> = BTreeSet::new();
         let mut key: Vec<Option<u128>> = vec![None; slots];
@@ -686,9 +785,35 @@ mod tests {
             }
             assert_eq!(h.len(), b.len());
             assert_eq!(h.first(), b.first().copied());
+            let mut two = b.iter().copied();
+            assert_eq!(h.first_two(), [two.next(), two.next()]);
             assert_eq!(h.get(s), key[s]);
         }
     }
+    /// Random values and queries: `first_below` finds what a scan finds.
+    #[test]
+    fn min_tree_finds_the_first_index_below_a_bound() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for n in [1, 2, 5, 64, 100] {
+            let mut t = MinTree::new(n);
+            let mut v = vec![u64::MAX; n];
+            for _ in 0..5_000 {
+                let x = rng.random_range(0..n);
+                let val = if rng.random_bool(0.3) {
+                    u64::MAX
+                } else {
+                    rng.random_range(0..20)
+                };
+                t.set(x, val);
+                v[x] = val;
+                assert_eq!(t.get(x), val);
+                let (from, bound) = (rng.random_range(0..n + 2), rng.random_range(0..22));
+                let want = (from.min(n)..n).find(|&i| v[i] < bound);
+                assert_eq!(t.first_below(from, bound).0, want, "n {n} from {from}");
+            }
+        }
+    }
+
     /// Random pushes and pops with many equal high halves: the packed heap pops what the
     /// standard library's heap pops, in the same order.
     #[test]

@@ -274,3 +274,30 @@ fn the_event_queue_stays_small() {
         r.work.queue_peak
     );
 }
+
+/// `linux` EDF on 8x the CPUs (and tasks), from a synchronous release that leaves tasks
+/// waiting on most CPUs: the next CPU that can push is found in a tree of the queues'
+/// first keys by CPU, in O(log CPUs) nodes, not by going through every CPU whose first
+/// task beats the lowest-priority running one (O(CPUs) per push).
+#[test]
+fn linux_edf_push_search_does_not_grow_with_cpus() {
+    let small = run(&workload(640, 0, 64, "linux", 40));
+    let large = run(&workload(5120, 0, 512, "linux", 40));
+    let per = |r: &SimResult| r.work.cpu_visits as f64 / r.events.max(1) as f64;
+    eprintln!(
+        "linux edf push search: cpu visits/event {:.1} -> {:.1}, events {} -> {}",
+        per(&small),
+        per(&large),
+        small.events,
+        large.events
+    );
+    // 41.2 -> 305.0 with the search through every qualifying first key, 23.3 -> 37.9
+    // with the tree.
+    assert!(
+        per(&large) <= per(&small) * 3.0,
+        "linux edf: the search for a CPU that can push grows with the CPUs \
+         ({:.1} -> {:.1} CPU visits per event)",
+        per(&small),
+        per(&large)
+    );
+}

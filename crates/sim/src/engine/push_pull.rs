@@ -9,8 +9,14 @@
 
 use super::marks::CpuMask;
 use super::*;
+use crate::heap::{MinTree, SlotHeap};
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+
+/// A running CPU's key in [`PushState::running`], whose first entry is then the largest
+/// task key, the lowest CPU among equals.
+fn worst_first(key: u64, cpu: CpuId) -> u128 {
+    ((!key) as u128) << 64 | cpu as u128
+}
 
 /// One unrestricted real-time class's running tasks under `linux` placement (and, for a
 /// key-ordered class, their keys in order).
@@ -21,16 +27,18 @@ pub(super) struct PushState {
     busy: CpuMask,
     /// Per CPU: the key of that task.
     key: Vec<Option<u64>>,
-    /// (key, CPU) of those tasks; the last is the lowest priority, the lowest CPU among
-    /// equal keys.
-    running: BTreeSet<(u64, Reverse<CpuId>)>,
+    /// Keyed classes: those keys, worst first ([`worst_first`]): the first entry is the
+    /// lowest-priority running task, the lowest CPU among equal keys. One entry per CPU,
+    /// moved in place when its task changes (a B-tree removed and inserted it).
+    running: SlotHeap,
     /// Keyed classes: per CPU, the key of the first task waiting there (None: none
     /// waits), as of the last [`Engine::refresh_push_heads`].
     head_key: Vec<Option<u64>>,
-    /// (key, CPU) of those first waiting tasks: with no free CPU only those below the
-    /// lowest-priority running key can be pushed, and they are found here instead of by
-    /// looking at every CPU's queue.
-    heads: BTreeSet<(u64, CpuId)>,
+    /// The same keys (`u64::MAX`: none) in a tree of minima by CPU: with no free CPU
+    /// only the first tasks below the lowest-priority running key can be pushed, and the
+    /// next such CPU in CPU order is found here, instead of by looking at every CPU's
+    /// queue or at every key below that bound.
+    heads: MinTree,
     /// Run queues to refresh (kept to reuse its allocation).
     changed: Vec<CpuId>,
 }
@@ -50,9 +58,9 @@ impl Engine {
                     keyed,
                     busy: CpuMask::new(self.cpus.len()),
                     key: vec![None; self.cpus.len()],
-                    running: BTreeSet::new(),
+                    running: SlotHeap::new(self.cpus.len()),
                     head_key: vec![None; self.cpus.len()],
-                    heads: BTreeSet::new(),
+                    heads: MinTree::new(self.cpus.len()),
                     changed: Vec::new(),
                 })
         })
@@ -82,17 +90,17 @@ impl Engine {
             if st.key[cpu] == key {
                 continue;
             }
-            if let Some(old) = st.key[cpu] {
-                st.running.remove(&(old, Reverse(cpu)));
-            }
             match key {
                 Some(k) => {
                     if st.keyed {
-                        st.running.insert((k, Reverse(cpu)));
+                        st.running.set(cpu, worst_first(k, cpu));
                     }
                     st.busy.insert(cpu);
                 }
-                None => st.busy.remove(cpu),
+                None => {
+                    st.running.remove(cpu);
+                    st.busy.remove(cpu);
+                }
             }
             st.key[cpu] = key;
         }
@@ -253,19 +261,20 @@ impl Engine {
                     debug_assert_eq!(self.push_heads_check(class), Ok(()));
                     debug_assert_eq!(self.push_no_free_last(class), Ok(()));
                     let st = self.push_state[class as usize].as_ref().unwrap();
-                    // Each first waiting task below the worst running key is one step
-                    // (counted as a CPU visit for the work guard).
-                    let mut found: Option<CpuId> = None;
-                    let mut steps = 1;
-                    if let Some((worst, _)) = l.worst[0] {
-                        for &(_, c) in st.heads.range(..(worst, 0)) {
-                            steps += 1;
-                            if c >= from && found.is_none_or(|f| c < f) {
-                                found = Some(c);
-                            }
-                        }
-                    }
-                    self.visit(steps);
+                    // The next CPU whose first waiting task is below the worst running
+                    // key; each tree node looked at is one step (counted as a CPU visit
+                    // for the work guard).
+                    let (found, steps) = match l.worst[0] {
+                        Some((worst, _)) => st.heads.first_below(from, worst),
+                        None => (None, 0),
+                    };
+                    debug_assert_eq!(
+                        found,
+                        (from..self.cpus.len()).find(|&c| st.head_key[c]
+                            .is_some_and(|k| l.worst[0].is_some_and(|(w, _)| k < w))),
+                        "push index: the next CPU that can push"
+                    );
+                    self.visit(1 + steps);
                     found
                 }
                 None => self.classes[class as usize].next_waiting_rq(from),
@@ -300,12 +309,7 @@ impl Engine {
             };
             let st = self.push_state[class as usize].as_mut().unwrap();
             if st.head_key[rq] != key {
-                if let Some(old) = st.head_key[rq] {
-                    st.heads.remove(&(old, rq));
-                }
-                if let Some(k) = key {
-                    st.heads.insert((k, rq));
-                }
+                st.heads.set(rq, key.unwrap_or(u64::MAX));
                 st.head_key[rq] = key;
             }
         }
@@ -348,12 +352,13 @@ impl Engine {
                 ));
             }
         }
-        let keyed = st.head_key.iter().flatten().count();
-        if st.heads.len() != keyed {
-            return Err(format!(
-                "push index: {} heads for {keyed} keys",
-                st.heads.len()
-            ));
+        for (cpu, k) in st.head_key.iter().enumerate() {
+            if st.heads.get(cpu) != k.unwrap_or(u64::MAX) {
+                return Err(format!(
+                    "push index: CPU {cpu} key {k:?} in the list, {} in the tree",
+                    st.heads.get(cpu)
+                ));
+            }
         }
         Ok(())
     }
@@ -417,10 +422,25 @@ impl Engine {
             "the masks disagree with the CPUs"
         );
         let st = self.push_state[class as usize].as_ref().unwrap();
-        let mut worst = st.running.iter().rev().map(|&(k, Reverse(c))| (k, c));
+        let worst = st
+            .running
+            .first_two()
+            .map(|e| e.map(|(k, c)| (!((k >> 64) as u64), c)));
+        debug_assert_eq!(
+            worst,
+            {
+                let mut v: Vec<(u64, Reverse<CpuId>)> = (0..self.cpus.len())
+                    .filter_map(|c| st.key[c].filter(|_| st.keyed).map(|k| (k, Reverse(c))))
+                    .collect();
+                v.sort();
+                let mut w = v.iter().rev().map(|&(k, Reverse(c))| (k, c));
+                [w.next(), w.next()]
+            },
+            "push state: the two lowest-priority running CPUs"
+        );
         LaterCpus {
             first_free: CpuMask::next_in_none(masks, 0, self.cpus.len()),
-            worst: [worst.next(), worst.next()],
+            worst,
             keyed: st.keyed,
             reach: touched_free,
         }
