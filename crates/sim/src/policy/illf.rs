@@ -45,6 +45,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use waiting::{Held, WaitQueue};
 
+mod progress;
 mod waiting;
 
 /// Rule 4's candidates on the global queue at one instant, for the preemption scan: per
@@ -262,7 +263,7 @@ impl Illf {
             let Some(Held::Dirty(e)) = self.slot[t] else {
                 unreachable!("ILLF: a running task's entry is explicit")
             };
-            let l = ctx.laxity_uncounted(t);
+            let l = progress::laxity(ctx, t);
             if l != e.0 {
                 self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
@@ -271,7 +272,7 @@ impl Illf {
         moved.clear();
         self.waiting_set[rq].refresh(
             ctx.now as i64,
-            |t| (ctx.laxity_uncounted(t), ctx.task(t).job.is_some()),
+            |t| (progress::laxity(ctx, t), ctx.task(t).job.is_some()),
             &mut moved,
         );
         for &(t, h) in &moved {
@@ -299,8 +300,8 @@ impl Illf {
         if !self.opts.rules[3] {
             return false;
         }
-        let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
-        let r_q = ctx.task(q).remaining() as i64;
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
+        let r_q = progress::remaining(ctx, q);
         self.swaps(r_k, s_k, r_q, s_q)
     }
 
@@ -387,10 +388,10 @@ impl Illf {
             // two would take the CPU from each other without end within one instant, as
             // `wakeup_preempt` explains for a remote one. Per-CPU queues decide once per
             // instant, and the task displaced may be pushed to another CPU.
-            if self.lax(w1) <= 0 && (self.per_cpu || self.lax(w1) < ctx.laxity_uncounted(c)) {
+            if self.lax(w1) <= 0 && (self.per_cpu || self.lax(w1) < progress::laxity(ctx, c)) {
                 return Some(w1);
             }
-            if !self.opts.rules[2] && self.lax(w1) < ctx.laxity_uncounted(c) {
+            if !self.opts.rules[2] && self.lax(w1) < progress::laxity(ctx, c) {
                 return Some(w1); // without rule 3: plain least-laxity preemption
             }
         }
@@ -431,7 +432,7 @@ impl Illf {
             return None;
         }
         self.steps.set(self.steps.get() + 1); // the lookup itself
-        let r_k = ctx.task(k).remaining() as i64;
+        let r_k = progress::remaining(ctx, k);
         if r_k <= self.lax(k) {
             return None; // K is small
         }
@@ -450,7 +451,7 @@ impl Illf {
     /// now: `rule4_candidate(.., k).is_some()` for a queue whose tasks may all run
     /// everywhere, with the candidates' prefix minima built once per instant and change.
     fn rule4_swaps(&self, ctx: &Ctx, k: TaskId) -> bool {
-        let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
         if r_k <= s_k {
             return false; // K is small
         }
@@ -467,7 +468,7 @@ impl Illf {
             min_r.clear();
             let mut least = i64::MAX;
             for e in &self.activated_waiting[0] {
-                let r = ctx.task(e.2).remaining() as i64;
+                let r = progress::remaining(ctx, e.2);
                 if r <= e.0 {
                     least = least.min(r);
                 }
@@ -501,7 +502,7 @@ impl Illf {
         // The paper's `rb_leftmost`, or `rb_left2most` when the leftmost runs: either
         // way the least-laxity entry of a task not running.
         if let Some(left) = self.waiting_set[rq].first().map(|e| e.2) {
-            let l = ctx.laxity(left);
+            let l = progress::laxity_counted(ctx, left);
             self.set_key(rq, left, l);
         }
     }
@@ -530,7 +531,7 @@ impl Illf {
                 if w1.2 == c || !ctx.allowed(w1.2, cpu) {
                     return None;
                 }
-                self.per_cpu || w1.0 < ctx.laxity_uncounted(c)
+                self.per_cpu || w1.0 < progress::laxity(ctx, c)
             }
             _ => false,
         };
@@ -539,9 +540,10 @@ impl Illf {
 
     /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
     fn zero_instant(ctx: &Ctx, t: TaskId) -> Ns {
-        ctx.task(t)
-            .job
-            .map_or(Ns::MAX, |j| j.deadline.saturating_sub(j.remaining))
+        ctx.task(t).job.map_or(Ns::MAX, |j| {
+            j.deadline
+                .saturating_sub(progress::remaining(ctx, t) as Ns)
+        })
     }
 
     /// Exact mode: the least-laxity waiting task of `rq` that may run on `cpu` whose
@@ -633,7 +635,7 @@ impl Illf {
         let act = |t: TaskId| self.activated_at[t] == now;
         let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
         // w1's side of Algorithm 2 with K = c, Q = w1, the same for every CPU.
-        let r_w1 = ctx.task(w1.2).remaining() as i64;
+        let r_w1 = progress::remaining(ctx, w1.2);
         let w1_may_swap_in = self.opts.rules[3] && r_w1 <= w1.0; // Q must be small
         // `unsure` is in CPU order, as the CPUs are visited: a cursor instead of a
         // binary search per CPU (with 1,024 CPUs that search was a quarter of a run).
@@ -655,7 +657,7 @@ impl Illf {
                     // K = c, Q = w1: `swap_with(c, w1)` with w1's values worked out once.
                     let swap = w1_may_swap_in
                         && swap_allowed
-                        && self.swaps(ctx.task(c).remaining() as i64, ec.0, r_w1, w1.0);
+                        && self.swaps(progress::remaining(ctx, c), ec.0, r_w1, w1.0);
                     debug_assert_eq!(swap, swap_allowed && self.swap_with(ctx, c, w1.2, w1.0));
                     swap
                 } else if w2.is_none_or(|w2| ec < w2) {
@@ -664,7 +666,7 @@ impl Illf {
                     true // K = w1, Q = w2
                 }
             } else {
-                (rule3 && w1.0 < ctx.laxity_uncounted(c)) || (rule4 && self.rule4_swaps(ctx, c))
+                (rule3 && w1.0 < progress::laxity(ctx, c)) || (rule4 && self.rule4_swaps(ctx, c))
             };
             preempted.then_some(cpu)
         })
@@ -686,6 +688,13 @@ impl SchedClass for Illf {
 
     fn never_yields(&self) -> bool {
         true
+    }
+
+    /// ILLF reads running tasks' remaining times and laxities, but through
+    /// `illf/progress.rs`, which adds the accounting still pending on their CPU: the
+    /// engine need not account every CPU at every instant for it.
+    fn reads_progress(&self) -> bool {
+        false
     }
 
     /// Algorithm 2 is not a priority order: a task it lets preempt may itself be
@@ -724,7 +733,7 @@ impl SchedClass for Illf {
         if self.opts.rules[0] {
             self.refresh_all(ctx, rq);
         }
-        let l = ctx.laxity(t);
+        let l = progress::laxity_counted(ctx, t);
         self.set_key(rq, t, l);
         self.activate(rq, t, ctx.now);
     }
@@ -778,11 +787,11 @@ impl SchedClass for Illf {
         }
         self.set_running(rq, t, true);
         if self.opts.rules[0] {
-            let l = ctx.laxity(t);
+            let l = progress::laxity_counted(ctx, t);
             self.set_key(rq, t, l);
             self.refresh_all(ctx, rq);
         } else {
-            let l = ctx.laxity(t);
+            let l = progress::laxity_counted(ctx, t);
             self.set_key(rq, t, l);
         }
         self.completed_at[rq] = ctx.now;
@@ -836,7 +845,7 @@ impl SchedClass for Illf {
             if Self::zero_instant(ctx, t) > ctx.now {
                 break;
             }
-            let l = ctx.laxity(t);
+            let l = progress::laxity_counted(ctx, t);
             self.set_key(rq, t, l);
         }
         false
@@ -888,8 +897,8 @@ impl SchedClass for Illf {
         // (rule 3) it displaces only a task with more laxity, as push_rt_task moves a task
         // only to a CPU running something of lower priority: two zero-laxity tasks would
         // otherwise push each other round the CPUs without end within one instant.
-        let s_q = ctx.laxity_uncounted(cand);
-        (s_q <= 0 && s_q < ctx.laxity_uncounted(curr)) || self.swap_with(ctx, curr, cand, s_q)
+        let s_q = progress::laxity(ctx, cand);
+        (s_q <= 0 && s_q < progress::laxity(ctx, curr)) || self.swap_with(ctx, curr, cand, s_q)
     }
 }
 
