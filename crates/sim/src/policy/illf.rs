@@ -43,9 +43,11 @@ use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use running::Running;
 use waiting::{Held, WaitQueue};
 
 mod progress;
+mod running;
 mod waiting;
 
 /// Rule 4's candidates on the global queue at one instant, for the preemption scan: per
@@ -67,10 +69,12 @@ pub struct Illf {
     /// laxity tree holds every runnable task, the running one included, but the rules
     /// only ever look at the least-laxity *waiting* tasks (`waiting_set`, ordered) and
     /// at a running task's own key, so the running tasks need no order: rule 1
-    /// evaluates theirs from this array.
-    members: Vec<Vec<TaskId>>,
-    /// Per task: its index in `members` of its run queue (`usize::MAX`: not there).
-    member_pos: Vec<usize>,
+    /// evaluates theirs from here (only the stale ones when the platform charges no
+    /// overhead).
+    members: Running,
+    /// Whether a running task's laxity stays as it was while it runs
+    /// ([`crate::class::Topology::no_overhead`]).
+    no_overhead: bool,
     /// Per run queue: the entries of tasks not running, in the tree's order (laxity,
     /// then insertion sequence).
     waiting_set: Vec<WaitQueue>,
@@ -114,8 +118,8 @@ impl Illf {
     pub fn new(opts: IllfOptions) -> Illf {
         Illf {
             opts,
-            members: Vec::new(),
-            member_pos: Vec::new(),
+            members: Running::default(),
+            no_overhead: false,
             waiting_set: Vec::new(),
             slot: Vec::new(),
             rq_of: Vec::new(),
@@ -147,8 +151,9 @@ impl Illf {
         self.entry_of(t).map_or(i64::MAX, |e| e.0)
     }
 
-    /// Store a new laxity for `t`. An update keeps the task's place among equal keys
-    /// (the paper assigns `laxity` in place); a new entry goes right of its equals.
+    /// Store `laxity`, `t`'s laxity now, for `t`. An update keeps the task's place among
+    /// equal keys (the paper assigns `laxity` in place); a new entry goes right of its
+    /// equals.
     fn set_key(&mut self, rq: RqId, t: TaskId, laxity: i64) {
         let seq = match self.entry_of(t) {
             Some(e) => {
@@ -168,26 +173,22 @@ impl Illf {
             self.wait_insert(rq, e);
         }
         self.track(t);
+        if self.running[t] {
+            self.members.mark_fresh(rq, t); // evaluated now, while it runs
+        }
     }
 
     /// Keep `members` in step: a running task with an entry is there.
+    /// A task joins stale: the key it brings is the one it had while waiting.
     fn track(&mut self, t: TaskId) {
         let member = self.running[t] && self.slot[t].is_some();
-        let pos = self.member_pos[t];
-        if member == (pos != usize::MAX) {
+        if member == self.members.contains(t) {
             return;
         }
-        let members = &mut self.members[self.rq_of[t]];
         if member {
-            self.member_pos[t] = members.len();
-            members.push(t);
+            self.members.add(self.rq_of[t], t);
         } else {
-            debug_assert_eq!(members[pos], t);
-            members.swap_remove(pos);
-            if let Some(&moved) = members.get(pos) {
-                self.member_pos[moved] = pos;
-            }
-            self.member_pos[t] = usize::MAX;
+            self.members.remove(self.rq_of[t], t);
         }
     }
 
@@ -249,17 +250,37 @@ impl Illf {
     /// instant costs one refresh instead of one per released job).
     ///
     /// Every laxity is counted. The running tasks' are evaluated (a running task's key
-    /// is stored in place: they are in no order); the waiting tasks' are those of
+    /// is stored in place: they are in no order), only the stale ones when a running
+    /// laxity stays as it was ([`Running`]); the waiting tasks' are those of
     /// [`WaitQueue::refresh`], which evaluates only the entries stored since the last
     /// refresh (a waiting task's laxity falls with time alone).
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
-        let n = (self.members[rq].len() + self.waiting_set[rq].len()) as u64;
+        let n = (self.members.all(rq).len() + self.waiting_set[rq].len()) as u64;
         ctx.count_laxity(n);
         if self.refreshed_at[rq] == ctx.now {
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        for &t in &self.members[rq] {
+        let evaluated = if self.no_overhead {
+            if cfg!(debug_assertions) {
+                for &t in self.members.all(rq) {
+                    if self.members.is_fresh(rq, t) {
+                        debug_assert_eq!(
+                            self.lax(t),
+                            progress::laxity(ctx, t),
+                            "ILLF: running task {t}'s laxity moved while it ran"
+                        );
+                    }
+                }
+            }
+            self.members.stale(rq)
+        } else {
+            self.members.all(rq)
+        };
+        // Queue steps too (tests/work.rs: evaluating every running task at every
+        // refresh would count the CPUs busy at each one).
+        self.steps.set(self.steps.get() + evaluated.len() as u64);
+        for &t in evaluated {
             let Some(Held::Dirty(e)) = self.slot[t] else {
                 unreachable!("ILLF: a running task's entry is explicit")
             };
@@ -268,6 +289,7 @@ impl Illf {
                 self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
         }
+        self.members.all_fresh(rq);
         let mut moved = std::mem::take(&mut self.moved);
         moved.clear();
         self.waiting_set[rq].refresh(
@@ -712,8 +734,8 @@ impl SchedClass for Illf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.members = vec![Vec::new(); nr_rqs];
-        self.member_pos = vec![usize::MAX; nr_tasks];
+        self.members = Running::new(nr_rqs, nr_tasks);
+        self.no_overhead = self.topology.is_some_and(|t| t.no_overhead);
         self.waiting_set = vec![WaitQueue::default(); nr_rqs];
         self.slot = vec![None; nr_tasks];
         self.rq_of = vec![0; nr_tasks];
@@ -872,7 +894,7 @@ impl SchedClass for Illf {
         assign: &[Option<TaskId>],
         unsure: &[CpuId],
     ) -> Option<Option<CpuId>> {
-        if self.per_cpu || self.members.len() != 1 {
+        if self.per_cpu || self.members.nr_rqs() != 1 {
             return None;
         }
         let found = self.first_preempted(ctx, assign, unsure);
