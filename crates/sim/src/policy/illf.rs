@@ -473,9 +473,23 @@ impl Illf {
     /// now: `rule4_candidate(.., k).is_some()` for a queue whose tasks may all run
     /// everywhere, with the candidates' prefix minima built once per instant and change.
     fn rule4_swaps(&self, ctx: &Ctx, k: TaskId) -> bool {
-        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
-        if r_k <= s_k {
-            return false; // K is small
+        let swaps = self.rule4_swaps_indexed(ctx, k);
+        if cfg!(debug_assertions) {
+            let steps = self.steps.get();
+            let cpu = self.cpu_of(ctx, k);
+            debug_assert_eq!(swaps, self.rule4_candidate(ctx, 0, cpu, k).is_some());
+            self.steps.set(steps);
+        }
+        swaps
+    }
+
+    /// [`Illf::rule4_swaps`] from the prefix minima. Q must be small: when no candidate
+    /// is (or none waits, as at most ticks, the tasks released having found free CPUs),
+    /// no running task is looked at (at a tick every running CPU asks).
+    fn rule4_swaps_indexed(&self, ctx: &Ctx, k: TaskId) -> bool {
+        self.steps.set(self.steps.get() + 1);
+        if self.activated_waiting[0].is_empty() {
+            return false;
         }
         let mut scan = self.rule4_scan.borrow_mut();
         let version = Some((ctx.now, self.activated_version));
@@ -499,23 +513,22 @@ impl Illf {
             }
             self.steps.set(self.steps.get() + laxity.len() as u64);
         }
-        self.steps.set(self.steps.get() + 1);
+        if scan.min_small_remaining.last().is_none_or(|&r| r == i64::MAX) {
+            return false; // no candidate is small
+        }
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
+        if r_k <= s_k {
+            return false; // K is small
+        }
         let n = scan.laxity.partition_point(|&s| s < r_k);
-        let swaps = n > 0 && {
+        n > 0 && {
             let r_q = scan.min_small_remaining[n - 1];
             if self.opts.strict {
                 r_q < s_k
             } else {
                 r_q <= s_k
             }
-        };
-        if cfg!(debug_assertions) {
-            let steps = self.steps.get();
-            let cpu = self.cpu_of(ctx, k);
-            debug_assert_eq!(swaps, self.rule4_candidate(ctx, 0, cpu, k).is_some());
-            self.steps.set(steps);
         }
-        swaps
     }
 
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
