@@ -322,8 +322,13 @@ impl Illf {
         if !self.opts.rules[3] {
             return false;
         }
-        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
+        // Q's side first: a big Q never swaps, and K's record need not be read (a push
+        // under `linux` placement asks this of every CPU for the same Q).
         let r_q = progress::remaining(ctx, q);
+        if r_q > s_q {
+            return false;
+        }
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
         self.swaps(r_k, s_k, r_q, s_q)
     }
 
