@@ -29,6 +29,11 @@ pub struct Topology {
     pub global_queue: bool,
     /// Whether every task of this class may run on every CPU (no affinity restriction).
     pub unrestricted: bool,
+    /// Whether the platform never charges a running task overhead (no context-switch,
+    /// migration, preemption, tick or per-job cost, no idle-state exit latency, no kernel
+    /// work): a running job then
+    /// progresses at rate 1, so its laxity stays as it was while it runs.
+    pub no_overhead: bool,
 }
 
 /// A scheduling class (kernel `struct sched_class`), one per policy file.

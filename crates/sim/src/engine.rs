@@ -330,6 +330,13 @@ impl Engine {
                 nr_cpus: ncpu,
                 global_queue: class_global[i],
                 unrestricted: class_unrestricted[i],
+                no_overhead: w.platform.context_switch == 0
+                    && w.platform.migration == 0
+                    && w.platform.preemption == 0
+                    && w.platform.tick == 0
+                    && w.platform.job_costs.per_job == 0
+                    && w.platform.idle_states.is_empty()
+                    && !w.platform.has_kernel_work(),
             });
             c.init(if class_global[i] { 1 } else { ncpu }, tasks.len());
         }

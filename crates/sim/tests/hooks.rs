@@ -70,12 +70,26 @@ fn engine(
     told: Rc<RefCell<Option<Topology>>>,
     jobs: Rc<RefCell<(u64, u64)>>,
 ) -> Engine {
+    engine_on("cpus: 4, hz: 1000", placement, to, told, jobs)
+}
+
+/// [`engine`] on the platform `platform` (the inside of `platform: { .. }`).
+fn engine_on(
+    platform: &str,
+    placement: Placement,
+    to: CpuId,
+    told: Rc<RefCell<Option<Topology>>>,
+    jobs: Rc<RefCell<(u64, u64)>>,
+) -> Engine {
     // Three tasks whose jobs never overlap (offsets 0, 3, 6 ms; 2 ms each, every 10 ms),
     // so no task ever waits and push/pull never moves one.
-    let yaml = "platform: { cpus: 4, hz: 1000 }\nduration: 100ms\ntasks:\n\
-      - { name: a, runtime: 2ms, period: 10ms }\n\
-      - { name: b, runtime: 2ms, period: 10ms, offset: 3ms }\n\
-      - { name: c, runtime: 2ms, period: 10ms, offset: 6ms }\n";
+    let yaml = format!(
+        "platform: {{ {platform} }}\nduration: 100ms\ntasks:\n\
+      - {{ name: a, runtime: 2ms, period: 10ms }}\n\
+      - {{ name: b, runtime: 2ms, period: 10ms, offset: 3ms }}\n\
+      - {{ name: c, runtime: 2ms, period: 10ms, offset: 6ms }}\n"
+    );
+    let yaml = yaml.as_str();
     let ov = Overrides {
         placement: Some(placement),
         ..Overrides::default()
@@ -133,4 +147,27 @@ fn without_select_task_rq_the_engine_places_tasks() {
     .run();
     assert!(r.trace.unwrap().iter().any(|s| s.cpu != 2));
     assert!(told.borrow().unwrap().global_queue);
+}
+
+/// A class is told whether a running job progresses at rate 1 (ILLF then skips
+/// re-evaluating running laxities): only on a platform that charges no overhead of any
+/// kind.
+#[test]
+fn the_class_is_told_whether_the_platform_charges_overhead() {
+    let told_on = |platform: &str| {
+        let told = Rc::new(RefCell::new(None));
+        let jobs = Rc::new(RefCell::new((0, 0)));
+        engine_on(platform, Placement::Linux, 2, told.clone(), jobs);
+        let t = told.borrow().unwrap();
+        t.no_overhead
+    };
+    assert!(told_on("cpus: 4, hz: 1000"));
+    for cost in [
+        "context_switch: 2us",
+        "migration: 5us",
+        "preemption: 3us",
+        "tick: 1us",
+    ] {
+        assert!(!told_on(&format!("cpus: 4, hz: 1000, {cost}")), "{cost}");
+    }
 }

@@ -168,7 +168,9 @@ fn bfs_work_per_event_does_not_grow_with_tasks() {
 /// laxity order and only below the running task's remaining time (an index, not a test
 /// of every task activated at the instant), rule 1's refresh files only the waiting
 /// entries stored since the previous one (counted as queue steps; a rebuild of the
-/// waiting set would count every waiting task), and a decision visits the CPUs that
+/// waiting set would count every waiting task) and evaluates only the running tasks
+/// picked since (also queue steps; all of them would count every busy CPU at every
+/// refresh), and a decision visits the CPUs that
 /// changed (a CPU nothing happened to keeps its task), not every CPU three times.
 #[test]
 fn global_illf_work_per_event_does_not_grow_with_tasks() {

@@ -43,8 +43,11 @@ use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use running::Running;
 use waiting::{Held, WaitQueue};
 
+mod progress;
+mod running;
 mod waiting;
 
 /// Rule 4's candidates on the global queue at one instant, for the preemption scan: per
@@ -66,10 +69,12 @@ pub struct Illf {
     /// laxity tree holds every runnable task, the running one included, but the rules
     /// only ever look at the least-laxity *waiting* tasks (`waiting_set`, ordered) and
     /// at a running task's own key, so the running tasks need no order: rule 1
-    /// evaluates theirs from this array.
-    members: Vec<Vec<TaskId>>,
-    /// Per task: its index in `members` of its run queue (`usize::MAX`: not there).
-    member_pos: Vec<usize>,
+    /// evaluates theirs from here (only the stale ones when the platform charges no
+    /// overhead).
+    members: Running,
+    /// Whether a running task's laxity stays as it was while it runs
+    /// ([`crate::class::Topology::no_overhead`]).
+    no_overhead: bool,
     /// Per run queue: the entries of tasks not running, in the tree's order (laxity,
     /// then insertion sequence).
     waiting_set: Vec<WaitQueue>,
@@ -113,8 +118,8 @@ impl Illf {
     pub fn new(opts: IllfOptions) -> Illf {
         Illf {
             opts,
-            members: Vec::new(),
-            member_pos: Vec::new(),
+            members: Running::default(),
+            no_overhead: false,
             waiting_set: Vec::new(),
             slot: Vec::new(),
             rq_of: Vec::new(),
@@ -146,8 +151,9 @@ impl Illf {
         self.entry_of(t).map_or(i64::MAX, |e| e.0)
     }
 
-    /// Store a new laxity for `t`. An update keeps the task's place among equal keys
-    /// (the paper assigns `laxity` in place); a new entry goes right of its equals.
+    /// Store `laxity`, `t`'s laxity now, for `t`. An update keeps the task's place among
+    /// equal keys (the paper assigns `laxity` in place); a new entry goes right of its
+    /// equals.
     fn set_key(&mut self, rq: RqId, t: TaskId, laxity: i64) {
         let seq = match self.entry_of(t) {
             Some(e) => {
@@ -167,26 +173,22 @@ impl Illf {
             self.wait_insert(rq, e);
         }
         self.track(t);
+        if self.running[t] {
+            self.members.mark_fresh(rq, t); // evaluated now, while it runs
+        }
     }
 
     /// Keep `members` in step: a running task with an entry is there.
+    /// A task joins stale: the key it brings is the one it had while waiting.
     fn track(&mut self, t: TaskId) {
         let member = self.running[t] && self.slot[t].is_some();
-        let pos = self.member_pos[t];
-        if member == (pos != usize::MAX) {
+        if member == self.members.contains(t) {
             return;
         }
-        let members = &mut self.members[self.rq_of[t]];
         if member {
-            self.member_pos[t] = members.len();
-            members.push(t);
+            self.members.add(self.rq_of[t], t);
         } else {
-            debug_assert_eq!(members[pos], t);
-            members.swap_remove(pos);
-            if let Some(&moved) = members.get(pos) {
-                self.member_pos[moved] = pos;
-            }
-            self.member_pos[t] = usize::MAX;
+            self.members.remove(self.rq_of[t], t);
         }
     }
 
@@ -248,30 +250,51 @@ impl Illf {
     /// instant costs one refresh instead of one per released job).
     ///
     /// Every laxity is counted. The running tasks' are evaluated (a running task's key
-    /// is stored in place: they are in no order); the waiting tasks' are those of
+    /// is stored in place: they are in no order), only the stale ones when a running
+    /// laxity stays as it was ([`Running`]); the waiting tasks' are those of
     /// [`WaitQueue::refresh`], which evaluates only the entries stored since the last
     /// refresh (a waiting task's laxity falls with time alone).
     fn refresh_all(&mut self, ctx: &Ctx, rq: RqId) {
-        let n = (self.members[rq].len() + self.waiting_set[rq].len()) as u64;
+        let n = (self.members.all(rq).len() + self.waiting_set[rq].len()) as u64;
         ctx.count_laxity(n);
         if self.refreshed_at[rq] == ctx.now {
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        for &t in &self.members[rq] {
+        let evaluated = if self.no_overhead {
+            if cfg!(debug_assertions) {
+                for &t in self.members.all(rq) {
+                    if self.members.is_fresh(rq, t) {
+                        debug_assert_eq!(
+                            self.lax(t),
+                            progress::laxity(ctx, t),
+                            "ILLF: running task {t}'s laxity moved while it ran"
+                        );
+                    }
+                }
+            }
+            self.members.stale(rq)
+        } else {
+            self.members.all(rq)
+        };
+        // Queue steps too (tests/work.rs: evaluating every running task at every
+        // refresh would count the CPUs busy at each one).
+        self.steps.set(self.steps.get() + evaluated.len() as u64);
+        for &t in evaluated {
             let Some(Held::Dirty(e)) = self.slot[t] else {
                 unreachable!("ILLF: a running task's entry is explicit")
             };
-            let l = ctx.laxity_uncounted(t);
+            let l = progress::laxity(ctx, t);
             if l != e.0 {
                 self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
         }
+        self.members.all_fresh(rq);
         let mut moved = std::mem::take(&mut self.moved);
         moved.clear();
         self.waiting_set[rq].refresh(
             ctx.now as i64,
-            |t| (ctx.laxity_uncounted(t), ctx.task(t).job.is_some()),
+            |t| (progress::laxity(ctx, t), ctx.task(t).job.is_some()),
             &mut moved,
         );
         for &(t, h) in &moved {
@@ -299,8 +322,13 @@ impl Illf {
         if !self.opts.rules[3] {
             return false;
         }
-        let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
-        let r_q = ctx.task(q).remaining() as i64;
+        // Q's side first: a big Q never swaps, and K's record need not be read (a push
+        // under `linux` placement asks this of every CPU for the same Q).
+        let r_q = progress::remaining(ctx, q);
+        if r_q > s_q {
+            return false;
+        }
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
         self.swaps(r_k, s_k, r_q, s_q)
     }
 
@@ -387,10 +415,10 @@ impl Illf {
             // two would take the CPU from each other without end within one instant, as
             // `wakeup_preempt` explains for a remote one. Per-CPU queues decide once per
             // instant, and the task displaced may be pushed to another CPU.
-            if self.lax(w1) <= 0 && (self.per_cpu || self.lax(w1) < ctx.laxity_uncounted(c)) {
+            if self.lax(w1) <= 0 && (self.per_cpu || self.lax(w1) < progress::laxity(ctx, c)) {
                 return Some(w1);
             }
-            if !self.opts.rules[2] && self.lax(w1) < ctx.laxity_uncounted(c) {
+            if !self.opts.rules[2] && self.lax(w1) < progress::laxity(ctx, c) {
                 return Some(w1); // without rule 3: plain least-laxity preemption
             }
         }
@@ -431,7 +459,7 @@ impl Illf {
             return None;
         }
         self.steps.set(self.steps.get() + 1); // the lookup itself
-        let r_k = ctx.task(k).remaining() as i64;
+        let r_k = progress::remaining(ctx, k);
         if r_k <= self.lax(k) {
             return None; // K is small
         }
@@ -450,9 +478,23 @@ impl Illf {
     /// now: `rule4_candidate(.., k).is_some()` for a queue whose tasks may all run
     /// everywhere, with the candidates' prefix minima built once per instant and change.
     fn rule4_swaps(&self, ctx: &Ctx, k: TaskId) -> bool {
-        let (r_k, s_k) = (ctx.task(k).remaining() as i64, self.lax(k));
-        if r_k <= s_k {
-            return false; // K is small
+        let swaps = self.rule4_swaps_indexed(ctx, k);
+        if cfg!(debug_assertions) {
+            let steps = self.steps.get();
+            let cpu = self.cpu_of(ctx, k);
+            debug_assert_eq!(swaps, self.rule4_candidate(ctx, 0, cpu, k).is_some());
+            self.steps.set(steps);
+        }
+        swaps
+    }
+
+    /// [`Illf::rule4_swaps`] from the prefix minima. Q must be small: when no candidate
+    /// is (or none waits, as at most ticks, the tasks released having found free CPUs),
+    /// no running task is looked at (at a tick every running CPU asks).
+    fn rule4_swaps_indexed(&self, ctx: &Ctx, k: TaskId) -> bool {
+        self.steps.set(self.steps.get() + 1);
+        if self.activated_waiting[0].is_empty() {
+            return false;
         }
         let mut scan = self.rule4_scan.borrow_mut();
         let version = Some((ctx.now, self.activated_version));
@@ -467,7 +509,7 @@ impl Illf {
             min_r.clear();
             let mut least = i64::MAX;
             for e in &self.activated_waiting[0] {
-                let r = ctx.task(e.2).remaining() as i64;
+                let r = progress::remaining(ctx, e.2);
                 if r <= e.0 {
                     least = least.min(r);
                 }
@@ -476,23 +518,22 @@ impl Illf {
             }
             self.steps.set(self.steps.get() + laxity.len() as u64);
         }
-        self.steps.set(self.steps.get() + 1);
+        if scan.min_small_remaining.last().is_none_or(|&r| r == i64::MAX) {
+            return false; // no candidate is small
+        }
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
+        if r_k <= s_k {
+            return false; // K is small
+        }
         let n = scan.laxity.partition_point(|&s| s < r_k);
-        let swaps = n > 0 && {
+        n > 0 && {
             let r_q = scan.min_small_remaining[n - 1];
             if self.opts.strict {
                 r_q < s_k
             } else {
                 r_q <= s_k
             }
-        };
-        if cfg!(debug_assertions) {
-            let steps = self.steps.get();
-            let cpu = self.cpu_of(ctx, k);
-            debug_assert_eq!(swaps, self.rule4_candidate(ctx, 0, cpu, k).is_some());
-            self.steps.set(steps);
         }
-        swaps
     }
 
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
@@ -501,7 +542,7 @@ impl Illf {
         // The paper's `rb_leftmost`, or `rb_left2most` when the leftmost runs: either
         // way the least-laxity entry of a task not running.
         if let Some(left) = self.waiting_set[rq].first().map(|e| e.2) {
-            let l = ctx.laxity(left);
+            let l = progress::laxity_counted(ctx, left);
             self.set_key(rq, left, l);
         }
     }
@@ -530,7 +571,7 @@ impl Illf {
                 if w1.2 == c || !ctx.allowed(w1.2, cpu) {
                     return None;
                 }
-                self.per_cpu || w1.0 < ctx.laxity_uncounted(c)
+                self.per_cpu || w1.0 < progress::laxity(ctx, c)
             }
             _ => false,
         };
@@ -539,9 +580,10 @@ impl Illf {
 
     /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
     fn zero_instant(ctx: &Ctx, t: TaskId) -> Ns {
-        ctx.task(t)
-            .job
-            .map_or(Ns::MAX, |j| j.deadline.saturating_sub(j.remaining))
+        ctx.task(t).job.map_or(Ns::MAX, |j| {
+            j.deadline
+                .saturating_sub(progress::remaining(ctx, t) as Ns)
+        })
     }
 
     /// Exact mode: the least-laxity waiting task of `rq` that may run on `cpu` whose
@@ -633,7 +675,7 @@ impl Illf {
         let act = |t: TaskId| self.activated_at[t] == now;
         let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
         // w1's side of Algorithm 2 with K = c, Q = w1, the same for every CPU.
-        let r_w1 = ctx.task(w1.2).remaining() as i64;
+        let r_w1 = progress::remaining(ctx, w1.2);
         let w1_may_swap_in = self.opts.rules[3] && r_w1 <= w1.0; // Q must be small
         // `unsure` is in CPU order, as the CPUs are visited: a cursor instead of a
         // binary search per CPU (with 1,024 CPUs that search was a quarter of a run).
@@ -655,7 +697,7 @@ impl Illf {
                     // K = c, Q = w1: `swap_with(c, w1)` with w1's values worked out once.
                     let swap = w1_may_swap_in
                         && swap_allowed
-                        && self.swaps(ctx.task(c).remaining() as i64, ec.0, r_w1, w1.0);
+                        && self.swaps(progress::remaining(ctx, c), ec.0, r_w1, w1.0);
                     debug_assert_eq!(swap, swap_allowed && self.swap_with(ctx, c, w1.2, w1.0));
                     swap
                 } else if w2.is_none_or(|w2| ec < w2) {
@@ -664,7 +706,7 @@ impl Illf {
                     true // K = w1, Q = w2
                 }
             } else {
-                (rule3 && w1.0 < ctx.laxity_uncounted(c)) || (rule4 && self.rule4_swaps(ctx, c))
+                (rule3 && w1.0 < progress::laxity(ctx, c)) || (rule4 && self.rule4_swaps(ctx, c))
             };
             preempted.then_some(cpu)
         })
@@ -688,6 +730,13 @@ impl SchedClass for Illf {
         true
     }
 
+    /// ILLF reads running tasks' remaining times and laxities, but through
+    /// `illf/progress.rs`, which adds the accounting still pending on their CPU: the
+    /// engine need not account every CPU at every instant for it.
+    fn reads_progress(&self) -> bool {
+        false
+    }
+
     /// Algorithm 2 is not a priority order: a task it lets preempt may itself be
     /// displaced by the task it put back, at the same instant.
     fn preempts_in_order(&self) -> bool {
@@ -703,8 +752,8 @@ impl SchedClass for Illf {
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
-        self.members = vec![Vec::new(); nr_rqs];
-        self.member_pos = vec![usize::MAX; nr_tasks];
+        self.members = Running::new(nr_rqs, nr_tasks);
+        self.no_overhead = self.topology.is_some_and(|t| t.no_overhead);
         self.waiting_set = vec![WaitQueue::default(); nr_rqs];
         self.slot = vec![None; nr_tasks];
         self.rq_of = vec![0; nr_tasks];
@@ -724,7 +773,7 @@ impl SchedClass for Illf {
         if self.opts.rules[0] {
             self.refresh_all(ctx, rq);
         }
-        let l = ctx.laxity(t);
+        let l = progress::laxity_counted(ctx, t);
         self.set_key(rq, t, l);
         self.activate(rq, t, ctx.now);
     }
@@ -778,11 +827,11 @@ impl SchedClass for Illf {
         }
         self.set_running(rq, t, true);
         if self.opts.rules[0] {
-            let l = ctx.laxity(t);
+            let l = progress::laxity_counted(ctx, t);
             self.set_key(rq, t, l);
             self.refresh_all(ctx, rq);
         } else {
-            let l = ctx.laxity(t);
+            let l = progress::laxity_counted(ctx, t);
             self.set_key(rq, t, l);
         }
         self.completed_at[rq] = ctx.now;
@@ -836,7 +885,7 @@ impl SchedClass for Illf {
             if Self::zero_instant(ctx, t) > ctx.now {
                 break;
             }
-            let l = ctx.laxity(t);
+            let l = progress::laxity_counted(ctx, t);
             self.set_key(rq, t, l);
         }
         false
@@ -863,7 +912,7 @@ impl SchedClass for Illf {
         assign: &[Option<TaskId>],
         unsure: &[CpuId],
     ) -> Option<Option<CpuId>> {
-        if self.per_cpu || self.members.len() != 1 {
+        if self.per_cpu || self.members.nr_rqs() != 1 {
             return None;
         }
         let found = self.first_preempted(ctx, assign, unsure);
@@ -888,8 +937,8 @@ impl SchedClass for Illf {
         // (rule 3) it displaces only a task with more laxity, as push_rt_task moves a task
         // only to a CPU running something of lower priority: two zero-laxity tasks would
         // otherwise push each other round the CPUs without end within one instant.
-        let s_q = ctx.laxity_uncounted(cand);
-        (s_q <= 0 && s_q < ctx.laxity_uncounted(curr)) || self.swap_with(ctx, curr, cand, s_q)
+        let s_q = progress::laxity(ctx, cand);
+        (s_q <= 0 && s_q < progress::laxity(ctx, curr)) || self.swap_with(ctx, curr, cand, s_q)
     }
 }
 
