@@ -120,6 +120,13 @@ pub trait SchedClass {
         true
     }
 
+    /// The engine is driven from outside ([`crate::engine::external`]): between two
+    /// decisions the caller replaces running jobs' remaining times with measured ones, so
+    /// a running job's laxity may move either way while it runs, even on a platform with
+    /// no overhead. A class that relies on it staying put turns that off. Called once,
+    /// after `init`. Default: nothing.
+    fn remaining_measured(&mut self) {}
+
     /// Scheduler tick on `cpu` while `t` runs; `true` asks for a reschedule.
     fn task_tick(&mut self, _ctx: &Ctx, _rq: RqId, _cpu: CpuId, _t: TaskId) -> bool {
         false

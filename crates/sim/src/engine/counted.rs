@@ -256,6 +256,10 @@ impl Counted {
         self.inner.reads_progress()
     }
 
+    pub(super) fn remaining_measured(&mut self) {
+        self.inner.remaining_measured()
+    }
+
     pub(super) fn uses_tick(&self, ctx: &Ctx) -> bool {
         self.inner.uses_tick(ctx)
     }

@@ -82,7 +82,7 @@ impl Engine {
         for t in &mut w.tasks {
             t.probe = None;
         }
-        let engine = crate::engine_for(&w, &crate::SimOptions::default())?;
+        let mut engine = crate::engine_for(&w, &crate::SimOptions::default())?;
         if engine.decision_timers {
             // The caller owns the clock: instants the class would arm a timer for (exact
             // ILLF's zero-laxity instants) would never be decided at.
@@ -90,6 +90,15 @@ impl Engine {
                 "`{}` in exact mode decides at zero-laxity instants of its own, which the user-space dispatcher does not see (it decides at releases, completions and ticks): use mode tick",
                 w.scheduler.policy.name()
             )));
+        }
+        // The caller measures the running jobs' remaining times (`External::remaining`):
+        // a running job's laxity is not constant while it runs, so the shortcuts that
+        // rely on it (LLF's key bounds, ILLF's rule 1) are off.
+        if let Some(g) = engine.global_marked.as_mut() {
+            g.without_bounds();
+        }
+        for c in &mut engine.classes {
+            c.remaining_measured();
         }
         Ok(External { engine })
     }

@@ -44,6 +44,14 @@ pub(super) struct GlobalMarked {
     bounded: bool,
 }
 
+impl GlobalMarked {
+    /// Never use the class's key bounds (running keys that cannot rise while their jobs
+    /// run): for an engine whose running jobs' remaining times are replaced from outside.
+    pub(super) fn without_bounds(&mut self) {
+        self.bounded = false;
+    }
+}
+
 impl Engine {
     /// The incremental global placement for this workload, if it applies: one class with
     /// tasks, global, no fair task, no key order (keyed classes take `global_fast.rs`), a

@@ -737,6 +737,12 @@ impl SchedClass for Illf {
         false
     }
 
+    /// Measured remaining times move running laxities: rule 1 evaluates every running
+    /// task again, as on a platform with overhead.
+    fn remaining_measured(&mut self) {
+        self.no_overhead = false;
+    }
+
     /// Algorithm 2 is not a priority order: a task it lets preempt may itself be
     /// displaced by the task it put back, at the same instant.
     fn preempts_in_order(&self) -> bool {
