@@ -793,7 +793,24 @@ pub fn run(w: &Workload, cfg: &RunConfig) -> Result<RunResult, RunError> {
     let (switch_source, per_cpu_sw, total_sw) = counter.finish();
     shared.done.store(true, Ordering::SeqCst);
     dshared.notify();
-    let dstats = mgr.and_then(|h| h.join().ok());
+    let dstats = mgr.and_then(|h| match h.join() {
+        Ok(d) => Some(d),
+        // A dispatcher that died left its tasks at the priorities it last gave them: the
+        // run no longer follows the policy, which the result must say.
+        Err(p) => {
+            let why = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            warnings.push(format!(
+                "the dispatcher thread stopped early (a bug in schedlab: it panicked: {why}); \
+                 from then on its tasks kept the priorities it had given them, so this run \
+                 does not follow the policy"
+            ));
+            None
+        }
+    });
     // Every worker is gone: stop the trace (and remove its instance) before anything else.
     let capture = shared.tracer.lock().unwrap().take().map(|t| {
         Arc::try_unwrap(t)
