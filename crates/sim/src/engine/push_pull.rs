@@ -437,6 +437,9 @@ impl Engine {
         changed: &[CpuId],
     ) -> Option<LaterCpus> {
         let touched_free = l.touched_free?;
+        if self.cpus.len() <= 64 {
+            return None; // one word per mask: a fresh computation is as cheap
+        }
         let (slots, n) = self.free_masks(class);
         let masks = &slots[..n];
         let free = |c: CpuId| !masks.iter().any(|m| m.contains(c));
