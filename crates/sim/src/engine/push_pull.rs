@@ -210,7 +210,13 @@ impl Engine {
                     self.touched.insert(target);
                     self.schedule_local(target);
                     self.refresh_push_state(target);
-                    later = [None, None];
+                    // Only `cpu` and `target` changed: the cached answers are brought up
+                    // to date for those two instead of recomputed over every CPU.
+                    for c in ClassId::RT {
+                        let l = later[c as usize].take();
+                        later[c as usize] =
+                            l.and_then(|l| self.later_cpus_moved(c, l, &[cpu, target]));
+                    }
                     moved = true;
                 }
             }
@@ -371,16 +377,23 @@ impl Engine {
         if let Some(l) = cache {
             return Some(*l);
         }
-        let (mut l, touched_free) =
-            if self.push_state[class as usize].is_some() && self.push_fast(class) {
-                let l = self.later_cpus_from_state(class);
-                (l, Some(l.reach))
-            } else {
-                (self.later_cpus_scan(class)?, None)
-            };
+        let mut l = if self.push_state[class as usize].is_some() && self.push_fast(class) {
+            self.visit(1);
+            self.later_cpus_from_state(class)
+        } else {
+            self.later_cpus_scan(class)?
+        };
+        self.set_reach(class, &mut l);
+        *cache = Some(l);
+        Some(l)
+    }
+
+    /// [`LaterCpus::reach`] from the other fields.
+    fn set_reach(&self, class: ClassId, l: &mut LaterCpus) {
         l.reach = match l.first_free {
             // A free CPU: the target is the task's last CPU if free, else the first free.
-            Some(_) => touched_free
+            Some(_) => l
+                .touched_free
                 .unwrap_or_else(|| self.touched.iter().any(|c| self.cpu_free_for(c, class))),
             None if l.keyed => l
                 .worst
@@ -389,15 +402,13 @@ impl Engine {
                 .any(|&(_, c)| self.touched.contains(c)),
             None => true, // any CPU its task beats: not known without looking
         };
-        *cache = Some(l);
-        Some(l)
     }
 
-    /// [`LaterCpus`] from the push states and the waiting masks (`reach`: whether a
-    /// touched CPU is free).
-    fn later_cpus_from_state(&self, class: ClassId) -> LaterCpus {
-        // At most two masks per real-time class, on the stack: this runs again after
-        // every push, and a heap allocation was a fair part of its cost.
+    /// The masks whose union is the CPUs not free for `class` (its push state exists and
+    /// [`Engine::push_fast`]): each class's waiting mask up to `class` and its busy mask.
+    /// At most two per real-time class, on the stack: a heap allocation was a fair part
+    /// of the cost when this ran after every push.
+    fn free_masks(&self, class: ClassId) -> ([&CpuMask; 4], usize) {
         let first = self.classes[ClassId::RT[0] as usize].waiting_mask();
         let mut slots: [&CpuMask; 4] = [first; 4];
         let mut n = 0;
@@ -409,8 +420,77 @@ impl Engine {
                 n += 1;
             }
         }
+        (slots, n)
+    }
+
+    /// `class`'s cached [`LaterCpus`] after pushes between the CPUs of `changed` (the
+    /// touched set grown by some of them only): a push changes what is waiting or
+    /// running on its two CPUs only, so the first free CPU moves only if one of them is
+    /// or was it, a touched free CPU appears only among them, and the two
+    /// lowest-priority running CPUs are the first two of the running keys' heap. None
+    /// (recompute) for an answer found by a scan. Debug builds compare the result with
+    /// a fresh computation.
+    fn later_cpus_moved(
+        &self,
+        class: ClassId,
+        mut l: LaterCpus,
+        changed: &[CpuId],
+    ) -> Option<LaterCpus> {
+        let touched_free = l.touched_free?;
+        if self.cpus.len() <= 64 {
+            return None; // one word per mask: a fresh computation is as cheap
+        }
+        let (slots, n) = self.free_masks(class);
         let masks = &slots[..n];
-        self.visit(1);
+        let free = |c: CpuId| !masks.iter().any(|m| m.contains(c));
+        let ncpu = self.cpus.len();
+        // Every CPU below the old first free one was busy, and only the changed ones can
+        // have become free; past it, the masks are read again only if it is not free now.
+        let mut first = match l.first_free {
+            Some(f) if changed.contains(&f) && !free(f) => {
+                CpuMask::next_in_none(masks, f + 1, ncpu)
+            }
+            f => f,
+        };
+        for &c in changed {
+            if free(c) && first.is_none_or(|f| c < f) {
+                first = Some(c);
+            }
+        }
+        l.first_free = first;
+        // A touched free CPU that did not change is still one; otherwise the set is read
+        // again.
+        let now_free = changed.iter().any(|&c| self.touched.contains(c) && free(c));
+        l.touched_free = Some(if now_free {
+            true
+        } else if touched_free {
+            self.touched.any_in_none(masks)
+        } else {
+            false
+        });
+        let st = self.push_state[class as usize].as_ref().unwrap();
+        l.worst = st
+            .running
+            .first_two()
+            .map(|e| e.map(|(k, c)| (!((k >> 64) as u64), c)));
+        self.set_reach(class, &mut l);
+        #[cfg(debug_assertions)]
+        {
+            let mut fresh = self.later_cpus_from_state(class);
+            self.set_reach(class, &mut fresh);
+            assert_eq!(
+                l, fresh,
+                "the cached LaterCpus after pushes between CPUs {changed:?}"
+            );
+        }
+        Some(l)
+    }
+
+    /// [`LaterCpus`] from the push states and the waiting masks (`reach`: whether a
+    /// touched CPU is free).
+    fn later_cpus_from_state(&self, class: ClassId) -> LaterCpus {
+        let (slots, n) = self.free_masks(class);
+        let masks = &slots[..n];
         // Whether a touched CPU is free, from the same masks: a word at a time instead
         // of asking each touched CPU.
         let touched_free = self.touched.any_in_none(masks);
@@ -443,6 +523,7 @@ impl Engine {
             worst,
             keyed: st.keyed,
             reach: touched_free,
+            touched_free: Some(touched_free),
         }
     }
 
@@ -459,6 +540,7 @@ impl Engine {
             worst: [None, None],
             keyed: true,
             reach: true,
+            touched_free: None,
         };
         for c in 0..self.cpus.len() {
             self.visit(1);
@@ -511,7 +593,7 @@ impl Engine {
 
 /// For pushing tasks of one key-ordered class: the first CPU free for it and the two
 /// CPUs running its tasks with the largest keys (ties: lowest CPU first).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LaterCpus {
     first_free: Option<CpuId>,
     /// The two lowest-priority running CPUs (key-ordered classes only).
@@ -520,4 +602,7 @@ struct LaterCpus {
     /// Whether a push from an untouched CPU could end on a touched one: to a touched
     /// free CPU when some CPU is free, else to one of the two lowest-priority CPUs.
     reach: bool,
+    /// Whether a touched CPU is free, when read from the masks (None: found by a scan,
+    /// which is not kept between pushes).
+    touched_free: Option<bool>,
 }
