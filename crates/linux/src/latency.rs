@@ -383,27 +383,13 @@ pub fn check(cfg: &LatencyConfig) -> Result<(), LatencyError> {
     Ok(())
 }
 
+/// The signals `latency` stops on (SIGHUP too, as Ctrl-C).
 fn control_signals() -> libc::sigset_t {
-    // SAFETY: plain sigset manipulation.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU] {
-            libc::sigaddset(&mut set, s);
-        }
-        set
-    }
+    thread::signal_set(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGXCPU])
 }
 
 fn wait_signal(timeout: Duration) -> Option<libc::c_int> {
-    let set = control_signals();
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: valid set and timespec.
-    let r = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
-    (r > 0).then_some(r)
+    thread::timed_wait(&control_signals(), timeout)
 }
 
 /// Per-CPU steal time (ns) from /proc/stat.

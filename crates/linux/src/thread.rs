@@ -45,17 +45,25 @@ pub fn prefault_stack() {
     std::hint::black_box(&mut buf);
 }
 
-/// The signal set the watchdog waits for.
-pub fn control_signals() -> libc::sigset_t {
+/// The signals that stop a run (Ctrl-C, `kill`).
+const STOP_SIGNALS: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+
+/// The set of `signals`.
+pub(crate) fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset initialise and fill a plain sigset_t.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGXCPU, libc::SIGUSR2] {
+        for &s in signals {
             libc::sigaddset(&mut set, s);
         }
         set
     }
+}
+
+/// The signal set the watchdog waits for.
+pub fn control_signals() -> libc::sigset_t {
+    signal_set(&[libc::SIGINT, libc::SIGTERM, libc::SIGXCPU, libc::SIGUSR2])
 }
 
 /// Block the control signals in the calling thread (and so in threads it spawns later).
@@ -80,7 +88,7 @@ pub fn pending_stop_signal() -> Option<libc::c_int> {
         if libc::sigpending(&mut set) != 0 {
             return None;
         }
-        [libc::SIGINT, libc::SIGTERM]
+        STOP_SIGNALS
             .into_iter()
             .find(|&s| libc::sigismember(&set, s) == 1)
     }
@@ -90,20 +98,7 @@ pub fn pending_stop_signal() -> Option<libc::c_int> {
 /// back after a failed set-up, so that the signal is reported, not acted on by its
 /// default action before the process says what happened.
 pub fn take_stop_signal() -> Option<libc::c_int> {
-    // SAFETY: sigemptyset/sigaddset fill a plain sigset_t; sigtimedwait with a zero
-    // timeout only takes a pending signal of the set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        let zero = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        let r = libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
-        (r > 0).then_some(r)
-    }
+    timed_wait(&signal_set(&STOP_SIGNALS), std::time::Duration::ZERO)
 }
 
 /// Put back a mask saved by [`block_control_signals`].
@@ -138,13 +133,20 @@ pub fn signal_thread(tid: libc::pid_t, sig: libc::c_int) {
 
 /// Wait for a control signal until `timeout`; None on timeout.
 pub fn wait_control_signal(timeout: std::time::Duration) -> Option<libc::c_int> {
-    let set = control_signals();
+    timed_wait(&control_signals(), timeout)
+}
+
+/// Take a pending signal of `set`, waiting up to `timeout` for one; None on timeout.
+pub(crate) fn timed_wait(
+    set: &libc::sigset_t,
+    timeout: std::time::Duration,
+) -> Option<libc::c_int> {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
     // SAFETY: valid set and timespec; siginfo may be null.
-    let r = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
+    let r = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) };
     (r > 0).then_some(r)
 }
 
