@@ -228,6 +228,13 @@ pub struct Engine {
     structure: Option<Option<serde_json::Value>>,
 }
 
+/// A running CPU's key in a [`crate::heap::SlotHeap`] of running CPUs (global placement's
+/// in `global_fast.rs`, the push state's in `push_pull.rs`), whose first entry is then
+/// the largest task key, the lowest CPU among equals.
+fn worst_first(key: u64, cpu: CpuId) -> u128 {
+    ((!key) as u128) << 64 | cpu as u128
+}
+
 impl Engine {
     /// Prepare a run. `classes` holds one class per [`ClassId`] (dl, rt, fair),
     /// `task_class` and `rt_prio` give each task's class and rt priority (1..99).

@@ -12,12 +12,6 @@ use super::marks::CpuMask;
 use super::*;
 use crate::heap::SlotHeap;
 
-/// A running CPU's key in [`GlobalFast::running`], whose first entry is then the largest
-/// task key, the lowest CPU among equals.
-fn worst_first(key: u64, cpu: CpuId) -> u128 {
-    ((!key) as u128) << 64 | cpu as u128
-}
-
 /// Up to this many CPUs the running task with the largest key is found by a scan of
 /// `key` when a decision asks (a comparison per CPU), not kept in a heap: a heap move at
 /// every occupation (about 150 instructions on 8 CPUs) costs more than the scans, which

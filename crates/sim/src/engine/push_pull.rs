@@ -12,12 +12,6 @@ use super::*;
 use crate::heap::{MinTree, SlotHeap};
 use std::cmp::Reverse;
 
-/// A running CPU's key in [`PushState::running`], whose first entry is then the largest
-/// task key, the lowest CPU among equals.
-fn worst_first(key: u64, cpu: CpuId) -> u128 {
-    ((!key) as u128) << 64 | cpu as u128
-}
-
 /// One unrestricted real-time class's running tasks under `linux` placement (and, for a
 /// key-ordered class, their keys in order).
 pub(super) struct PushState {
