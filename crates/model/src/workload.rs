@@ -920,8 +920,18 @@ fn expand_task(
     Ok(())
 }
 
+/// "task NAME", the prefix of a task's errors, formatted only when an error is.
+struct At<'a>(&'a str);
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "task {}", self.0)
+    }
+}
+
 fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Result<Task, String> {
-    let at = format!("task {name}");
+    // A sweep builds thousands of valid tasks a second: no string for the error path.
+    let at = At(&name);
     let class = match &ts.class {
         Some(c) => TaskClass::parse(c).map_err(|e| format!("{at}: class: {e}"))?,
         None if ts.period.is_some() => TaskClass::Deadline,
@@ -1084,7 +1094,7 @@ fn build_task(ts: &TaskSpec, name: String, cpus: usize, sched: &Scheduler) -> Re
 /// The run/sleep behaviour of an aperiodic fair task.
 fn fair_phases(
     ts: &TaskSpec,
-    at: &str,
+    at: &At<'_>,
     class: TaskClass,
     periodic: bool,
 ) -> Result<Vec<Phase>, String> {
