@@ -9,7 +9,7 @@
 
 use crate::exact::Cmp;
 use crate::taskset::RtTask;
-use crate::tests::{over_capacity, too_many_pairs, util_vs, Outcome, Verdict, WORK_LIMIT};
+use crate::tests::{over_capacity, reason, too_many_pairs, util_vs, Outcome, Verdict, WORK_LIMIT};
 use schedlab_model::format_ns;
 use std::cmp::Ordering;
 
@@ -643,22 +643,26 @@ pub fn edzl(ts: &[RtTask], m: usize) -> Verdict {
             if can_reach.is_empty() {
                 "no task can reach zero laxity".to_string()
             } else {
-                format!(
-                    "only {} task(s) can reach zero laxity ({}), at most m = {m}",
-                    can_reach.len(),
-                    names(&can_reach)
-                )
+                reason(|| {
+                    format!(
+                        "only {} task(s) can reach zero laxity ({}), at most m = {m}",
+                        can_reach.len(),
+                        names(&can_reach)
+                    )
+                })
             },
         ),
         _ => verdict(
             TEST,
             TITLE,
             Outcome::NotProven,
-            format!(
-                "at least m + 1 = {} tasks may reach zero laxity ({})",
-                m + 1,
-                names(&can_reach)
-            ),
+            reason(|| {
+                format!(
+                    "at least m + 1 = {} tasks may reach zero laxity ({})",
+                    m + 1,
+                    names(&can_reach)
+                )
+            }),
         ),
     }
 }
