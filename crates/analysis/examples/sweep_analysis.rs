@@ -1,11 +1,13 @@
 //! The analysis of `scripts/bench_sweep.py`'s sets alone, for callgrind and `perf`:
 //! `cargo build --release -p schedlab-analysis --example sweep_analysis`, then
-//! `target/release/examples/sweep_analysis N [--print]`. Generates N sets (16 tasks,
-//! 4 CPUs, U = 2.0, 2.5, 3.0, 3.5, N/4 each, the sweep's seeds for seed 1) and runs every
-//! test on each; `--print` writes each verdict (test, outcome, reason) to compare two
-//! builds. docs/performance.md reports `(N = 300 − N = 100) / 200` instructions a set.
+//! `target/release/examples/sweep_analysis N [--print | --outcomes]`. Generates N sets
+//! (16 tasks, 4 CPUs, U = 2.0, 2.5, 3.0, 3.5, N/4 each, the sweep's seeds for seed 1) and
+//! runs every test on each; `--print` writes each verdict (test, outcome, reason) to
+//! compare two builds; `--outcomes` runs the sweep's `analyze_outcomes` instead (no
+//! reasons formatted). docs/performance.md reports `(N = 300 − N = 100) / 200`
+//! instructions a set.
 
-use schedlab_analysis::{analyze, generate, GenSpec};
+use schedlab_analysis::{analyze, analyze_outcomes, generate, GenSpec};
 use std::fmt::Write as _;
 
 /// The sweep's set seed (`schedlab.sweep`'s `set_seed`, crates/py/src/sweep.rs).
@@ -23,10 +25,12 @@ fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let n: u64 = args
         .get(1)
-        .ok_or("usage: sweep_analysis N [--print]")?
+        .ok_or("usage: sweep_analysis N [--print | --outcomes]")?
         .parse()
         .map_err(|e| format!("N: {e}"))?;
     let print = args.get(2).is_some_and(|a| a == "--print");
+    // The sweep's own call: outcomes only, no reasons formatted.
+    let outcomes = args.get(2).is_some_and(|a| a == "--outcomes");
     let mut out = String::new();
     let mut accepted = 0usize;
     for u in [2.0f64, 2.5, 3.0, 3.5] {
@@ -38,6 +42,11 @@ fn main() -> Result<(), String> {
                 ..GenSpec::default()
             };
             let ts = generate(&spec)?.rt_tasks();
+            if outcomes {
+                let o = analyze_outcomes(&ts, 4);
+                accepted += o.iter().filter(|(_, a)| *a == Some(true)).count();
+                continue;
+            }
             for v in analyze(&ts, 4) {
                 accepted += usize::from(v.outcome.accepted() == Some(true));
                 if print {

@@ -9,7 +9,7 @@
 
 use crate::exact::Cmp;
 use crate::taskset::RtTask;
-use crate::tests::{over_capacity, too_many_pairs, util_vs, Outcome, Verdict, WORK_LIMIT};
+use crate::tests::{over_capacity, reason, too_many_pairs, util_vs, Outcome, Verdict, WORK_LIMIT};
 use schedlab_model::format_ns;
 use std::cmp::Ordering;
 
@@ -77,6 +77,19 @@ fn edf_interference(ti: &RtTask, ri: u64, dk: u64) -> u128 {
     ((dk / p) * c + c.min((dk % p).saturating_sub(ti.d.saturating_sub(ri)))) as u128
 }
 
+/// [`edf_interference`] in two parts fixed for the whole RTA, (⌊D_k/T_i⌋·C_i, D_k mod T_i),
+/// so that the term, computed again at each of task k's iterations as R_i rises, takes
+/// no division: ⌊D_k/T_i⌋·C_i + min(C_i, (D_k mod T_i − (D_i − R_i))⁺).
+fn edf_parts(ti: &RtTask, dk: u64) -> (u64, u64) {
+    ((dk / ti.t) * ti.c, dk % ti.t)
+}
+
+/// [`edf_interference`] from its [`edf_parts`].
+#[inline(always)]
+fn edf_from_parts(ti: &RtTask, ri: u64, (whole, rest): (u64, u64)) -> u64 {
+    whole + ti.c.min(rest.saturating_sub(ti.d.saturating_sub(ri)))
+}
+
 /// Which global scheduler an RTA is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sched {
@@ -140,6 +153,9 @@ struct Terms {
     list: Vec<Interferer>,
     /// The largest R_i: every span fits in u64 when x + `r_max` does.
     r_max: u64,
+    /// Under EDF, [`edf_parts`] of each pair (task k, interferer i) at k·n + i (computed
+    /// once per RTA); empty under fixed priorities.
+    edf_parts: Vec<(u64, u64)>,
 }
 
 impl Terms {
@@ -152,6 +168,7 @@ impl Terms {
         self.ck = tk.c;
         self.list.clear();
         self.r_max = 0;
+        let parts = self.edf_parts.get(k * ts.len()..).unwrap_or(&[]);
         for (i, ti) in ts.iter().enumerate() {
             if i == k || (how == Sched::Fp && ti.d > tk.d) {
                 continue;
@@ -162,7 +179,11 @@ impl Terms {
                 t: ti.t,
                 r: r[i],
                 edf: match how {
-                    Sched::Edf => edf_interference(ti, r[i], tk.d) as u64,
+                    Sched::Edf => {
+                        let edf = edf_from_parts(ti, r[i], parts[i]);
+                        debug_assert_eq!(edf as u128, edf_interference(ti, r[i], tk.d));
+                        edf
+                    }
                     Sched::Fp => u64::MAX,
                 },
                 n: 0,
@@ -357,6 +378,13 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
         ck: 0,
         list: Vec::with_capacity(ts.len()),
         r_max: 0,
+        edf_parts: match how {
+            Sched::Edf => ts
+                .iter()
+                .flat_map(|tk| ts.iter().map(|ti| edf_parts(ti, tk.d)))
+                .collect(),
+            Sched::Fp => Vec::new(),
+        },
     };
     // Bounds changed so far; when each bound last changed (that count); the count when
     // each task's iteration last ended.
@@ -615,22 +643,26 @@ pub fn edzl(ts: &[RtTask], m: usize) -> Verdict {
             if can_reach.is_empty() {
                 "no task can reach zero laxity".to_string()
             } else {
-                format!(
-                    "only {} task(s) can reach zero laxity ({}), at most m = {m}",
-                    can_reach.len(),
-                    names(&can_reach)
-                )
+                reason(|| {
+                    format!(
+                        "only {} task(s) can reach zero laxity ({}), at most m = {m}",
+                        can_reach.len(),
+                        names(&can_reach)
+                    )
+                })
             },
         ),
         _ => verdict(
             TEST,
             TITLE,
             Outcome::NotProven,
-            format!(
-                "at least m + 1 = {} tasks may reach zero laxity ({})",
-                m + 1,
-                names(&can_reach)
-            ),
+            reason(|| {
+                format!(
+                    "at least m + 1 = {} tasks may reach zero laxity ({})",
+                    m + 1,
+                    names(&can_reach)
+                )
+            }),
         ),
     }
 }

@@ -19,4 +19,4 @@ pub mod global;
 pub use generate::{generate, Deadlines, GenSpec, GenTask, Method, Periods, TaskSet, METHODS};
 pub use report::{report, Report};
 pub use taskset::{from_workload, RtTask};
-pub use tests::{analyze, Outcome, Verdict, TESTS};
+pub use tests::{analyze, analyze_outcomes, Outcome, Verdict, TESTS};

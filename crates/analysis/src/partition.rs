@@ -5,7 +5,7 @@
 //! here is simulated on exactly the CPUs this analysis certified.
 
 use crate::taskset::RtTask;
-use crate::tests::{constrained, util, verdict, Outcome, Response, Verdict};
+use crate::tests::{constrained, reason, util, verdict, Outcome, Response, Verdict};
 
 /// The uniprocessor test each CPU gets in [`ffd`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -487,38 +487,38 @@ pub fn fit_test(ts: &[RtTask], m: usize, how: PerCpu, fit: Fit) -> Verdict {
             title,
             false,
             Outcome::Unschedulable,
-            format!("U = {u:.6} > {m} CPUs"),
+            reason(|| format!("U = {u:.6} > {m} CPUs")),
         );
     }
     match fit_partition(ts, m, how, fit) {
-        Ok(bins) => {
-            let loads: Vec<String> = bins
-                .iter()
-                .map(|b| {
-                    format!(
-                        "{:.3}",
-                        0.0 + b.iter().map(|&i| ts[i].utilisation()).sum::<f64>()
-                    )
-                })
-                .collect();
-            verdict(
-                test,
-                title,
-                false,
-                Outcome::Schedulable,
-                format!("every task placed; CPU loads {}", loads.join(", ")),
-            )
-        }
+        Ok(bins) => verdict(
+            test,
+            title,
+            false,
+            Outcome::Schedulable,
+            reason(|| {
+                let loads: Vec<String> = bins
+                    .iter()
+                    .map(|b| {
+                        format!(
+                            "{:.3}",
+                            0.0 + b.iter().map(|&i| ts[i].utilisation()).sum::<f64>()
+                        )
+                    })
+                    .collect();
+                format!("every task placed; CPU loads {}", loads.join(", "))
+            }),
+        ),
         Err(Unplaced::Task(i)) => verdict(
             test,
             title,
             false,
             Outcome::NotProven,
-            format!(
+            reason(|| format!(
                 "task {} (U = {:.4}) fits on no CPU",
                 ts[i].name,
                 ts[i].utilisation()
-            ),
+            )),
         ),
         Err(Unplaced::Budget) => verdict(
             test,

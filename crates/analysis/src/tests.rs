@@ -90,6 +90,51 @@ pub const TESTS: [&str; 15] = [
     "wfd-edf",
 ];
 
+thread_local! {
+    /// Whether verdicts carry their reasons: off inside [`analyze_outcomes`].
+    static REASONS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// A verdict's reason, formatted only when verdicts carry their reasons (a sweep keeps
+/// only the outcomes, and the reasons' formatting, decimals and durations, cost it more
+/// than several of the tests).
+pub(crate) fn reason(why: impl FnOnce() -> String) -> String {
+    if REASONS.with(std::cell::Cell::get) {
+        why()
+    } else {
+        String::new()
+    }
+}
+
+/// What [`analyze`] answers, each test's name and [`Outcome::accepted`] only, without
+/// formatting the reasons: what a sweep's rows keep. The outcomes never depend on the
+/// reasons (debug builds compare them with [`analyze`]'s).
+pub fn analyze_outcomes(tasks: &[RtTask], cpus: usize) -> Vec<(&'static str, Option<bool>)> {
+    /// Reasons back on when the analysis ends, even by a panic.
+    struct On;
+    impl Drop for On {
+        fn drop(&mut self) {
+            REASONS.with(|r| r.set(true));
+        }
+    }
+    let outcomes: Vec<(&'static str, Option<bool>)> = {
+        REASONS.with(|r| r.set(false));
+        let _on = On;
+        analyze(tasks, cpus)
+            .iter()
+            .map(|v| (v.test, v.outcome.accepted()))
+            .collect()
+    };
+    debug_assert_eq!(
+        outcomes,
+        analyze(tasks, cpus)
+            .iter()
+            .map(|v| (v.test, v.outcome.accepted()))
+            .collect::<Vec<_>>()
+    );
+    outcomes
+}
+
 /// A verdict (the one constructor of the test modules).
 pub(crate) fn verdict(
     test: &'static str,
@@ -169,7 +214,9 @@ fn one_cpu(test: &'static str, title: &'static str, exact: bool, cpus: usize) ->
             title,
             exact,
             Outcome::NotApplicable,
-            format!("a uniprocessor test; the platform has {cpus} CPUs (see ffd-edf, ffd-rm)"),
+            reason(|| {
+                format!("a uniprocessor test; the platform has {cpus} CPUs (see ffd-edf, ffd-rm)")
+            }),
         )
     })
 }
@@ -1061,7 +1108,9 @@ pub fn gfb(ts: &[RtTask], m: usize) -> Verdict {
         T,
         false,
         o,
-        format!("{what} {dens:.6} {rel} m − (m − 1)·max = {bound:.6} (m = {m}, max {dmax:.6})"),
+        reason(|| {
+            format!("{what} {dens:.6} {rel} m − (m − 1)·max = {bound:.6} (m = {m}, max {dmax:.6})")
+        }),
     )
 }
 
@@ -1110,12 +1159,14 @@ pub fn bcl(ts: &[RtTask], m: usize) -> Verdict {
                 T,
                 false,
                 Outcome::NotProven,
-                format!(
-                    "task {}: interference {} reaches m·(D − C) = {}",
-                    tk.name,
-                    format_ns(sum as u64),
-                    format_ns(cap.min(u64::MAX as i128) as u64)
-                ),
+                reason(|| {
+                    format!(
+                        "task {}: interference {} reaches m·(D − C) = {}",
+                        tk.name,
+                        format_ns(sum as u64),
+                        format_ns(cap.min(u64::MAX as i128) as u64)
+                    )
+                }),
             );
         }
     }
@@ -1124,7 +1175,7 @@ pub fn bcl(ts: &[RtTask], m: usize) -> Verdict {
         T,
         false,
         Outcome::Schedulable,
-        format!("every task's interference < {m}·(D − C)"),
+        reason(|| format!("every task's interference < {m}·(D − C)")),
     )
 }
 
@@ -1207,5 +1258,48 @@ mod shared_work {
         }
         assert!(outcomes.contains("Schedulable"), "{outcomes:?}");
         assert!(outcomes.contains("NotProven"), "{outcomes:?}");
+    }
+}
+
+#[cfg(test)]
+mod outcomes_only {
+    use super::*;
+    use crate::generate::{generate, Deadlines, GenSpec};
+
+    /// `analyze_outcomes` gives every test's name and `accepted()` as `analyze` does, on
+    /// sets on 1 to 4 CPUs (uniprocessor tests applying or not, global and partition
+    /// tests accepting and not), and leaves the reasons on for the next `analyze`.
+    #[test]
+    fn outcomes_match_analyze_and_reasons_come_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..120u64 {
+            let spec = GenSpec {
+                tasks: 3 + (seed % 12) as usize,
+                cpus: 1 + (seed % 4) as usize,
+                utilization: 0.4 + (seed % 9) as f64 * 0.4,
+                deadlines: if seed % 3 == 0 {
+                    Deadlines::Constrained { min_ratio: 0.3 }
+                } else {
+                    Deadlines::Implicit
+                },
+                seed,
+                ..GenSpec::default()
+            };
+            let Ok(set) = generate(&spec) else { continue };
+            let ts = set.rt_tasks();
+            let fast = analyze_outcomes(&ts, spec.cpus);
+            let full = analyze(&ts, spec.cpus);
+            let want: Vec<_> = full
+                .iter()
+                .map(|v| (v.test, v.outcome.accepted()))
+                .collect();
+            assert_eq!(fast, want, "seed {seed}");
+            assert!(
+                full.iter().all(|v| !v.why.is_empty()),
+                "seed {seed}: {full:?}"
+            );
+            seen.extend(want.iter().map(|&(_, a)| a));
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
     }
 }

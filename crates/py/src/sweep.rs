@@ -6,7 +6,7 @@
 //! gives the same numbers whichever batch, worker or machine runs it.
 
 use schedlab_analysis::{
-    analyze, from_workload, generate, Deadlines, GenSpec, Method, Periods, TaskSet, TESTS,
+    analyze_outcomes, from_workload, generate, Deadlines, GenSpec, Method, Periods, TaskSet, TESTS,
 };
 use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
@@ -608,14 +608,10 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         let w = cell.get(entry, policy, placement)?;
         if analysis.is_none() && c.analysis {
             let ts = from_workload(&w)?;
-            let verdicts = analyze(&ts, c.cpus);
-            debug_assert_eq!(verdicts.len(), TESTS.len());
-            analysis = Some(
-                verdicts
-                    .iter()
-                    .map(|v| (v.test, v.outcome.accepted()))
-                    .collect(),
-            );
+            // The rows keep each test's outcome, not its reason.
+            let outcomes = analyze_outcomes(&ts, c.cpus);
+            debug_assert_eq!(outcomes.len(), TESTS.len());
+            analysis = Some(outcomes);
         }
         let base = Row {
             utilization: c.utilization,
