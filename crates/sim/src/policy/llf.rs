@@ -54,10 +54,11 @@
 //! crossing rule compares a waiting job with the job running on a given CPU.
 
 use crate::class::{EnqueueReason, SchedClass};
-use crate::heap::KeyHeap;
+use crate::heap::{Entry, KeyHeap};
 use crate::queue::Keyed;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::Ns;
+use std::cell::Cell;
 
 /// How exact mode treats the tie a laxity crossing creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,11 +70,124 @@ pub enum TieRule {
     Edf,
 }
 
-/// The run queues: tick mode needs only the first task of a queue (an indexed heap);
-/// exact mode walks its queue in laxity order (the B-trees). Same order either way.
+/// Tick mode keeps its run queues sorted ([`Sorted`]) up to this many tasks, in an
+/// indexed heap above.
+const SORTED_MAX_TASKS: usize = 256;
+
+/// The run queues: tick mode needs only the first task of a queue (a sorted vector for
+/// few tasks, an indexed heap otherwise); exact mode walks its queue in laxity order (the
+/// B-trees). Same order in all three.
 enum LlfQueue {
+    Sorted(Sorted),
     Heap(KeyHeap),
     Tree(Keyed),
+}
+
+/// Small run queues as vectors sorted in decreasing `(key, seq, task)` order, the
+/// [`KeyHeap`] order reversed: the first task is the last entry, so a pick takes it with
+/// no move, where the heap's removal of its root moves an entry down every level. An
+/// insertion moves the entries that come before it in the queue order (at most
+/// [`SORTED_MAX_TASKS`]); a task preempted at a tick has a laxity near the first waiting
+/// task's, so it goes near the end. Tail sequence numbers are `KeyHeap`'s.
+#[derive(Default)]
+struct Sorted {
+    rqs: Vec<Vec<Entry>>,
+    /// Per task: `(key, seq)` while queued.
+    pos: Vec<Option<(u64, u64)>>,
+    seq: u64,
+    /// Entries looked at and moved (the work guard's count).
+    steps: Cell<u64>,
+}
+
+impl Sorted {
+    fn new(nr_rqs: usize, nr_tasks: usize) -> Sorted {
+        Sorted {
+            rqs: vec![Vec::new(); nr_rqs],
+            pos: vec![None; nr_tasks],
+            seq: 1 << 62, // as KeyHeap's
+            steps: Cell::new(0),
+        }
+    }
+
+    #[inline]
+    fn step(steps: &Cell<u64>, n: usize) {
+        steps.set(steps.get() + n as u64);
+    }
+
+    #[inline]
+    fn push(&mut self, rq: RqId, t: TaskId, key: u64) {
+        self.seq += 1;
+        self.push_seq(rq, t, key, self.seq);
+    }
+
+    #[inline]
+    fn push_seq(&mut self, rq: RqId, t: TaskId, key: u64, seq: u64) {
+        debug_assert!(self.pos[t].is_none(), "task {t} queued twice");
+        self.pos[t] = Some((key, seq));
+        let e = (key, seq, t);
+        let q = &mut self.rqs[rq];
+        let i = q.partition_point(|x| *x > e);
+        Self::step(&self.steps, 1 + q.len() - i);
+        q.insert(i, e);
+        debug_assert!(
+            (i == 0 || q[i - 1] > e) && q.get(i + 1).is_none_or(|&n| n < e),
+            "LLF: run queue {rq} out of order at {i}"
+        );
+    }
+
+    #[inline]
+    fn remove(&mut self, rq: RqId, t: TaskId) {
+        if let Some((key, seq)) = self.pos[t].take() {
+            let e = (key, seq, t);
+            let q = &mut self.rqs[rq];
+            let i = q.partition_point(|x| *x > e);
+            debug_assert_eq!(q.get(i), Some(&e), "task {t} not on rq {rq}");
+            Self::step(&self.steps, 1 + q.len() - i);
+            q.remove(i);
+        }
+    }
+
+    /// Index of the first entry of `rq` (in queue order) whose task is `allowed`.
+    #[inline]
+    fn first_where(&self, rq: RqId, allowed: impl Fn(TaskId) -> bool) -> Option<usize> {
+        let q = &self.rqs[rq];
+        let i = q.iter().rposition(|e| allowed(e.2))?;
+        Self::step(&self.steps, q.len() - i);
+        Some(i)
+    }
+
+    #[inline]
+    fn peek(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.first_where(rq, |t| ctx.allowed(t, cpu))
+            .map(|i| self.rqs[rq][i].2)
+    }
+
+    #[inline]
+    fn pop(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        self.pop_where(rq, |t| ctx.allowed(t, cpu))
+    }
+
+    /// Take the first entry of `rq` whose task is `allowed` out of the queue.
+    #[inline]
+    fn pop_where(&mut self, rq: RqId, allowed: impl Fn(TaskId) -> bool) -> Option<TaskId> {
+        let i = self.first_where(rq, allowed)?;
+        let q = &mut self.rqs[rq];
+        let t = if i + 1 == q.len() {
+            q.pop()
+        } else {
+            Self::step(&self.steps, q.len() - i);
+            Some(q.remove(i))
+        }?
+        .2;
+        self.pos[t] = None;
+        Some(t)
+    }
+
+    /// The first entry of `rq` whoever it may run on.
+    #[inline]
+    fn head(&self, rq: RqId) -> Option<&Entry> {
+        self.rqs[rq].last()
+    }
 }
 
 impl Default for LlfQueue {
@@ -83,66 +197,84 @@ impl Default for LlfQueue {
 }
 
 impl LlfQueue {
+    #[inline]
     fn push(&mut self, rq: RqId, t: TaskId, key: u64) {
         match self {
+            LlfQueue::Sorted(q) => q.push(rq, t, key),
             LlfQueue::Heap(h) => h.push(rq, t, key),
             LlfQueue::Tree(q) => q.push(rq, t, key),
         }
     }
 
+    #[inline]
     fn push_seq(&mut self, rq: RqId, t: TaskId, key: u64, seq: u64) {
         match self {
+            LlfQueue::Sorted(q) => q.push_seq(rq, t, key, seq),
             LlfQueue::Heap(h) => h.push_seq(rq, t, key, seq),
             LlfQueue::Tree(q) => q.push_seq(rq, t, key, seq),
         }
     }
 
+    #[inline]
     fn remove(&mut self, rq: RqId, t: TaskId) {
         match self {
+            LlfQueue::Sorted(q) => q.remove(rq, t),
             LlfQueue::Heap(h) => h.remove(rq, t),
             LlfQueue::Tree(q) => q.remove(rq, t),
         }
     }
 
+    #[inline(always)]
     fn peek(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         match self {
+            LlfQueue::Sorted(q) => q.peek(ctx, rq, cpu),
             LlfQueue::Heap(h) => h.peek(ctx, rq, cpu),
             LlfQueue::Tree(q) => q.peek(ctx, rq, cpu),
         }
     }
 
+    #[inline]
     fn pop(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         match self {
+            LlfQueue::Sorted(q) => q.pop(ctx, rq, cpu),
             LlfQueue::Heap(h) => h.pop(ctx, rq, cpu),
             LlfQueue::Tree(q) => q.pop(ctx, rq, cpu),
         }
     }
 
     /// `(key, seq)` of `t` while queued.
+    #[inline(always)]
     fn pos(&self, t: TaskId) -> Option<(u64, u64)> {
         match self {
+            LlfQueue::Sorted(q) => q.pos[t],
             LlfQueue::Heap(h) => h.pos[t],
             LlfQueue::Tree(q) => q.pos[t],
         }
     }
 
+    #[inline(always)]
     fn len(&self, rq: RqId) -> usize {
         match self {
+            LlfQueue::Sorted(q) => q.rqs[rq].len(),
             LlfQueue::Heap(h) => h.len(rq),
             LlfQueue::Tree(q) => q.rqs[rq].len(),
         }
     }
 
     /// The B-trees (exact mode).
+    #[inline]
     fn tree(&self) -> Option<&Keyed> {
         match self {
+            LlfQueue::Sorted(_) => None,
             LlfQueue::Heap(_) => None,
             LlfQueue::Tree(q) => Some(q),
         }
     }
 
+    #[inline]
     fn steps(&self) -> u64 {
         match self {
+            LlfQueue::Sorted(q) => q.steps.get(),
             LlfQueue::Heap(h) => h.steps(),
             LlfQueue::Tree(_) => 0,
         }
@@ -254,6 +386,7 @@ impl Llf {
     /// Every ready job on `rq` (the waiting ones and the running one) is re-evaluated.
     /// Tick mode counts the running slot even when the CPU is idle or its task just
     /// stopped; exact mode counts only the jobs that are ready.
+    #[inline(always)]
     fn count_rq(&self, ctx: &Ctx, rq: RqId) {
         let running = match self.exact {
             None => 1,
@@ -322,6 +455,7 @@ impl SchedClass for Llf {
         self.tick_head = None;
         self.q = match self.exact {
             Some(_) => LlfQueue::Tree(Keyed::new(nr_rqs, nr_tasks)),
+            None if nr_tasks <= SORTED_MAX_TASKS => LlfQueue::Sorted(Sorted::new(nr_rqs, nr_tasks)),
             None => LlfQueue::Heap(KeyHeap::new(nr_rqs, nr_tasks)),
         };
         self.arrived_at = vec![Ns::MAX; nr_tasks];
@@ -418,6 +552,7 @@ impl SchedClass for Llf {
                 };
                 self.tick_head = match &self.q {
                     LlfQueue::Heap(h) if h.entries(rq)[0].2 == c => Some(head),
+                    LlfQueue::Sorted(q) if q.head(rq).is_some_and(|e| e.2 == c) => Some(head),
                     _ => None,
                 };
                 head
@@ -549,4 +684,71 @@ fn build(w: &schedlab_model::Workload) -> crate::registry::Built {
         ));
     }
     Ok(Box::new(Llf::exact(TieRule::Edf)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sorted;
+    use crate::queue::Keyed;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Random pushes (with tail and explicit sequence numbers, few distinct keys: many
+    /// ties), removals and pops (some under an affinity filter): the sorted queue always
+    /// holds what the B-tree queue holds, gives its first entry, and the same sequence
+    /// numbers.
+    #[test]
+    fn sorted_queue_is_the_btree_queue_s_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(29);
+        let (rqs, tasks) = (3, 64);
+        let mut s = Sorted::new(rqs, tasks);
+        let mut k = Keyed::new(rqs, tasks);
+        let mut on = vec![None; tasks];
+        let mut filtered = 0;
+        for _ in 0..20_000 {
+            let t = rng.random_range(0..tasks);
+            match on[t] {
+                None => {
+                    let (rq, key) = (rng.random_range(0..rqs), rng.random_range(0..8u64));
+                    if rng.random_bool(0.3) {
+                        let seq = rng.random_range(0..4u64);
+                        s.push_seq(rq, t, key, seq);
+                        k.push_seq(rq, t, key, seq);
+                    } else {
+                        s.push(rq, t, key);
+                        k.push(rq, t, key);
+                    }
+                    on[t] = Some(rq);
+                }
+                Some(rq) if rng.random_bool(0.4) => {
+                    s.remove(rq, t);
+                    k.remove(rq, t);
+                    on[t] = None;
+                }
+                Some(rq) => {
+                    let m = if rng.random_bool(0.3) { 3 } else { 1 };
+                    filtered += usize::from(m == 3);
+                    let want = k.rqs[rq].iter().map(|e| e.2).find(|x| x % m == 0);
+                    let first = s.first_where(rq, |x| x % m == 0).map(|i| s.rqs[rq][i].2);
+                    assert_eq!(first, want);
+                    assert_eq!(s.pop_where(rq, |x| x % m == 0), want);
+                    if let Some(w) = want {
+                        k.remove(rq, w);
+                        on[w] = None;
+                    }
+                }
+            }
+            for rq in 0..rqs {
+                let sorted: Vec<_> = s.rqs[rq].iter().rev().copied().collect();
+                let tree: Vec<_> = k.rqs[rq].iter().copied().collect();
+                assert_eq!(sorted, tree);
+                assert_eq!(
+                    s.head(rq).map(|e| e.2),
+                    k.rqs[rq].iter().next().map(|e| e.2)
+                );
+            }
+            assert_eq!(s.pos, k.pos);
+        }
+        assert!(filtered > 1000, "{filtered} filtered pops");
+    }
 }
