@@ -126,7 +126,10 @@ impl Engine {
     /// When the next event is due (`&mut`: the event queue may look ahead).
     pub(super) fn next_event_time(&mut self) -> Option<Ns> {
         let heap = self.events.peek().map(|&(k, _)| (k >> 64) as Ns);
-        let timer = self.cpu_timers.first().map(|(k, _)| (k >> 64) as Ns);
+        let timer = self
+            .cpu_timers
+            .first(&self.cpu_visits)
+            .map(|(k, _)| (k >> 64) as Ns);
         match (heap, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -141,7 +144,7 @@ impl Engine {
             .map(|&(k, _)| ((k >> 64) as Ns, k as u64));
         let timer = self
             .cpu_timers
-            .first()
+            .first(&self.cpu_visits)
             .map(|(k, cpu)| ((k >> 64) as Ns, k as u64, cpu));
         match (heap, timer) {
             (Some(h), Some((t, seq, cpu))) if (t, Event::order(0, seq)) < h => {
