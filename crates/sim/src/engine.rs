@@ -557,8 +557,7 @@ impl Engine {
                 break;
             }
             self.advance(t);
-            while self.next_event_time() == Some(t) {
-                let ev = self.pop_event().expect("an event is due");
+            while let Some(ev) = self.pop_event_at(t) {
                 if self.woken_pending {
                     // Tasks woke without being queued (`global_fast.rs`): queued before
                     // an event that might read the queue.

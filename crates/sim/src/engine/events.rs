@@ -136,8 +136,9 @@ impl Engine {
         }
     }
 
-    /// Take the next event in (time, rank, sequence) order.
-    pub(super) fn pop_event(&mut self) -> Option<Event> {
+    /// Take the next event in (time, rank, sequence) order if it is due at `at`: the
+    /// event loop's test and pop in one look at the two queues' first entries.
+    pub(super) fn pop_event_at(&mut self, at: Ns) -> Option<Event> {
         let heap = self
             .events
             .peek()
@@ -148,14 +149,15 @@ impl Engine {
             .map(|(k, cpu)| ((k >> 64) as Ns, k as u64, cpu));
         match (heap, timer) {
             (Some(h), Some((t, seq, cpu))) if (t, Event::order(0, seq)) < h => {
-                Some(self.pop_timer(t, seq, cpu))
+                (t == at).then(|| self.pop_timer(t, seq, cpu))
             }
-            (None, Some((t, seq, cpu))) => Some(self.pop_timer(t, seq, cpu)),
-            _ => self.events.pop().map(|(k, kind)| Event {
+            (None, Some((t, seq, cpu))) => (t == at).then(|| self.pop_timer(t, seq, cpu)),
+            (Some((t, _)), _) if t == at => self.events.pop().map(|(k, kind)| Event {
                 time: (k >> 64) as Ns,
                 order: k as u64,
                 kind,
             }),
+            _ => None,
         }
     }
 
