@@ -212,9 +212,9 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     /// Random sets, moves and removals, as the engine makes them (distinct keys from a
-    /// sequence number): the flat timers (up to 32 CPUs) and the cached first entry with
-    /// the heap (above) give the same earliest entry, lengths and keys as an indexed heap
-    /// alone at every step.
+    /// sequence number): the flat timers (up to 32 CPUs) and the heap behind them (above)
+    /// give the same earliest entry, lengths and keys as an indexed heap alone at every
+    /// step.
     #[test]
     fn cpu_timers_agree_with_the_heap() {
         let mut rng = ChaCha8Rng::seed_from_u64(29);
@@ -245,11 +245,11 @@ mod tests {
                     }
                 }
                 assert_eq!(flat.first(&visits), heap.first());
-                assert_eq!(flat.len, heap.len());
-                assert!((0..ncpu)
-                    .all(|c| (flat.keys[c] != NONE).then_some(flat.keys[c]) == heap.get(c)));
+                assert_eq!(flat.len(), heap.len());
+                assert!((0..ncpu).all(|c| flat.get(c) == heap.get(c)));
             }
-            assert!(visits.get() > 0, "the earliest was scanned for");
+            // Only the flat layout scans (and counts its CPU visits).
+            assert_eq!(visits.get() > 0, ncpu <= FLAT_TIMERS);
         }
     }
 }
