@@ -163,8 +163,8 @@ pub struct Engine {
     /// Pending events under (time, order) packed in a `u128` (`events.rs`).
     events: crate::event_queue::EventQueue<EventKind>,
     /// Armed CPU timers: per CPU, (instant, sequence) if armed (`events::timer_key`),
-    /// the earliest first; cancellable, unlike heap entries.
-    cpu_timers: crate::heap::SlotHeap,
+    /// the earliest first; cancellable, unlike heap entries (`timers.rs`).
+    cpu_timers: timers::CpuTimers,
     event_seq: u64,
     events_processed: u64,
     /// No class with tasks reads running tasks' progress and there is no fair task: CPUs
@@ -411,7 +411,7 @@ impl Engine {
             cpus,
             classes,
             events: crate::event_queue::EventQueue::default(),
-            cpu_timers: crate::heap::SlotHeap::new(ncpu),
+            cpu_timers: timers::CpuTimers::new(ncpu),
             event_seq: 0,
             events_processed: 0,
             ticks_counted: 0,
@@ -557,8 +557,7 @@ impl Engine {
                 break;
             }
             self.advance(t);
-            while self.next_event_time() == Some(t) {
-                let ev = self.pop_event().expect("an event is due");
+            while let Some(ev) = self.pop_event_at(t) {
                 if self.woken_pending {
                     // Tasks woke without being queued (`global_fast.rs`): queued before
                     // an event that might read the queue.

@@ -124,6 +124,27 @@ fn global_edf_work_per_event_does_not_grow_with_tasks() {
     check_scaling("global edf", &small, &large, 30.0);
 }
 
+/// Global EDF from 8 to 32 CPUs (8 tasks a CPU): up to 32 CPUs the CPU timers are kept
+/// flat and the earliest is found by a scan of every CPU when it fires (and the running
+/// task with the largest key by another), so each look costs O(CPUs); CPU visits per
+/// event per CPU must stay flat as the CPUs grow, not grow like a scan per CPU per event.
+#[test]
+fn global_edf_cpu_visits_per_cpu_do_not_grow_with_cpus() {
+    let small = run(&workload(64, 0, 8, "global", 2000));
+    let large = run(&workload(256, 0, 32, "global", 1000));
+    let (a, b) = (per_event(&small), per_event(&large));
+    eprintln!(
+        "global edf, 8 -> 32 CPUs: cpu visits/event/cpu {:.2} -> {:.2}",
+        a.visits_per_cpu, b.visits_per_cpu
+    );
+    assert!(a.visits_per_cpu > 0.0, "the scans count their CPU visits");
+    assert!(
+        b.visits_per_cpu <= a.visits_per_cpu * 1.5 + 0.5,
+        "global edf: CPU visits per event per CPU grow with the CPUs"
+    );
+    assert!(b.visits_per_cpu <= 8.0, "{:.1}", b.visits_per_cpu);
+}
+
 #[test]
 fn linux_edf_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(256, 0, 32, "linux", 2000));

@@ -126,33 +126,38 @@ impl Engine {
     /// When the next event is due (`&mut`: the event queue may look ahead).
     pub(super) fn next_event_time(&mut self) -> Option<Ns> {
         let heap = self.events.peek().map(|&(k, _)| (k >> 64) as Ns);
-        let timer = self.cpu_timers.first().map(|(k, _)| (k >> 64) as Ns);
+        let timer = self
+            .cpu_timers
+            .first(&self.cpu_visits)
+            .map(|(k, _)| (k >> 64) as Ns);
         match (heap, timer) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// Take the next event in (time, rank, sequence) order.
-    pub(super) fn pop_event(&mut self) -> Option<Event> {
+    /// Take the next event in (time, rank, sequence) order if it is due at `at`: the
+    /// event loop's test and pop in one look at the two queues' first entries.
+    pub(super) fn pop_event_at(&mut self, at: Ns) -> Option<Event> {
         let heap = self
             .events
             .peek()
             .map(|&(k, _)| ((k >> 64) as Ns, k as u64));
         let timer = self
             .cpu_timers
-            .first()
+            .first(&self.cpu_visits)
             .map(|(k, cpu)| ((k >> 64) as Ns, k as u64, cpu));
         match (heap, timer) {
             (Some(h), Some((t, seq, cpu))) if (t, Event::order(0, seq)) < h => {
-                Some(self.pop_timer(t, seq, cpu))
+                (t == at).then(|| self.pop_timer(t, seq, cpu))
             }
-            (None, Some((t, seq, cpu))) => Some(self.pop_timer(t, seq, cpu)),
-            _ => self.events.pop().map(|(k, kind)| Event {
+            (None, Some((t, seq, cpu))) => (t == at).then(|| self.pop_timer(t, seq, cpu)),
+            (Some((t, _)), _) if t == at => self.events.pop().map(|(k, kind)| Event {
                 time: (k >> 64) as Ns,
                 order: k as u64,
                 kind,
             }),
+            _ => None,
         }
     }
 
