@@ -195,7 +195,13 @@ impl Illf {
     /// Add `e` to the waiting tasks of `rq` (and to its rule 4 candidates if its task
     /// was activated at the instant they are for).
     fn wait_insert(&mut self, rq: RqId, e: Entry) {
-        self.slot[e.2] = Some(self.waiting_set[rq].insert(e));
+        self.wait_insert_as(rq, e, false);
+    }
+
+    /// [`Illf::wait_insert`], sorted in at the next read when `later` (a put-back).
+    fn wait_insert_as(&mut self, rq: RqId, e: Entry, later: bool) {
+        let wq = &mut self.waiting_set[rq];
+        self.slot[e.2] = Some(if later { wq.insert_later(e) } else { wq.insert(e) });
         if self.activated_at[e.2] == self.activated_now[rq].0 {
             self.activated_waiting[rq].insert(e);
             self.activated_version += 1;
@@ -225,7 +231,9 @@ impl Illf {
             if running {
                 self.wait_remove(rq, t);
             } else {
-                self.wait_insert(rq, e);
+                // A put-back: a decision puts back its preempted tasks in a row, then
+                // reads (`pick_next_task` settles them in, sorted once).
+                self.wait_insert_as(rq, e, true);
             }
         }
         self.track(t);
@@ -801,6 +809,8 @@ impl SchedClass for Illf {
     }
 
     fn pick_next_task(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
+        // The tasks put back since are sorted in once, before the first read.
+        self.waiting_set[rq].settle();
         // The task put back at this instant is still "current" for the rules (if it was
         // put back on this queue: it may have been put back on another one since).
         let prev = self.put_task[rq]
@@ -849,6 +859,7 @@ impl SchedClass for Illf {
         }
         if self.ticked_at[rq] != ctx.now {
             self.ticked_at[rq] = ctx.now;
+            self.waiting_set[rq].settle();
             if self.opts.rules[1] {
                 self.refresh_least(ctx, rq);
             } else {
