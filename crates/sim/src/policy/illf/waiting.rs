@@ -86,11 +86,17 @@ impl WaitQueue {
 
     /// Sort the entries added by [`WaitQueue::insert_later`] into the dirty ones. Reads
     /// are cheapest after it (they sort a copy otherwise); every other change calls it.
+    /// Inlined: per-CPU queues call it at every tick, mostly with nothing to sort.
+    #[inline]
     pub(super) fn settle(&mut self) {
-        let k = self.pending.len();
-        if k == 0 {
-            return;
+        if !self.pending.is_empty() {
+            self.settle_pending();
         }
+    }
+
+    /// [`WaitQueue::settle`] with entries to sort in.
+    fn settle_pending(&mut self) {
+        let k = self.pending.len();
         // Greatest first; `(key, seq)` decides (seq is unique), compared as one number.
         self.pending
             .sort_unstable_by_key(|e| std::cmp::Reverse(order_key(e)));
@@ -147,6 +153,7 @@ impl WaitQueue {
     }
 
     /// The least entry.
+    #[inline]
     pub(super) fn first(&self) -> Option<Entry> {
         if !self.pending.is_empty() {
             return self.iter().next();
@@ -322,16 +329,16 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let key = (x >> 40) as i64 % 50 - 25;
             let e = (key, seq, seq as usize);
-            held.push(if x % 3 == 0 { q.insert(e) } else { q.insert_later(e) });
+            held.push(if x.is_multiple_of(3) { q.insert(e) } else { q.insert_later(e) });
             all.insert(e);
             // Unsettled reads sort a copy: the same answers.
             assert_eq!(q.first(), all.first().copied());
-            if x % 5 == 0 {
+            if x.is_multiple_of(5) {
                 q.settle();
             }
-            if x % 7 == 0 {
+            if x.is_multiple_of(7) {
                 // Take the least (a pick) or one in the middle.
-                let e = if x % 2 == 0 {
+                let e = if x.is_multiple_of(2) {
                     *all.first().unwrap()
                 } else {
                     *all.iter().nth(all.len() / 2).unwrap()
