@@ -183,6 +183,15 @@ pub trait SchedClass {
         false
     }
 
+    /// Whether `t` (waking, or waiting to be pushed) preempts no running task of this
+    /// class outside its own run queue: `wakeup_preempt(curr, t)` is false for every
+    /// such `curr`, as the class can tell from `t`'s values alone. `find_later_cpu` then
+    /// asks no running CPU (with per-CPU queues a CPU runs a task of its own queue).
+    /// Default `false`: ask each.
+    fn preempts_none_remote(&self, _ctx: &Ctx, _t: TaskId) -> bool {
+        false
+    }
+
     /// Global placement's preemption step for a class without a key order, with one run
     /// queue (0) for all CPUs and no affinity restriction: the first CPU, in CPU order,
     /// whose task in `assign` (a task of this class on every CPU that has one) the

@@ -124,6 +124,17 @@ impl Counted {
         self.inner.queue_steps() - self.uncounted_steps.get()
     }
 
+    /// `f`'s hook calls and queue steps left out of the counts (debug checks that ask
+    /// what a shortcut skipped).
+    pub(super) fn uncounted<R>(&self, f: impl FnOnce() -> R) -> R {
+        let (calls, steps) = (self.calls.get(), self.inner.queue_steps());
+        let r = f();
+        self.calls.set(calls);
+        let taken = self.inner.queue_steps() - steps;
+        self.uncounted_steps.set(self.uncounted_steps.get() + taken);
+        r
+    }
+
     fn count(&self) {
         self.calls.set(self.calls.get() + 1);
     }
@@ -267,6 +278,12 @@ impl Counted {
     pub(super) fn task_tick(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
         self.count();
         self.inner.task_tick(ctx, rq, cpu, t)
+    }
+
+    /// [`SchedClass::preempts_none_remote`].
+    pub(super) fn preempts_none_remote(&self, ctx: &Ctx, t: TaskId) -> bool {
+        self.count();
+        self.inner.preempts_none_remote(ctx, t)
     }
 
     pub(super) fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {

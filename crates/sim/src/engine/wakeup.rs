@@ -192,8 +192,6 @@ impl Engine {
         self.visit(2 * self.cpus.len());
         let ts = &self.tasks[t];
         let class = ts.class;
-        let candidates =
-            || (0..self.cpus.len()).filter(|&c| ts.may_run_on(c) && Some(c) != exclude);
         let last = ts.last_cpu;
         if ts.may_run_on(last) && Some(last) != exclude && self.cpu_free_for(last, class) {
             return Some(last);
@@ -201,6 +199,27 @@ impl Engine {
         if let Some(c) = self.first_free_for(t, class, exclude) {
             return Some(c);
         }
+        let cls = &self.classes[class as usize];
+        let ctx = ctx!(self);
+        // A task the class knows to preempt no running task (ILLF: positive laxity and
+        // big, so neither rule 3 nor Algorithm 2 lets it in) needs no tournament.
+        if cls.preempts_none_remote(&ctx, t) {
+            if cfg!(debug_assertions) {
+                let asked = cls.uncounted(|| self.later_by_tournament(t, exclude));
+                debug_assert_eq!(asked, None, "task {t} preempts a running task after all");
+            }
+            return None;
+        }
+        self.later_by_tournament(t, exclude)
+    }
+
+    /// The tournament of [`Engine::find_later_cpu`] over every CPU `t` may run on (other
+    /// than `exclude`): the lowest-priority running task of `t`'s class that `t` beats.
+    fn later_by_tournament(&self, t: TaskId, exclude: Option<CpuId>) -> Option<CpuId> {
+        let ts = &self.tasks[t];
+        let class = ts.class;
+        let candidates =
+            || (0..self.cpus.len()).filter(|&c| ts.may_run_on(c) && Some(c) != exclude);
         let cls = &self.classes[class as usize];
         let ctx = ctx!(self);
         let mut worst: Option<(CpuId, TaskId)> = None;
