@@ -168,9 +168,7 @@ impl KeyHeap {
             match h[i].0.cmp(&key) {
                 std::cmp::Ordering::Equal => return true,
                 std::cmp::Ordering::Greater => {}
-                std::cmp::Ordering::Less => {
-                    stack.extend((ARITY * i + 1..ARITY * i + ARITY + 1).filter(|&c| c < h.len()))
-                }
+                std::cmp::Ordering::Less => stack.extend(children(i, h.len())),
             }
         }
         false
@@ -206,7 +204,7 @@ impl KeyHeap {
             return Some(0);
         }
         let mut best: Option<usize> = None;
-        let mut stack: Vec<usize> = (1..ARITY + 1).filter(|&c| c < h.len()).collect();
+        let mut stack: Vec<usize> = children(0, h.len()).collect();
         while let Some(i) = stack.pop() {
             self.step(1);
             if best.is_some_and(|b| h[b] < h[i]) {
@@ -215,7 +213,7 @@ impl KeyHeap {
             if allowed(h[i].2) {
                 best = Some(i);
             } else {
-                stack.extend((ARITY * i + 1..ARITY * i + ARITY + 1).filter(|&c| c < h.len()));
+                stack.extend(children(i, h.len()));
             }
         }
         best
@@ -328,6 +326,11 @@ impl KeyHeap {
 /// Children per entry of [`KeyHeap`].
 const ARITY: usize = 4;
 
+/// The children of [`KeyHeap`] entry `i` in a heap of `len` entries.
+fn children(i: usize, len: usize) -> std::ops::Range<usize> {
+    ARITY * i + 1..(ARITY * i + ARITY + 1).min(len)
+}
+
 /// Index of the smallest of the children `l .. min(l + ARITY, len)` of a [`KeyHeap`]
 /// entry (`l < len`); the first of equals, though entries are distinct.
 #[inline]
@@ -340,9 +343,8 @@ fn smallest_child(h: &[Entry], l: usize, len: usize) -> usize {
         let b = 2 + usize::from(g[3] < g[2]);
         return l + if g[b] < g[a] { b } else { a };
     }
-    let end = len;
     let mut c = l;
-    for j in l + 1..end {
+    for j in l + 1..len {
         if h[j] < h[c] {
             c = j;
         }
