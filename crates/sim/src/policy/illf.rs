@@ -191,16 +191,19 @@ impl Illf {
     /// Keep `maybe_big` in step after `t`'s key was stored or it started or stopped
     /// running: a running task with an entry is there if it is big now.
     fn note_big(&mut self, ctx: &Ctx, t: TaskId) {
-        if !self.per_cpu || self.remaining_rises {
-            return; // not asked (one global queue), or not kept
+        if !self.keeps_big() {
+            return;
         }
-        match self.slot[t] {
-            Some(Held::Dirty(e)) if self.running[t] && progress::remaining(ctx, t) > e.0 => {
-                self.maybe_big.insert(t)
-            }
-            // Small, or not running: stays so until one of those moments.
-            _ => self.maybe_big.remove(t),
-        }
+        // Small, or not running: stays so until one of those moments.
+        let big = matches!(self.slot[t], Some(Held::Dirty(e))
+            if self.running[t] && progress::remaining(ctx, t) > e.0);
+        self.maybe_big.set(t, big);
+    }
+
+    /// Whether `maybe_big` is kept: it is asked only with per-CPU queues, and not kept
+    /// when remaining times may rise.
+    fn keeps_big(&self) -> bool {
+        self.per_cpu && !self.remaining_rises
     }
 
     /// Keep `members` in step: a running task with an entry is there.
@@ -315,6 +318,7 @@ impl Illf {
         // Queue steps too (tests/work.rs: evaluating every running task at every
         // refresh would count the CPUs busy at each one).
         self.steps.set(self.steps.get() + evaluated.len() as u64);
+        let keeps_big = self.keeps_big();
         for &t in evaluated {
             let Some(Held::Dirty(e)) = self.slot[t] else {
                 unreachable!("ILLF: a running task's entry is explicit")
@@ -323,12 +327,9 @@ impl Illf {
             if l != e.0 {
                 self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
-            if self.per_cpu && !self.remaining_rises {
-                if progress::remaining(ctx, t) > l {
-                    self.maybe_big.insert(t);
-                } else {
-                    self.maybe_big.remove(t);
-                }
+            if keeps_big {
+                // `note_big` for a running task whose key is now `l`.
+                self.maybe_big.set(t, progress::remaining(ctx, t) > l);
             }
         }
         self.members.all_fresh(rq);

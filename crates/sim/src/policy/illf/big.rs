@@ -44,6 +44,15 @@ impl MaybeBig {
         }
     }
 
+    /// Add `t` if `big`, else take it out.
+    pub(super) fn set(&mut self, t: TaskId, big: bool) {
+        if big {
+            self.insert(t);
+        } else {
+            self.remove(t);
+        }
+    }
+
     /// The tasks, in no order.
     pub(super) fn tasks(&self) -> &[TaskId] {
         &self.list
