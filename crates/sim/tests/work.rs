@@ -15,9 +15,22 @@ mod common;
 /// `n` periodic tasks, UUniFast utilisations summing to 0.7 x `cpus` (the golden sets'
 /// generator), plus `fair` fair tasks (hogs and run/sleep tasks).
 fn workload(n: usize, fair: usize, cpus: usize, placement: &str, ms: u64) -> Workload {
+    workload_under(None, n, fair, cpus, placement, ms)
+}
+
+/// [`workload`] with `policy` in place of the file's (EDF) when given.
+fn workload_under(
+    policy: Option<Policy>,
+    n: usize,
+    fair: usize,
+    cpus: usize,
+    placement: &str,
+    ms: u64,
+) -> Workload {
     let y = common::periodic_set(n, cpus, 0.7 * cpus as f64, ms, n as u64) + &fair_tasks(fair);
     let ov = Overrides {
         placement: Some(Placement::parse(placement).unwrap()),
+        policy,
         ..Overrides::default()
     };
     Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap()
@@ -195,15 +208,7 @@ fn bfs_work_per_event_does_not_grow_with_tasks() {
 /// changed (a CPU nothing happened to keeps its task), not every CPU three times.
 #[test]
 fn global_illf_work_per_event_does_not_grow_with_tasks() {
-    let illf = |n: usize, ms: u64| {
-        let y = common::periodic_set(n, 32, 0.7 * 32.0, ms, n as u64);
-        let ov = Overrides {
-            placement: Some(Placement::parse("global").unwrap()),
-            policy: Some(Policy::Illf),
-            ..Overrides::default()
-        };
-        run(&Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap())
-    };
+    let illf = |n, ms| run(&workload_under(Some(Policy::Illf), n, 0, 32, "global", ms));
     let (small, large) = (illf(256, 1000), illf(2048, 250));
     assert!(
         large.work.queue_steps > 0,
@@ -228,17 +233,14 @@ fn global_illf_work_per_event_does_not_grow_with_tasks() {
 /// sort the CPUs to check the key order).
 #[test]
 fn global_llf_work_per_event_does_not_grow_with_tasks() {
-    let llf = |n: usize, ms: u64| {
-        let y = common::periodic_set(n, 32, 0.7 * 32.0, ms, n as u64);
-        let ov = Overrides {
-            placement: Some(Placement::parse("global").unwrap()),
-            policy: Some(Policy::Llf),
-            ..Overrides::default()
-        };
-        run(&Workload::parse_str(&y, Path::new("work.yaml"), &ov).unwrap())
-    };
+    let llf = |n, ms| run(&workload_under(Some(Policy::Llf), n, 0, 32, "global", ms));
     let (small, large) = (llf(256, 1000), llf(2048, 250));
-    assert!(small.work.queue_steps > 0, "LLF's heap counts its steps");
+    // The small set's run queue is the sorted vector, the large one's the heap.
+    assert!(
+        small.work.queue_steps > 0,
+        "LLF's sorted queue counts its steps"
+    );
+    assert!(large.work.queue_steps > 0, "LLF's heap counts its steps");
     check_scaling("global llf", &small, &large, LLF_MAX_CALLS);
 }
 
