@@ -24,6 +24,11 @@ pub struct ImportError {
     pub line: Option<usize>,
     /// What is wrong, for a person.
     pub message: String,
+    /// The importer's own fault: it built a workload the model refuses. Never the
+    /// input's fault, so fuzzing and tests assert it stays false. A flag rather than a
+    /// message prefix because messages echo the user's text (a key may be spelled
+    /// "internal error").
+    pub internal: bool,
 }
 
 impl ImportError {
@@ -32,6 +37,15 @@ impl ImportError {
         ImportError {
             line: None,
             message: message.into(),
+            internal: false,
+        }
+    }
+
+    /// The importer's own fault (see [`ImportError::internal`]).
+    fn importer_bug(message: impl Into<String>) -> ImportError {
+        ImportError {
+            internal: true,
+            ..ImportError::new(message)
         }
     }
 
@@ -40,6 +54,7 @@ impl ImportError {
         ImportError {
             line: Some(line),
             message: message.into(),
+            internal: false,
         }
     }
 }
@@ -284,7 +299,7 @@ pub(crate) fn finish(
         let _ = writeln!(y, "  - {{ {} }}", fields.join(", "));
     }
     Workload::parse_str(&y, Path::new("imported.yaml"), &Overrides::default()).map_err(|e| {
-        ImportError::new(format!(
+        ImportError::importer_bug(format!(
             "internal error: the imported workload is not valid ({e}); please report it with the input"
         ))
     })?;
