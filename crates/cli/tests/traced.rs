@@ -208,7 +208,11 @@ fn the_trace_of_a_short_run_holds_exactly_the_runners_jobs() {
     let released = v["jobs_released"].as_u64().unwrap();
     assert!(released >= 80, "{released}");
     assert_eq!(a["runner_jobs"].as_u64(), Some(released));
-    assert_eq!(a["same_status"].as_u64(), Some(released));
+    // A task's last job may straddle the run's end: the runner's clock read falls just
+    // before it and the thread's switch just after (`cut_by_end`, at most one a task).
+    let cut = a["cut_by_end"].as_u64().unwrap();
+    assert_eq!(a["same_status"].as_u64().unwrap() + cut, released, "{a}");
+    assert!(cut <= v["tasks"].as_array().unwrap().len() as u64, "{a}");
     assert_eq!(t["metrics"]["jobs_released"].as_u64(), Some(released));
     // One figure for task-level switches: the trace's, at the top level too (not null).
     assert!(

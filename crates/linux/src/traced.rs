@@ -184,6 +184,11 @@ pub struct Agreement {
     pub runner_jobs: u64,
     /// Of which the trace shows with the same started / completed status.
     pub same_status: u64,
+    /// Of the others, those the run's end explains: the one side's start or finish
+    /// lies within the run's own largest start or finish difference of the end, so
+    /// the other side put it past the end (a TCG guest's clock reads and switches can be
+    /// ms apart). At most one per task, its last job.
+    pub cut_by_end: u64,
     /// Largest |trace start − runner start| over jobs both saw start (ns).
     pub max_start_diff_ns: u64,
     /// Median of the same (ns).
@@ -635,15 +640,13 @@ fn rebuild_jobs(r: &Replay, i: usize) -> Vec<TracedJob> {
 fn agreement(ctx: &TraceContext, jobs: &[TracedJob]) -> Agreement {
     let mut a = Agreement::default();
     let (mut starts, mut finishes) = (Vec::new(), Vec::new());
-    for j in jobs {
-        let j = &j.row;
-        let Some(rec) = ctx.tasks[j.task].jobs.get(j.job as usize) else {
-            continue;
-        };
+    // Each job with the runner's record beside it, once.
+    let pairs: Vec<_> = jobs
+        .iter()
+        .filter_map(|j| Some((&j.row, ctx.tasks[j.row.task].jobs.get(j.row.job as usize)?)))
+        .collect();
+    for &(j, rec) in &pairs {
         a.runner_jobs += 1;
-        if rec.start.is_some() == j.start.is_some() && rec.finish.is_some() == j.finish.is_some() {
-            a.same_status += 1;
-        }
         if let (Some(x), Some(y)) = (rec.start, j.start) {
             starts.push(x.abs_diff(y));
         }
@@ -655,6 +658,21 @@ fn agreement(ctx: &TraceContext, jobs: &[TracedJob]) -> Agreement {
     a.max_finish_diff_ns = finishes.iter().max().copied().unwrap_or(0);
     a.median_start_diff_ns = median(starts).unwrap_or(0);
     a.median_finish_diff_ns = median(finishes).unwrap_or(0);
+    // A status that differs is the run's end at work when the side that saw the event
+    // saw it within the run's own largest difference of the end.
+    let near_end =
+        |t: Option<u64>, slack: u64| t.is_some_and(|t| t.saturating_add(slack) >= ctx.duration);
+    for &(j, rec) in &pairs {
+        let start_alike = rec.start.is_some() == j.start.is_some();
+        let finish_alike = rec.finish.is_some() == j.finish.is_some();
+        if start_alike && finish_alike {
+            a.same_status += 1;
+        } else if (start_alike || near_end(rec.start.or(j.start), a.max_start_diff_ns))
+            && (finish_alike || near_end(rec.finish.or(j.finish), a.max_finish_diff_ns))
+        {
+            a.cut_by_end += 1;
+        }
+    }
     a
 }
 
@@ -1103,5 +1121,36 @@ mod tests {
         assert_eq!((t.jobs[0].row.start, t.jobs[0].row.finish), (None, None));
         assert!(t.jobs[0].row.missed);
         assert_eq!(t.metrics.deadline_misses, 1);
+    }
+
+    #[test]
+    fn a_last_job_straddling_the_end_is_cut_by_the_end_not_a_disagreement() {
+        // Job 0: the runner read its clock 0.5 ms after the trace's end of the work
+        // (the run's largest finish difference). Job 1's work ended, by the runner's
+        // clock, 0.3 or 0.8 ms before the 20 ms end; its thread blocked only at 20.2 ms,
+        // past the end, so the trace has no finish for it.
+        let text = [
+            sw(5.0, 0, "R", 101),
+            sw(2100.0, 101, "S", 0),
+            sw(10_000.0, 0, "R", 101),
+            sw(20_200.0, 101, "S", 0),
+        ]
+        .concat();
+        let rec = |start_us: u64, finish_us: u64, release_ms| JobRecord {
+            start: Some(start_us * 1_000),
+            finish: Some(finish_us * 1_000),
+            ..job(release_ms, 2.0)
+        };
+        let runner = |left_us: u64| ctx(vec![rec(5, 2_600, 0), rec(10_000, 20_000 - left_us, 10)]);
+        // 0.3 ms before the end, within the 0.5 ms: cut by the end.
+        let t = analyse(&text, &runner(300), 0).unwrap();
+        assert_eq!(t.jobs[1].row.finish, None);
+        let a = &t.agreement;
+        assert_eq!((a.runner_jobs, a.same_status, a.cut_by_end), (2, 1, 1));
+        assert_eq!(a.max_finish_diff_ns, 500_000);
+        // 0.8 ms before the end, beyond the run's largest difference: a disagreement.
+        let t = analyse(&text, &runner(800), 0).unwrap();
+        let a = &t.agreement;
+        assert_eq!((a.runner_jobs, a.same_status, a.cut_by_end), (2, 1, 0));
     }
 }

@@ -419,9 +419,14 @@ pub fn render_trace(t: &schedlab_linux::traced::TracedRun) -> String {
     let a = &t.agreement;
     let _ = writeln!(
         out,
-        "  jobs     {} of the runner's {} jobs seen alike; start within {:.1} us (median {:.1}), finish within {:.1} us (median {:.1}) of its records",
+        "  jobs     {} of the runner's {} jobs seen alike{}; start within {:.1} us (median {:.1}), finish within {:.1} us (median {:.1}) of its records",
         a.same_status,
         a.runner_jobs,
+        if a.cut_by_end > 0 {
+            format!(" ({} more cut by the run's end)", a.cut_by_end)
+        } else {
+            String::new()
+        },
         a.max_start_diff_ns as f64 / 1e3,
         a.median_start_diff_ns as f64 / 1e3,
         a.max_finish_diff_ns as f64 / 1e3,
