@@ -12,7 +12,7 @@ use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
     parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
 };
-use schedlab_sim::{simulate, SimError, SimOptions};
+use schedlab_sim::{engine_for, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
@@ -630,7 +630,9 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
             events: None,
             analysis: analysis.clone().unwrap_or_default(),
         };
-        match simulate(&w, &SimOptions::default()) {
+        // The run's eight numbers only (`run_summary`: the same schedule and figures as
+        // `simulate`'s result, without its per-task and per-CPU parts).
+        match engine_for(&w, &SimOptions::default()).map(|e| e.run_summary()) {
             Ok(r) => rows.push(Row {
                 status: status(r.deadline_misses, r.horizon_complete),
                 schedulable: status(r.deadline_misses, r.horizon_complete) == "schedulable",
