@@ -473,11 +473,11 @@ def labels(g: dict[str, Any]) -> list[str]:
     return out
 
 
-def _run_batch(cells_json: str) -> str:
-    """Run one batch in this process (what a Dask worker calls)."""
+def _run_batch(cells_json: str) -> dict[str, list]:
+    """Run one batch in this process (what a Dask worker calls): its columns."""
     from schedlab import _native as native
 
-    return native.run_cells(cells_json)
+    return native.run_cells_columns(cells_json)
 
 
 #: Cells per native call in a serial sweep: Ctrl-C is seen between calls (the core runs
@@ -492,7 +492,7 @@ def _run_serial(batch: list[dict]) -> pd.DataFrame:
     DataFrame of the whole batch (a DataFrame per call cost more than the cells)."""
     cols: dict[str, list] = {}
     for i in range(0, len(batch), _SERIAL_CHUNK):
-        part = json.loads(_native.run_cells(json.dumps(batch[i : i + _SERIAL_CHUNK])))
+        part = _native.run_cells_columns(json.dumps(batch[i : i + _SERIAL_CHUNK]))
         for k, v in part.items():
             cols.setdefault(k, []).extend(v)
     return frame(cols, batch)
@@ -858,7 +858,7 @@ def run(
                         for fut in as_completed(list(futures)):
                             finish(
                                 batches[futures[fut]],
-                                frame(json.loads(fut.result()), batches[futures[fut]]),
+                                frame(fut.result(), batches[futures[fut]]),
                             )
             except KeyboardInterrupt as e:
                 e.cells_done, e.cells_total = bar.done, bar.total

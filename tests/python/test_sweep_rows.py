@@ -138,3 +138,19 @@ def test_a_batch_equals_its_cells_one_by_one_in_any_order():
             back.append(rev[key][at : at + n])
             at += n
         assert col == [v for part in reversed(back) for v in part], key
+
+
+def test_columns_as_lists_equal_the_json_columns():
+    # `run_cells_columns` (what the sweep calls) hands the same values as the JSON text,
+    # without it: the same keys in the same order, each value of the same type and
+    # equal (floats bit for bit, None where the JSON has null).
+    cs = cells()
+    want = json.loads(run(cs))
+    got = native.run_cells_columns(json.dumps(cs))
+    assert list(got) == list(want)
+    for key, col in want.items():
+        assert len(got[key]) == len(col) > len(cs), key
+        for g, w in zip(got[key], col):
+            assert type(g) is type(w) and (
+                g == w or (isinstance(g, float) and g.hex() == w.hex())
+            ), (key, g, w)

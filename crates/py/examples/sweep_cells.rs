@@ -6,8 +6,9 @@
 //! Runs the cells a serial sweep sends for the grid `cpus: 4, tasks: 16, utilizations:
 //! [2.0, 2.5, 3.0, 3.5], policies: [edf], seed: 1, duration: 1s` with N/4 samples each,
 //! K cells per batch (16, as `schedlab.sweep`'s serial client), through the same
-//! functions as `_native.run_cells` (parse the batch's JSON, run each cell, the columns'
-//! JSON). `--print` writes each batch's columns, so that every test's verdict and every
+//! functions as `_native.run_cells_columns` (parse the batch's JSON, run each cell; the
+//! Python lists it then builds are not made here). `--print` writes each batch's columns
+//! as `_native.run_cells`' JSON, so that every test's verdict and every
 //! simulated number of two builds can be compared byte for byte (`cmp`): the check that
 //! a speed change of the analysis or the cells changes no result (20,000 sets take a
 //! few seconds).
@@ -64,8 +65,11 @@ fn main() -> Result<(), String> {
         for c in &cells {
             rows.extend(sweep::run_cell(c)?);
         }
-        let columns = serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())?;
+        // The sweep takes the columns as Python lists (`_native.run_cells_columns`, built
+        // with the GIL held, not here); their JSON text is `--print`'s comparison form.
         if print {
+            let columns =
+                serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())?;
             writeln!(out, "{columns}").map_err(|e| e.to_string())?;
         }
     }
