@@ -79,7 +79,7 @@ def main():
 
     def core():
         for i in range(0, len(cells), chunk):
-            _native.run_cells_columns(json.dumps(cells[i : i + chunk]))
+            _native.run_cells_columns(sweep_module._batch_json(cells[i : i + chunk]))
 
     t_core = best(core, a.repeat)
     t_serial = best(lambda: schedlab.sweep(client="serial", **grid), a.repeat)

@@ -473,6 +473,17 @@ def labels(g: dict[str, Any]) -> list[str]:
     return out
 
 
+def _batch_json(batch: list[dict[str, Any]]) -> str:
+    """A batch's cells as the core reads them: the first cell and each cell's
+    ``[utilization, sample]`` when every cell has its axis values (the cells of one grid
+    then differ only there), else the list of cells."""
+    first = tuple(batch[0][a] for a in AXES)
+    if all(tuple(c[a] for a in AXES) == first for c in batch):
+        points = [[c["utilization"], c["sample"]] for c in batch]
+        return json.dumps({"cell": batch[0], "points": points})
+    return json.dumps(batch)
+
+
 def _run_batch(cells_json: str) -> dict[str, list]:
     """Run one batch in this process (what a Dask worker calls): its columns."""
     from schedlab import _native as native
@@ -492,7 +503,7 @@ def _run_serial(batch: list[dict]) -> pd.DataFrame:
     DataFrame of the whole batch (a DataFrame per call cost more than the cells)."""
     cols: dict[str, list] = {}
     for i in range(0, len(batch), _SERIAL_CHUNK):
-        part = _native.run_cells_columns(json.dumps(batch[i : i + _SERIAL_CHUNK]))
+        part = _native.run_cells_columns(_batch_json(batch[i : i + _SERIAL_CHUNK]))
         for k, v in part.items():
             cols.setdefault(k, []).extend(v)
     return frame(cols, batch)
@@ -852,7 +863,7 @@ def run(
                         from dask.distributed import as_completed
 
                         futures = {
-                            dask_client.submit(_run_batch, json.dumps(b), pure=False): k
+                            dask_client.submit(_run_batch, _batch_json(b), pure=False): k
                             for k, b in enumerate(batches)
                         }
                         for fut in as_completed(list(futures)):

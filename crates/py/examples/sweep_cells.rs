@@ -51,16 +51,25 @@ fn main() -> Result<(), String> {
     let mut cells = Vec::new();
     for u in [2.0f64, 2.5, 3.0, 3.5] {
         for s in 0..n / 4 {
-            cells.push(format!(
+            cells.push((u, s, format!(
                 r#"{{"cpus": 4, "tasks": 16, "utilization": {u:?}, "sample": {s}, "seed": 1, "duration": "1s", "method": "uunifast-discard", "periods": "10ms..1000ms", "granularity": "1ms", "max_task_utilization": 1.0, "deadline_min_ratio": null, "scheduler": null, "platform": null, "policies": ["edf"], "analysis": {analysis}}}"#
-            ));
+            )));
         }
     }
     let mut out = std::io::stdout().lock();
     for batch in cells.chunks(chunk.max(1)) {
-        let text = format!("[{}]", batch.join(", "));
-        let cells: Vec<sweep::Cell> =
-            serde_json::from_str(&text).map_err(|e| format!("sweep cells: {e}"))?;
+        // As `schedlab.sweep` sends a batch of one axis combination: its first cell and
+        // each cell's utilisation and sample.
+        let points: Vec<String> = batch
+            .iter()
+            .map(|(u, s, _)| format!("[{u:?}, {s}]"))
+            .collect();
+        let text = format!(
+            r#"{{"cell": {}, "points": [{}]}}"#,
+            batch[0].2,
+            points.join(", ")
+        );
+        let cells = sweep::parse_batch(&text)?;
         let mut rows = Vec::with_capacity(cells.len());
         for c in &cells {
             rows.extend(sweep::run_cell(c)?);

@@ -294,10 +294,10 @@ fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
     })
 }
 
-/// The rows of a batch of sweep cells (JSON list), computed with the GIL released.
+/// The rows of a batch of sweep cells (a JSON list, or one cell and its points: see
+/// [`sweep::parse_batch`]), computed with the GIL released.
 fn cell_rows(py: Python<'_>, cells_json: &str) -> PyResult<Vec<sweep::Row>> {
-    let cells: Vec<sweep::Cell> =
-        serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
+    let cells = sweep::parse_batch(cells_json).map_err(err)?;
     py.allow_threads(move || {
         // Inside: a panic must not unwind through allow_threads' GIL re-acquisition.
         catch_unwind(AssertUnwindSafe(|| {

@@ -264,6 +264,33 @@ fn default_granularity() -> String {
     "1ms".into()
 }
 
+/// A batch of cells as JSON text: a list of cells, or `{"cell": CELL, "points": [[U, S],
+/// ...]}`, the cells that differ from `CELL` only in their utilisation and sample (what
+/// `schedlab.sweep` sends for the cells of one axis combination: the grid once, not once
+/// a cell).
+pub fn parse_batch(text: &str) -> Result<Vec<Cell>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Shared {
+        cell: Cell,
+        points: Vec<(f64, u64)>,
+    }
+    let bad = |e: serde_json::Error| format!("sweep cells: {e}");
+    if text.trim_start().starts_with('{') {
+        let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
+        Ok(points
+            .into_iter()
+            .map(|(utilization, sample)| Cell {
+                utilization,
+                sample,
+                ..cell.clone()
+            })
+            .collect())
+    } else {
+        serde_json::from_str(text).map_err(bad)
+    }
+}
+
 /// One (cell, policy) result.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
