@@ -493,8 +493,8 @@ def _run_batch(cells_json: str) -> dict[str, list]:
 
 #: Cells per native call in a serial sweep: Ctrl-C is seen between calls (the core runs
 #: with the GIL released), so a few cells keep it prompt (16 cells of 16 tasks for 1 s
-#: are about 3 ms); each call's JSON in and out costs about as much as a cell's
-#: DataFrame rows at 4 cells a call, a quarter of that at 16.
+#: are about 3 ms); a call has a fixed cost (its batch's text, the columns' lists) that
+#: 16 cells share.
 _SERIAL_CHUNK = 16
 
 
