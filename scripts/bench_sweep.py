@@ -79,7 +79,7 @@ def main():
 
     def core():
         for i in range(0, len(cells), chunk):
-            _native.run_cells(json.dumps(cells[i : i + chunk]))
+            _native.run_cells_columns(sweep_module._batch_json(cells[i : i + chunk]))
 
     t_core = best(core, a.repeat)
     t_serial = best(lambda: schedlab.sweep(client="serial", **grid), a.repeat)
@@ -89,7 +89,7 @@ def main():
     rows = [
         ("engine only (SimResult.wall_s)", (engine, engine)),
         ("bare simulate() per set, 1 process", t_bare),
-        ("core only: run_cells, with analysis", t_core),
+        ("core only: run_cells_columns, with analysis", t_core),
         ("sweep serial, with analysis", t_serial),
         ("sweep serial, analysis=False", t_serial_na),
     ]

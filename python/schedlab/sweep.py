@@ -473,17 +473,28 @@ def labels(g: dict[str, Any]) -> list[str]:
     return out
 
 
-def _run_batch(cells_json: str) -> str:
-    """Run one batch in this process (what a Dask worker calls)."""
+def _batch_json(batch: list[dict[str, Any]]) -> str:
+    """A batch's cells as the core reads them: the first cell and each cell's
+    ``[utilization, sample]`` when every cell has its axis values (the cells of one grid
+    then differ only there), else the list of cells."""
+    first = tuple(batch[0][a] for a in AXES)
+    if all(tuple(c[a] for a in AXES) == first for c in batch):
+        points = [[c["utilization"], c["sample"]] for c in batch]
+        return json.dumps({"cell": batch[0], "points": points})
+    return json.dumps(batch)
+
+
+def _run_batch(cells_json: str) -> dict[str, list]:
+    """Run one batch in this process (what a Dask worker calls): its columns."""
     from schedlab import _native as native
 
-    return native.run_cells(cells_json)
+    return native.run_cells_columns(cells_json)
 
 
 #: Cells per native call in a serial sweep: Ctrl-C is seen between calls (the core runs
 #: with the GIL released), so a few cells keep it prompt (16 cells of 16 tasks for 1 s
-#: are about 3 ms); each call's JSON in and out costs about as much as a cell's
-#: DataFrame rows at 4 cells a call, a quarter of that at 16.
+#: are about 3 ms); a call has a fixed cost (its batch's text, the columns' lists) that
+#: 16 cells share.
 _SERIAL_CHUNK = 16
 
 
@@ -492,7 +503,7 @@ def _run_serial(batch: list[dict]) -> pd.DataFrame:
     DataFrame of the whole batch (a DataFrame per call cost more than the cells)."""
     cols: dict[str, list] = {}
     for i in range(0, len(batch), _SERIAL_CHUNK):
-        part = json.loads(_native.run_cells(json.dumps(batch[i : i + _SERIAL_CHUNK])))
+        part = _native.run_cells_columns(_batch_json(batch[i : i + _SERIAL_CHUNK]))
         for k, v in part.items():
             cols.setdefault(k, []).extend(v)
     return frame(cols, batch)
@@ -852,13 +863,13 @@ def run(
                         from dask.distributed import as_completed
 
                         futures = {
-                            dask_client.submit(_run_batch, json.dumps(b), pure=False): k
+                            dask_client.submit(_run_batch, _batch_json(b), pure=False): k
                             for k, b in enumerate(batches)
                         }
                         for fut in as_completed(list(futures)):
                             finish(
                                 batches[futures[fut]],
-                                frame(json.loads(fut.result()), batches[futures[fut]]),
+                                frame(fut.result(), batches[futures[fut]]),
                             )
             except KeyboardInterrupt as e:
                 e.cells_done, e.cells_total = bar.done, bar.total

@@ -138,3 +138,41 @@ def test_a_batch_equals_its_cells_one_by_one_in_any_order():
             back.append(rev[key][at : at + n])
             at += n
         assert col == [v for part in reversed(back) for v in part], key
+
+
+def test_columns_as_lists_equal_the_json_columns():
+    # `run_cells_columns` (what the sweep calls) hands the same values as the JSON text,
+    # without it: the same keys in the same order, each value of the same type and
+    # equal (floats bit for bit, None where the JSON has null).
+    cs = cells()
+    want = json.loads(run(cs))
+    got = native.run_cells_columns(json.dumps(cs))
+    assert list(got) == list(want)
+    for key, col in want.items():
+        assert len(got[key]) == len(col) > len(cs), key
+        for g, w in zip(got[key], col):
+            assert type(g) is type(w) and (
+                g == w or (isinstance(g, float) and g.hex() == w.hex())
+            ), (key, g, w)
+
+
+def test_one_cell_and_its_points_equal_the_cells_listed():
+    # A batch of one axis combination goes to the core as its first cell and each cell's
+    # [utilization, sample]; the rows are those of the cells listed in full.
+    import importlib
+
+    sweep = importlib.import_module("schedlab.sweep")
+    seen = 0
+    for name, over in _variants():
+        cs = [c for c in cells() if all(c.get(k) == v for k, v in over.items())]
+        text = sweep._batch_json(cs)
+        assert json.loads(text)["points"] == [[c["utilization"], c["sample"]] for c in cs]
+        assert native.run_cells_columns(text) == native.run_cells_columns(json.dumps(cs))
+        seen += len(cs)
+    assert seen >= len(cells())
+    # Cells of two combinations (tasks differ) go as the list.
+    mixed = [
+        {**BASE, "utilization": 1.5, "sample": 0},
+        {**BASE, "tasks": 5, "utilization": 1.5, "sample": 0},
+    ]
+    assert isinstance(json.loads(sweep._batch_json(mixed)), list)

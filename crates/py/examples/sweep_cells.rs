@@ -6,8 +6,9 @@
 //! Runs the cells a serial sweep sends for the grid `cpus: 4, tasks: 16, utilizations:
 //! [2.0, 2.5, 3.0, 3.5], policies: [edf], seed: 1, duration: 1s` with N/4 samples each,
 //! K cells per batch (16, as `schedlab.sweep`'s serial client), through the same
-//! functions as `_native.run_cells` (parse the batch's JSON, run each cell, the columns'
-//! JSON). `--print` writes each batch's columns, so that every test's verdict and every
+//! functions as `_native.run_cells_columns` (parse the batch's JSON, run each cell; the
+//! Python lists it then builds are not made here). `--print` writes each batch's columns
+//! as `_native.run_cells`' JSON, so that every test's verdict and every
 //! simulated number of two builds can be compared byte for byte (`cmp`): the check that
 //! a speed change of the analysis or the cells changes no result (20,000 sets take a
 //! few seconds).
@@ -50,22 +51,34 @@ fn main() -> Result<(), String> {
     let mut cells = Vec::new();
     for u in [2.0f64, 2.5, 3.0, 3.5] {
         for s in 0..n / 4 {
-            cells.push(format!(
+            cells.push((u, s, format!(
                 r#"{{"cpus": 4, "tasks": 16, "utilization": {u:?}, "sample": {s}, "seed": 1, "duration": "1s", "method": "uunifast-discard", "periods": "10ms..1000ms", "granularity": "1ms", "max_task_utilization": 1.0, "deadline_min_ratio": null, "scheduler": null, "platform": null, "policies": ["edf"], "analysis": {analysis}}}"#
-            ));
+            )));
         }
     }
     let mut out = std::io::stdout().lock();
     for batch in cells.chunks(chunk.max(1)) {
-        let text = format!("[{}]", batch.join(", "));
-        let cells: Vec<sweep::Cell> =
-            serde_json::from_str(&text).map_err(|e| format!("sweep cells: {e}"))?;
+        // As `schedlab.sweep` sends a batch of one axis combination: its first cell and
+        // each cell's utilisation and sample.
+        let points: Vec<String> = batch
+            .iter()
+            .map(|(u, s, _)| format!("[{u:?}, {s}]"))
+            .collect();
+        let text = format!(
+            r#"{{"cell": {}, "points": [{}]}}"#,
+            batch[0].2,
+            points.join(", ")
+        );
+        let cells = sweep::parse_batch(&text)?;
         let mut rows = Vec::with_capacity(cells.len());
         for c in &cells {
             rows.extend(sweep::run_cell(c)?);
         }
-        let columns = serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())?;
+        // The sweep takes the columns as Python lists (`_native.run_cells_columns`, built
+        // with the GIL held, not here); their JSON text is `--print`'s comparison form.
         if print {
+            let columns =
+                serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())?;
             writeln!(out, "{columns}").map_err(|e| e.to_string())?;
         }
     }

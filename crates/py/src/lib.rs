@@ -284,24 +284,87 @@ fn check_cells(cells_json: &str) -> PyResult<()> {
 }
 
 /// Run a batch of sweep cells (JSON list); returns the rows as JSON columns
-/// (`{"utilization": [...], "policy": [...], ...}`). GIL released.
+/// (`{"utilization": [...], "policy": [...], ...}`), the reference form of
+/// [`run_cells_columns`]. GIL released.
 #[pyfunction]
 fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
     guard(|| {
-        let cells: Vec<sweep::Cell> =
-            serde_json::from_str(cells_json).map_err(|e| err(format!("sweep cells: {e}")))?;
-        py.allow_threads(move || {
-            // Inside: a panic must not unwind through allow_threads' GIL re-acquisition.
-            catch_unwind(AssertUnwindSafe(|| {
-                let mut rows = Vec::with_capacity(cells.len() * 4);
-                for c in &cells {
-                    rows.extend(sweep::run_cell(c)?);
-                }
-                serde_json::to_string(&sweep::columns(&rows)).map_err(|e| e.to_string())
-            }))
-        })
-        .map_err(panicked)?
-        .map_err(err)
+        let rows = cell_rows(py, cells_json)?;
+        serde_json::to_string(&sweep::columns(&rows)).map_err(err)
+    })
+}
+
+/// The rows of a batch of sweep cells (a JSON list, or one cell and its points: see
+/// [`sweep::parse_batch`]), computed with the GIL released.
+fn cell_rows(py: Python<'_>, cells_json: &str) -> PyResult<Vec<sweep::Row>> {
+    let cells = sweep::parse_batch(cells_json).map_err(err)?;
+    py.allow_threads(move || {
+        // Inside: a panic must not unwind through allow_threads' GIL re-acquisition.
+        catch_unwind(AssertUnwindSafe(|| {
+            let mut rows = Vec::with_capacity(cells.len() * 4);
+            for c in &cells {
+                rows.extend(sweep::run_cell(c)?);
+            }
+            Ok::<_, String>(rows)
+        }))
+    })
+    .map_err(panicked)?
+    .map_err(err)
+}
+
+/// [`run_cells`]' columns as a dict of Python lists (None where the JSON has null),
+/// without the JSON text in between: the serial sweep's and a Dask worker's call.
+#[pyfunction]
+fn run_cells_columns<'py>(
+    py: Python<'py>,
+    cells_json: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    guard(|| {
+        let rows = cell_rows(py, cells_json)?;
+        let d = pyo3::types::PyDict::new(py);
+        macro_rules! col {
+            ($name:ident) => {
+                d.set_item(
+                    stringify!($name),
+                    rows.iter().map(|r| r.$name).collect::<Vec<_>>(),
+                )?
+            };
+        }
+        // The keys in `sweep::columns`' order.
+        col!(utilization);
+        d.set_item(
+            "policy",
+            rows.iter().map(|r| r.policy.as_str()).collect::<Vec<_>>(),
+        )?;
+        col!(sample);
+        col!(set_seed);
+        col!(schedulable);
+        col!(status);
+        col!(horizon_ns);
+        col!(horizon_complete);
+        col!(deadline_misses);
+        // JSON writes a non-finite number as null: the same here.
+        d.set_item(
+            "context_switches_per_cpu_per_s",
+            rows.iter()
+                .map(|r| r.context_switches_per_cpu_per_s.filter(|x| x.is_finite()))
+                .collect::<Vec<_>>(),
+        )?;
+        col!(preemptions);
+        col!(migrations);
+        col!(scheduler_invocations);
+        col!(events);
+        for (k, test) in schedlab_analysis::TESTS.iter().enumerate() {
+            let col: Vec<Option<bool>> = rows
+                .iter()
+                .map(|r| match r.analysis.get(k) {
+                    Some((name, v)) if name == test => *v,
+                    _ => None,
+                })
+                .collect();
+            d.set_item(format!("analysis_{test}"), col)?;
+        }
+        Ok(d)
     })
 }
 
@@ -370,6 +433,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(check_cells, m)?)?;
     m.add_function(wrap_pyfunction!(run_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cells_columns, m)?)?;
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(test_names, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;

@@ -12,7 +12,7 @@ use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
     parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
 };
-use schedlab_sim::{simulate, SimError, SimOptions};
+use schedlab_sim::{engine_for, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
@@ -262,6 +262,33 @@ fn default_periods() -> String {
 }
 fn default_granularity() -> String {
     "1ms".into()
+}
+
+/// A batch of cells as JSON text: a list of cells, or `{"cell": CELL, "points": [[U, S],
+/// ...]}`, the cells that differ from `CELL` only in their utilisation and sample (what
+/// `schedlab.sweep` sends for the cells of one axis combination: the grid once, not once
+/// a cell).
+pub fn parse_batch(text: &str) -> Result<Vec<Cell>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Shared {
+        cell: Cell,
+        points: Vec<(f64, u64)>,
+    }
+    let bad = |e: serde_json::Error| format!("sweep cells: {e}");
+    if text.trim_start().starts_with('{') {
+        let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
+        Ok(points
+            .into_iter()
+            .map(|(utilization, sample)| Cell {
+                utilization,
+                sample,
+                ..cell.clone()
+            })
+            .collect())
+    } else {
+        serde_json::from_str(text).map_err(bad)
+    }
 }
 
 /// One (cell, policy) result.
@@ -630,7 +657,9 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
             events: None,
             analysis: analysis.clone().unwrap_or_default(),
         };
-        match simulate(&w, &SimOptions::default()) {
+        // The run's eight numbers only (`run_summary`: the same schedule and figures as
+        // `simulate`'s result, without its per-task and per-CPU parts).
+        match engine_for(&w, &SimOptions::default()).map(|e| e.run_summary()) {
             Ok(r) => rows.push(Row {
                 status: status(r.deadline_misses, r.horizon_complete),
                 schedulable: status(r.deadline_misses, r.horizon_complete) == "schedulable",

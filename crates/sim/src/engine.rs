@@ -93,6 +93,7 @@ mod marks;
 mod metrics;
 mod push_pull;
 mod reported;
+pub mod summary;
 mod tick;
 mod timers;
 mod wakeup;
