@@ -42,6 +42,11 @@ pub(super) struct GlobalMarked {
     stale: CpuMask,
     /// Whether the class gives such bounds (until it answers `None`).
     bounded: bool,
+    /// The class's [`SchedClass::preempts_in_order`], a property of the class asked once
+    /// (not at every pick).
+    ///
+    /// [`SchedClass::preempts_in_order`]: crate::class::SchedClass::preempts_in_order
+    in_order: bool,
 }
 
 impl GlobalMarked {
@@ -86,6 +91,7 @@ impl Engine {
                 bounds: vec![0; ncpu],
                 stale: CpuMask::new(ncpu),
                 bounded: true,
+                in_order: cls.preempts_in_order(),
             })
         })
     }
@@ -270,7 +276,11 @@ impl Engine {
 
     /// `g.view[cpu]` after a step changed `cpu`'s task.
     fn settle_view(&self, g: &mut GlobalMarked, cpu: CpuId) {
-        let once = !self.classes[g.class as usize].preempts_in_order();
+        debug_assert_eq!(
+            g.in_order,
+            self.classes[g.class as usize].preempts_in_order()
+        );
+        let once = !g.in_order;
         g.view[cpu] = if once && self.picked_now(&g.assign, cpu) {
             None
         } else {

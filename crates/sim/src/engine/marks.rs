@@ -175,6 +175,16 @@ impl Engine {
         self.want_rearm(cpu);
     }
 
+    /// [`Engine::mark_resched`] and [`Engine::mark_dirty`] at once (a tick's preemption):
+    /// both flags, with one insertion into each CPU set instead of two.
+    pub(super) fn mark_preempted(&mut self, cpu: CpuId) {
+        let c = &mut self.cpus[cpu];
+        c.need_resched = true;
+        c.dirty = true;
+        self.marked.insert(cpu);
+        self.want_rearm(cpu);
+    }
+
     /// The instant `cpu`'s timer is due moved (a context switch, tick or kernel work cost):
     /// re-arm it at the end of the instant.
     pub(super) fn force_rearm(&mut self, cpu: CpuId) {

@@ -30,8 +30,7 @@ impl Engine {
             let rq = self.tasks[t].rq;
             let class = self.tasks[t].class as usize;
             if self.classes[class].task_tick(&ctx!(self), rq, cpu, t) {
-                self.mark_resched(cpu);
-                self.mark_dirty(cpu);
+                self.mark_preempted(cpu);
             }
         }
         if self.has_fair() {
