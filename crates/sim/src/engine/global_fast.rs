@@ -341,6 +341,11 @@ impl Engine {
             }
             g.changed.push(cpu);
         }
+        if let [c] = g.changed[..] {
+            // One CPU changes (most decisions): its departure and arrival in one call.
+            self.switch_cpu(c, g.slot[c]);
+            return;
+        }
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         g.changed.sort_unstable();
         g.changed.dedup();
