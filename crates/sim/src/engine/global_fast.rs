@@ -91,13 +91,16 @@ impl GlobalFast {
         let cpu = match &self.running {
             Some(running) => running.first().map(|(_, cpu)| cpu),
             None => {
-                let mut worst = 0;
-                for c in 1..self.key.len() {
-                    if self.key[c] > self.key[worst] {
-                        worst = c;
+                // The largest key kept in a register, no bounds checks: the lowest CPU
+                // among equals, since only a larger key replaces it.
+                let (first, rest) = self.key.split_first()?;
+                let (mut worst, mut max) = (0, *first);
+                for (c, &k) in rest.iter().enumerate() {
+                    if k > max {
+                        (worst, max) = (c + 1, k);
                     }
                 }
-                (!self.key.is_empty()).then_some(worst)
+                Some(worst)
             }
         };
         // Debug builds check it against the definition, and the heap's entries.
