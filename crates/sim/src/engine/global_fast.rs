@@ -352,6 +352,22 @@ impl Engine {
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         g.changed.sort_unstable();
         g.changed.dedup();
+        // A departure touches its CPU and its task (and appends to the log and trace,
+        // which only departures do), an arrival its CPU and its task: the two halves of
+        // different CPUs meet only in a task that leaves one CPU and arrives on another
+        // (its progress there is accounted when it leaves). Without such a task each
+        // CPU's two halves go together, in CPU order, as the two passes would leave it.
+        let moves = g
+            .changed
+            .iter()
+            .any(|&c| g.slot[c].is_some_and(|n| self.tasks[n].on_cpu.is_some_and(|on| on != c)));
+        if !moves {
+            for i in 0..g.changed.len() {
+                let c = g.changed[i];
+                self.switch_cpu(c, g.slot[c]);
+            }
+            return;
+        }
         for i in 0..g.changed.len() {
             let c = g.changed[i];
             if self.cpus[c].curr != g.slot[c] {
