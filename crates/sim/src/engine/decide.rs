@@ -140,16 +140,32 @@ impl Engine {
             self.put_prev(t);
         }
         let next = self.pick(cpu);
-        self.switch_out(cpu, next);
-        self.switch_in(cpu, next);
+        self.switch_cpu(cpu, next);
+    }
+
+    /// Both halves of a context switch on `cpu` in one call, for a decision where no
+    /// other CPU's task leaves or arrives: [`Engine::switch_out`] then
+    /// [`Engine::switch_in`], the same steps, with one test and one call.
+    pub(super) fn switch_cpu(&mut self, cpu: CpuId, next: Option<TaskId>) {
+        if self.cpus[cpu].curr == next {
+            return;
+        }
+        self.leave(cpu, next);
+        self.arrive(cpu, next);
     }
 
     /// First half of a context switch: the previous task leaves `cpu`.
     pub(super) fn switch_out(&mut self, cpu: CpuId, next: Option<TaskId>) {
-        let prev = self.cpus[cpu].curr;
-        if prev == next {
+        if self.cpus[cpu].curr == next {
             return;
         }
+        self.leave(cpu, next);
+    }
+
+    /// [`Engine::switch_out`]'s work, when the task changes.
+    #[inline(always)]
+    fn leave(&mut self, cpu: CpuId, next: Option<TaskId>) {
+        let prev = self.cpus[cpu].curr;
         self.sync(cpu);
         let now = self.now;
         if let Some(log) = self.log.as_mut() {
@@ -207,6 +223,12 @@ impl Engine {
         if self.cpus[cpu].curr == next {
             return;
         }
+        self.arrive(cpu, next);
+    }
+
+    /// [`Engine::switch_in`]'s work, when the task changes.
+    #[inline(always)]
+    fn arrive(&mut self, cpu: CpuId, next: Option<TaskId>) {
         // Accounted already: `switch_out` on this CPU at this instant comes first.
         debug_assert!(!self.lazy_accounting || self.cpus[cpu].last_update == self.now);
         let exit = self.idle_exit(cpu, next);

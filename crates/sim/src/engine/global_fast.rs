@@ -91,13 +91,16 @@ impl GlobalFast {
         let cpu = match &self.running {
             Some(running) => running.first().map(|(_, cpu)| cpu),
             None => {
-                let mut worst = 0;
-                for c in 1..self.key.len() {
-                    if self.key[c] > self.key[worst] {
-                        worst = c;
+                // The largest key kept in a register, no bounds checks: the lowest CPU
+                // among equals, since only a larger key replaces it.
+                let (first, rest) = self.key.split_first()?;
+                let (mut worst, mut max) = (0, *first);
+                for (c, &k) in rest.iter().enumerate() {
+                    if k > max {
+                        (worst, max) = (c + 1, k);
                     }
                 }
-                (!self.key.is_empty()).then_some(worst)
+                Some(worst)
             }
         };
         // Debug builds check it against the definition, and the heap's entries.
@@ -341,9 +344,30 @@ impl Engine {
             }
             g.changed.push(cpu);
         }
+        if let [c] = g.changed[..] {
+            // One CPU changes (most decisions): its departure and arrival in one call.
+            self.switch_cpu(c, g.slot[c]);
+            return;
+        }
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         g.changed.sort_unstable();
         g.changed.dedup();
+        // A departure touches its CPU and its task (and appends to the log and trace,
+        // which only departures do), an arrival its CPU and its task: the two halves of
+        // different CPUs meet only in a task that leaves one CPU and arrives on another
+        // (its progress there is accounted when it leaves). Without such a task each
+        // CPU's two halves go together, in CPU order, as the two passes would leave it.
+        let moves = g
+            .changed
+            .iter()
+            .any(|&c| g.slot[c].is_some_and(|n| self.tasks[n].on_cpu.is_some_and(|on| on != c)));
+        if !moves {
+            for i in 0..g.changed.len() {
+                let c = g.changed[i];
+                self.switch_cpu(c, g.slot[c]);
+            }
+            return;
+        }
         for i in 0..g.changed.len() {
             let c = g.changed[i];
             if self.cpus[c].curr != g.slot[c] {

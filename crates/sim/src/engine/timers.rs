@@ -24,32 +24,37 @@ impl Engine {
                     if self.hrtick && self.cbs && ts.class == ClassId::Dl {
                         at = at.min(self.now + ts.dl.runtime.max(0) as Ns);
                     }
-                    let class = &self.classes[ts.class as usize];
-                    let decision = if class.uses_decision_timer() {
-                        class.next_decision(&ctx!(self), ts.rq, cpu, t)
+                    if !self.decision_timers {
+                        // No class with tasks asks for decision instants (the flag is
+                        // set from all of them), this one included: no virtual call.
+                        debug_assert!(!self.classes[ts.class as usize].uses_decision_timer());
+                        (at, false)
                     } else {
-                        None
-                    };
-                    // A higher class may want this CPU back at an instant of its own (a
-                    // server's budget running out while a lower class runs here).
-                    let above = match self.decision_timers {
-                        true => self.idle_decision(cpu, |c| c < ts.class),
-                        false => None,
-                    };
-                    match decision {
-                        Some(d) if d <= at && above.is_none_or(|a| d <= a) => {
-                            debug_assert!(d > self.now, "decision instant {d} not after now");
-                            // No decision before kernel work on the CPU ends.
-                            let d = d.max(self.kernel.busy_until(cpu));
-                            (d.max(self.now + 1), true)
-                        }
-                        // Not the running class's decision: the CPU is only marked for one.
-                        _ => match above {
-                            Some(a) if a < at => {
-                                (a.max(self.kernel.busy_until(cpu)).max(self.now + 1), false)
+                        let class = &self.classes[ts.class as usize];
+                        let decision = if class.uses_decision_timer() {
+                            class.next_decision(&ctx!(self), ts.rq, cpu, t)
+                        } else {
+                            None
+                        };
+                        // A higher class may want this CPU back at an instant of its own
+                        // (a server's budget running out while a lower class runs here).
+                        let above = self.idle_decision(cpu, |c| c < ts.class);
+                        match decision {
+                            Some(d) if d <= at && above.is_none_or(|a| d <= a) => {
+                                debug_assert!(d > self.now, "decision instant {d} not after now");
+                                // No decision before kernel work on the CPU ends.
+                                let d = d.max(self.kernel.busy_until(cpu));
+                                (d.max(self.now + 1), true)
                             }
-                            _ => (at, false),
-                        },
+                            // Not the running class's decision: the CPU is only marked
+                            // for one.
+                            _ => match above {
+                                Some(a) if a < at => {
+                                    (a.max(self.kernel.busy_until(cpu)).max(self.now + 1), false)
+                                }
+                                _ => (at, false),
+                            },
+                        }
                     }
                 }
                 _ if self.decision_timers => match self.idle_decision(cpu, |_| true) {
