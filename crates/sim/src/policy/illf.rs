@@ -413,8 +413,15 @@ impl Illf {
     /// none): the rules applied to the stored laxities.
     fn choose(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
         let now = ctx.now;
-        let mut w = self.waiting(ctx, rq, cpu, curr);
-        let (w1, w2) = (w.next(), w.next());
+        let (w1, w2) = if curr.is_none() && self.unrestricted() {
+            // Every waiting task may run on `cpu`: the queue's least two (a global
+            // decision's pick, once per CPU it fills).
+            let (a, b) = self.waiting_set[rq].first_two();
+            (a.map(|e| e.2), b.map(|e| e.2))
+        } else {
+            let mut w = self.waiting(ctx, rq, cpu, curr);
+            (w.next(), w.next())
+        };
         let activation_now = |t: Option<TaskId>| t.is_some_and(|t| self.activated_at[t] == now);
         let swap_allowed = |k: Option<TaskId>, q: Option<TaskId>| {
             !self.opts.swap_at_activation_only || activation_now(k) || activation_now(q)
@@ -605,8 +612,7 @@ impl Illf {
         // ticks): answered by `rule4_swaps` on the one queue of tasks that may run
         // everywhere.
         let rule4 = self.activated_now[rq].0 == ctx.now && self.opts.rules[3];
-        let unrestricted = self.topology.is_some_and(|t| t.unrestricted);
-        if rule4 && (self.per_cpu || !self.running[c] || !unrestricted) {
+        if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted()) {
             return None;
         }
         let rule3 = match self.waiting_set[rq].first() {
@@ -753,6 +759,11 @@ impl Illf {
             };
             preempted.then_some(cpu)
         })
+    }
+
+    /// Whether every task of this class may run on every CPU.
+    fn unrestricted(&self) -> bool {
+        self.topology.is_some_and(|t| t.unrestricted)
     }
 
     fn cpu_of(&self, ctx: &Ctx, t: TaskId) -> CpuId {
