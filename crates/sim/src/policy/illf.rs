@@ -64,6 +64,22 @@ struct Rule4Scan {
     min_small_remaining: Vec<i64>,
 }
 
+/// Rule 4's answers at one tick for every running task of the global queue, worked out
+/// in one pass over them ([`Illf::tick_rule4`]): the engine asks each running CPU in
+/// turn, and between those calls neither the candidates nor a running task's values
+/// change.
+#[derive(Debug, Default)]
+struct TickRule4 {
+    /// The instant and `activated_version` the answers are for.
+    built: Option<(Ns, u64)>,
+    /// Bumped at each pass: an answer of another pass is not one.
+    pass: u64,
+    /// No candidate is small: no running task swaps (no answer is stored).
+    none: bool,
+    /// Per task: `pass << 1 | swaps`.
+    answer: Vec<u64>,
+}
+
 /// Improved LLF.
 pub struct Illf {
     opts: IllfOptions,
@@ -106,6 +122,8 @@ pub struct Illf {
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
     rule4_scan: RefCell<Rule4Scan>,
+    /// Rule 4's answers at a tick, for every running task of the global queue.
+    tick_rule4: TickRule4,
     /// Rule 4's lookups and the entries they looked at ([`SchedClass::queue_steps`]).
     steps: Cell<u64>,
     completed_at: Vec<Ns>,
@@ -140,6 +158,7 @@ impl Illf {
             activated_waiting: Vec::new(),
             activated_version: 0,
             rule4_scan: RefCell::new(Rule4Scan::default()),
+            tick_rule4: TickRule4::default(),
             steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
@@ -543,6 +562,35 @@ impl Illf {
     /// no running task is looked at (at a tick every running CPU asks).
     fn rule4_swaps_indexed(&self, ctx: &Ctx, k: TaskId) -> bool {
         self.steps.set(self.steps.get() + 1);
+        if !self.rule4_scan_built(ctx) {
+            return false;
+        }
+        let scan = self.rule4_scan.borrow();
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
+        self.scan_swaps(&scan, r_k, s_k)
+    }
+
+    /// Algorithm 2 for a running K with remaining time `r_k` and stored laxity `s_k`
+    /// against the candidates of `scan` (built, with a small one).
+    fn scan_swaps(&self, scan: &Rule4Scan, r_k: i64, s_k: i64) -> bool {
+        if r_k <= s_k {
+            return false; // K is small
+        }
+        let n = scan.laxity.partition_point(|&s| s < r_k);
+        n > 0 && {
+            let r_q = scan.min_small_remaining[n - 1];
+            if self.opts.strict {
+                r_q < s_k
+            } else {
+                r_q <= s_k
+            }
+        }
+    }
+
+    /// Build `rule4_scan` for this instant and the candidates now if it is not;
+    /// whether some candidate is small (none waits, as at most ticks, the tasks released
+    /// having found free CPUs: then no running task is looked at).
+    fn rule4_scan_built(&self, ctx: &Ctx) -> bool {
         if self.activated_waiting[0].is_empty() {
             return false;
         }
@@ -568,22 +616,55 @@ impl Illf {
             }
             self.steps.set(self.steps.get() + laxity.len() as u64);
         }
-        if scan.min_small_remaining.last().is_none_or(|&r| r == i64::MAX) {
-            return false; // no candidate is small
-        }
-        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
-        if r_k <= s_k {
-            return false; // K is small
-        }
-        let n = scan.laxity.partition_point(|&s| s < r_k);
-        n > 0 && {
-            let r_q = scan.min_small_remaining[n - 1];
-            if self.opts.strict {
-                r_q < s_k
-            } else {
-                r_q <= s_k
+        scan.min_small_remaining.last().is_some_and(|&r| r != i64::MAX)
+    }
+
+    /// [`Illf::rule4_swaps`] for running `k` at a tick of the global queue: the first
+    /// call of the tick answers for every running task in one pass (the same test, the
+    /// scan borrowed once, a task whose stored laxity is below every small candidate's
+    /// remaining time settled without reading its record); the others read the answer.
+    fn tick_rule4(&mut self, ctx: &Ctx, k: TaskId) -> bool {
+        let stamp = Some((ctx.now, self.activated_version));
+        if self.tick_rule4.built != stamp {
+            self.tick_rule4.built = stamp;
+            self.tick_rule4.pass += 1;
+            let some_small = self.rule4_scan_built(ctx);
+            self.tick_rule4.none = !some_small;
+            if some_small {
+                let scan = self.rule4_scan.borrow();
+                let least_r_q = *scan.min_small_remaining.last().unwrap();
+                let pass = self.tick_rule4.pass << 1;
+                let members = self.members.all(0);
+                // Each running task is one lookup, as when every CPU asked
+                // (tests/work.rs).
+                self.steps.set(self.steps.get() + members.len() as u64);
+                for &m in members {
+                    let s_m = self.lax(m);
+                    // Algorithm 2 needs `R_q <= S_k` (`<` when strict) for some small Q.
+                    let fits = if self.opts.strict {
+                        least_r_q < s_m
+                    } else {
+                        least_r_q <= s_m
+                    };
+                    let swaps = fits && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m);
+                    self.tick_rule4.answer[m] = pass | swaps as u64;
+                }
             }
         }
+        let t4 = &self.tick_rule4;
+        let swaps = if t4.none {
+            false
+        } else if t4.answer[k] >> 1 == t4.pass {
+            t4.answer[k] & 1 == 1
+        } else {
+            self.rule4_swaps_indexed(ctx, k) // not running in the tree when the pass ran
+        };
+        if cfg!(debug_assertions) {
+            let steps = self.steps.get();
+            debug_assert_eq!(swaps, self.rule4_swaps(ctx, k), "ILLF: the tick's rule 4 pass");
+            self.steps.set(steps);
+        }
+        swaps
     }
 
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
@@ -604,7 +685,7 @@ impl Illf {
     /// least entry is that task (or its laxity is above zero, so no entry qualifies), a
     /// tick costs one look at it instead of a walk of the queue per CPU. None: ask
     /// `choose`.
-    fn tick_preempts(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
+    fn tick_preempts(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
         if !self.opts.rules[2] || self.completed_at[rq] == ctx.now {
             return None;
         }
@@ -624,7 +705,7 @@ impl Illf {
             }
             _ => false,
         };
-        Some(rule3 || (rule4 && self.rule4_swaps(ctx, c)))
+        Some(rule3 || (rule4 && self.tick_rule4(ctx, c)))
     }
 
     /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
@@ -816,6 +897,10 @@ impl SchedClass for Illf {
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.members = Running::new(nr_rqs, nr_tasks);
         self.maybe_big = MaybeBig::new(nr_tasks);
+        self.tick_rule4 = TickRule4 {
+            answer: vec![0; nr_tasks],
+            ..TickRule4::default()
+        };
         self.no_overhead = self.topology.is_some_and(|t| t.no_overhead);
         self.waiting_set = vec![WaitQueue::default(); nr_rqs];
         self.slot = vec![None; nr_tasks];
