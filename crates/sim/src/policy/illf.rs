@@ -128,6 +128,9 @@ pub struct Illf {
     steps: Cell<u64>,
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
+    /// Per run queue: its least waiting entry at its tick of `ticked_at`, after rule 2
+    /// (nothing changes the waiting set while the engine asks each running CPU in turn).
+    tick_first: Vec<Option<Entry>>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
     /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
@@ -162,6 +165,7 @@ impl Illf {
             steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
+            tick_first: Vec::new(),
             refreshed_at: Vec::new(),
             moved: Vec::new(),
             per_cpu: true,
@@ -696,7 +700,10 @@ impl Illf {
         if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted()) {
             return None;
         }
-        let rule3 = match self.waiting_set[rq].first() {
+        // Read at the tick's first call (every running CPU asks for it).
+        let w1 = self.tick_first[rq];
+        debug_assert_eq!(w1, self.waiting_set[rq].first(), "ILLF: the tick's least entry");
+        let rule3 = match w1 {
             Some(w1) if w1.0 <= 0 => {
                 if w1.2 == c || !ctx.allowed(w1.2, cpu) {
                     return None;
@@ -913,6 +920,7 @@ impl SchedClass for Illf {
         self.activated_waiting = vec![BTreeSet::new(); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
+        self.tick_first = vec![None; nr_rqs];
         self.refreshed_at = vec![Ns::MAX; nr_rqs];
         self.per_cpu = self.topology.map_or(nr_rqs > 1, |t| !t.global_queue);
     }
@@ -999,6 +1007,8 @@ impl SchedClass for Illf {
             } else {
                 self.refresh_all(ctx, rq);
             }
+            self.waiting_set[rq].settle();
+            self.tick_first[rq] = self.waiting_set[rq].first();
         }
         if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
             debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
