@@ -322,26 +322,27 @@ impl Illf {
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        let evaluated = if self.no_overhead {
-            if cfg!(debug_assertions) {
-                for &t in self.members.all(rq) {
-                    if self.members.is_fresh(rq, t) {
-                        debug_assert_eq!(
-                            self.lax(t),
-                            progress::laxity(ctx, t),
-                            "ILLF: running task {t}'s laxity moved while it ran"
-                        );
-                    }
+        let keeps_big = self.keeps_big();
+        if cfg!(debug_assertions) && self.no_overhead {
+            for &t in self.members.all(rq) {
+                if self.members.is_fresh(rq, t) {
+                    debug_assert_eq!(
+                        self.lax(t),
+                        progress::laxity(ctx, t),
+                        "ILLF: running task {t}'s laxity moved while it ran"
+                    );
                 }
             }
-            self.members.stale(rq)
+        }
+        let stale = self.members.take_stale(rq);
+        let evaluated = if self.no_overhead {
+            &stale[..]
         } else {
             self.members.all(rq)
         };
         // Queue steps too (tests/work.rs: evaluating every running task at every
         // refresh would count the CPUs busy at each one).
         self.steps.set(self.steps.get() + evaluated.len() as u64);
-        let keeps_big = self.keeps_big();
         for &t in evaluated {
             let Some(Held::Dirty(e)) = self.slot[t] else {
                 unreachable!("ILLF: a running task's entry is explicit")
@@ -355,7 +356,7 @@ impl Illf {
                 self.maybe_big.set(t, progress::remaining(ctx, t) > l);
             }
         }
-        self.members.all_fresh(rq);
+        self.members.give_back(rq, stale);
         let mut moved = std::mem::take(&mut self.moved);
         moved.clear();
         self.waiting_set[rq].refresh(
