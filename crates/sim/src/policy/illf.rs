@@ -701,8 +701,13 @@ impl Illf {
         if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted()) {
             return None;
         }
-        // Read at the tick's first call (every running CPU asks for it).
-        let w1 = self.tick_first[rq];
+        // The global queue's is read at the tick's first call (every running CPU asks
+        // for it); a per-CPU queue is asked once a tick.
+        let w1 = if self.per_cpu {
+            self.waiting_set[rq].first()
+        } else {
+            self.tick_first[rq]
+        };
         debug_assert_eq!(w1, self.waiting_set[rq].first(), "ILLF: the tick's least entry");
         let rule3 = match w1 {
             Some(w1) if w1.0 <= 0 => {
@@ -1008,8 +1013,10 @@ impl SchedClass for Illf {
             } else {
                 self.refresh_all(ctx, rq);
             }
-            self.waiting_set[rq].settle();
-            self.tick_first[rq] = self.waiting_set[rq].first();
+            if !self.per_cpu {
+                self.waiting_set[rq].settle();
+                self.tick_first[rq] = self.waiting_set[rq].first();
+            }
         }
         if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
             debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
