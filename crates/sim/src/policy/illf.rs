@@ -64,6 +64,22 @@ struct Rule4Scan {
     min_small_remaining: Vec<i64>,
 }
 
+/// Rule 4's answers at one tick for every running task of the global queue, worked out
+/// in one pass over them ([`Illf::tick_rule4`]): the engine asks each running CPU in
+/// turn, and between those calls neither the candidates nor a running task's values
+/// change.
+#[derive(Debug, Default)]
+struct TickRule4 {
+    /// The instant and `activated_version` the answers are for.
+    built: Option<(Ns, u64)>,
+    /// Bumped at each pass: an answer of another pass is not one.
+    pass: u64,
+    /// No candidate is small: no running task swaps (no answer is stored).
+    none: bool,
+    /// Per task: `pass << 1 | swaps`.
+    answer: Vec<u64>,
+}
+
 /// Improved LLF.
 pub struct Illf {
     opts: IllfOptions,
@@ -106,10 +122,15 @@ pub struct Illf {
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
     rule4_scan: RefCell<Rule4Scan>,
+    /// Rule 4's answers at a tick, for every running task of the global queue.
+    tick_rule4: TickRule4,
     /// Rule 4's lookups and the entries they looked at ([`SchedClass::queue_steps`]).
     steps: Cell<u64>,
     completed_at: Vec<Ns>,
     ticked_at: Vec<Ns>,
+    /// Per run queue: its least waiting entry at its tick of `ticked_at`, after rule 2
+    /// (nothing changes the waiting set while the engine asks each running CPU in turn).
+    tick_first: Vec<Option<Entry>>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
     /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
@@ -140,9 +161,11 @@ impl Illf {
             activated_waiting: Vec::new(),
             activated_version: 0,
             rule4_scan: RefCell::new(Rule4Scan::default()),
+            tick_rule4: TickRule4::default(),
             steps: Cell::new(0),
             completed_at: Vec::new(),
             ticked_at: Vec::new(),
+            tick_first: Vec::new(),
             refreshed_at: Vec::new(),
             moved: Vec::new(),
             per_cpu: true,
@@ -299,26 +322,27 @@ impl Illf {
             return;
         }
         self.refreshed_at[rq] = ctx.now;
-        let evaluated = if self.no_overhead {
-            if cfg!(debug_assertions) {
-                for &t in self.members.all(rq) {
-                    if self.members.is_fresh(rq, t) {
-                        debug_assert_eq!(
-                            self.lax(t),
-                            progress::laxity(ctx, t),
-                            "ILLF: running task {t}'s laxity moved while it ran"
-                        );
-                    }
+        let keeps_big = self.keeps_big();
+        if cfg!(debug_assertions) && self.no_overhead {
+            for &t in self.members.all(rq) {
+                if self.members.is_fresh(rq, t) {
+                    debug_assert_eq!(
+                        self.lax(t),
+                        progress::laxity(ctx, t),
+                        "ILLF: running task {t}'s laxity moved while it ran"
+                    );
                 }
             }
-            self.members.stale(rq)
+        }
+        let stale = self.members.take_stale(rq);
+        let evaluated = if self.no_overhead {
+            &stale[..]
         } else {
             self.members.all(rq)
         };
         // Queue steps too (tests/work.rs: evaluating every running task at every
         // refresh would count the CPUs busy at each one).
         self.steps.set(self.steps.get() + evaluated.len() as u64);
-        let keeps_big = self.keeps_big();
         for &t in evaluated {
             let Some(Held::Dirty(e)) = self.slot[t] else {
                 unreachable!("ILLF: a running task's entry is explicit")
@@ -332,7 +356,7 @@ impl Illf {
                 self.maybe_big.set(t, progress::remaining(ctx, t) > l);
             }
         }
-        self.members.all_fresh(rq);
+        self.members.give_back(rq, stale);
         let mut moved = std::mem::take(&mut self.moved);
         moved.clear();
         self.waiting_set[rq].refresh(
@@ -413,8 +437,15 @@ impl Illf {
     /// none): the rules applied to the stored laxities.
     fn choose(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
         let now = ctx.now;
-        let mut w = self.waiting(ctx, rq, cpu, curr);
-        let (w1, w2) = (w.next(), w.next());
+        let (w1, w2) = if curr.is_none() && self.unrestricted() {
+            // Every waiting task may run on `cpu`: the queue's least two (a global
+            // decision's pick, once per CPU it fills).
+            let (a, b) = self.waiting_set[rq].first_two();
+            (a.map(|e| e.2), b.map(|e| e.2))
+        } else {
+            let mut w = self.waiting(ctx, rq, cpu, curr);
+            (w.next(), w.next())
+        };
         let activation_now = |t: Option<TaskId>| t.is_some_and(|t| self.activated_at[t] == now);
         let swap_allowed = |k: Option<TaskId>, q: Option<TaskId>| {
             !self.opts.swap_at_activation_only || activation_now(k) || activation_now(q)
@@ -536,6 +567,35 @@ impl Illf {
     /// no running task is looked at (at a tick every running CPU asks).
     fn rule4_swaps_indexed(&self, ctx: &Ctx, k: TaskId) -> bool {
         self.steps.set(self.steps.get() + 1);
+        if !self.rule4_scan_built(ctx) {
+            return false;
+        }
+        let scan = self.rule4_scan.borrow();
+        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
+        self.scan_swaps(&scan, r_k, s_k)
+    }
+
+    /// Algorithm 2 for a running K with remaining time `r_k` and stored laxity `s_k`
+    /// against the candidates of `scan` (built, with a small one).
+    fn scan_swaps(&self, scan: &Rule4Scan, r_k: i64, s_k: i64) -> bool {
+        if r_k <= s_k {
+            return false; // K is small
+        }
+        let n = scan.laxity.partition_point(|&s| s < r_k);
+        n > 0 && {
+            let r_q = scan.min_small_remaining[n - 1];
+            if self.opts.strict {
+                r_q < s_k
+            } else {
+                r_q <= s_k
+            }
+        }
+    }
+
+    /// Build `rule4_scan` for this instant and the candidates now if it is not;
+    /// whether some candidate is small (none waits, as at most ticks, the tasks released
+    /// having found free CPUs: then no running task is looked at).
+    fn rule4_scan_built(&self, ctx: &Ctx) -> bool {
         if self.activated_waiting[0].is_empty() {
             return false;
         }
@@ -561,22 +621,55 @@ impl Illf {
             }
             self.steps.set(self.steps.get() + laxity.len() as u64);
         }
-        if scan.min_small_remaining.last().is_none_or(|&r| r == i64::MAX) {
-            return false; // no candidate is small
-        }
-        let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
-        if r_k <= s_k {
-            return false; // K is small
-        }
-        let n = scan.laxity.partition_point(|&s| s < r_k);
-        n > 0 && {
-            let r_q = scan.min_small_remaining[n - 1];
-            if self.opts.strict {
-                r_q < s_k
-            } else {
-                r_q <= s_k
+        scan.min_small_remaining.last().is_some_and(|&r| r != i64::MAX)
+    }
+
+    /// [`Illf::rule4_swaps`] for running `k` at a tick of the global queue: the first
+    /// call of the tick answers for every running task in one pass (the same test, the
+    /// scan borrowed once, a task whose stored laxity is below every small candidate's
+    /// remaining time settled without reading its record); the others read the answer.
+    fn tick_rule4(&mut self, ctx: &Ctx, k: TaskId) -> bool {
+        let stamp = Some((ctx.now, self.activated_version));
+        if self.tick_rule4.built != stamp {
+            self.tick_rule4.built = stamp;
+            self.tick_rule4.pass += 1;
+            let some_small = self.rule4_scan_built(ctx);
+            self.tick_rule4.none = !some_small;
+            if some_small {
+                let scan = self.rule4_scan.borrow();
+                let least_r_q = *scan.min_small_remaining.last().unwrap();
+                let pass = self.tick_rule4.pass << 1;
+                let members = self.members.all(0);
+                // Each running task is one lookup, as when every CPU asked
+                // (tests/work.rs).
+                self.steps.set(self.steps.get() + members.len() as u64);
+                for &m in members {
+                    let s_m = self.lax(m);
+                    // Algorithm 2 needs `R_q <= S_k` (`<` when strict) for some small Q.
+                    let fits = if self.opts.strict {
+                        least_r_q < s_m
+                    } else {
+                        least_r_q <= s_m
+                    };
+                    let swaps = fits && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m);
+                    self.tick_rule4.answer[m] = pass | swaps as u64;
+                }
             }
         }
+        let t4 = &self.tick_rule4;
+        let swaps = if t4.none {
+            false
+        } else if t4.answer[k] >> 1 == t4.pass {
+            t4.answer[k] & 1 == 1
+        } else {
+            self.rule4_swaps_indexed(ctx, k) // not running in the tree when the pass ran
+        };
+        if cfg!(debug_assertions) {
+            let steps = self.steps.get();
+            debug_assert_eq!(swaps, self.rule4_swaps(ctx, k), "ILLF: the tick's rule 4 pass");
+            self.steps.set(steps);
+        }
+        swaps
     }
 
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
@@ -597,7 +690,7 @@ impl Illf {
     /// least entry is that task (or its laxity is above zero, so no entry qualifies), a
     /// tick costs one look at it instead of a walk of the queue per CPU. None: ask
     /// `choose`.
-    fn tick_preempts(&self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
+    fn tick_preempts(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
         if !self.opts.rules[2] || self.completed_at[rq] == ctx.now {
             return None;
         }
@@ -605,11 +698,18 @@ impl Illf {
         // ticks): answered by `rule4_swaps` on the one queue of tasks that may run
         // everywhere.
         let rule4 = self.activated_now[rq].0 == ctx.now && self.opts.rules[3];
-        let unrestricted = self.topology.is_some_and(|t| t.unrestricted);
-        if rule4 && (self.per_cpu || !self.running[c] || !unrestricted) {
+        if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted()) {
             return None;
         }
-        let rule3 = match self.waiting_set[rq].first() {
+        // The global queue's is read at the tick's first call (every running CPU asks
+        // for it); a per-CPU queue is asked once a tick.
+        let w1 = if self.per_cpu {
+            self.waiting_set[rq].first()
+        } else {
+            self.tick_first[rq]
+        };
+        debug_assert_eq!(w1, self.waiting_set[rq].first(), "ILLF: the tick's least entry");
+        let rule3 = match w1 {
             Some(w1) if w1.0 <= 0 => {
                 if w1.2 == c || !ctx.allowed(w1.2, cpu) {
                     return None;
@@ -618,7 +718,7 @@ impl Illf {
             }
             _ => false,
         };
-        Some(rule3 || (rule4 && self.rule4_swaps(ctx, c)))
+        Some(rule3 || (rule4 && self.tick_rule4(ctx, c)))
     }
 
     /// `deadline − remaining`: the instant a waiting task's laxity reaches zero.
@@ -755,6 +855,11 @@ impl Illf {
         })
     }
 
+    /// Whether every task of this class may run on every CPU.
+    fn unrestricted(&self) -> bool {
+        self.topology.is_some_and(|t| t.unrestricted)
+    }
+
     fn cpu_of(&self, ctx: &Ctx, t: TaskId) -> CpuId {
         ctx.task(t).on_cpu.unwrap_or(ctx.task(t).rq)
     }
@@ -805,6 +910,10 @@ impl SchedClass for Illf {
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.members = Running::new(nr_rqs, nr_tasks);
         self.maybe_big = MaybeBig::new(nr_tasks);
+        self.tick_rule4 = TickRule4 {
+            answer: vec![0; nr_tasks],
+            ..TickRule4::default()
+        };
         self.no_overhead = self.topology.is_some_and(|t| t.no_overhead);
         self.waiting_set = vec![WaitQueue::default(); nr_rqs];
         self.slot = vec![None; nr_tasks];
@@ -817,6 +926,7 @@ impl SchedClass for Illf {
         self.activated_waiting = vec![BTreeSet::new(); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
+        self.tick_first = vec![None; nr_rqs];
         self.refreshed_at = vec![Ns::MAX; nr_rqs];
         self.per_cpu = self.topology.map_or(nr_rqs > 1, |t| !t.global_queue);
     }
@@ -902,6 +1012,10 @@ impl SchedClass for Illf {
                 self.refresh_least(ctx, rq);
             } else {
                 self.refresh_all(ctx, rq);
+            }
+            if !self.per_cpu {
+                self.waiting_set[rq].settle();
+                self.tick_first[rq] = self.waiting_set[rq].first();
             }
         }
         if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {

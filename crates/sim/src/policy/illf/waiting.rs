@@ -165,6 +165,41 @@ impl WaitQueue {
         }
     }
 
+    /// The two least entries: `iter().next()` twice without building the merged walk
+    /// (a global decision's pick reads them for every CPU it fills).
+    #[inline]
+    pub(super) fn first_two(&self) -> (Option<Entry>, Option<Entry>) {
+        if !self.pending.is_empty() {
+            let mut it = self.iter();
+            return (it.next(), it.next());
+        }
+        let base = self.base;
+        let clean = |e: &Entry| (e.0 - base, e.1, e.2);
+        let n = self.dirty.len();
+        let d1 = self.dirty.last().copied();
+        let c1 = self.clean.first().map(clean);
+        let pair = match (c1, d1) {
+            (Some(c1), Some(d1)) if d1 < c1 => {
+                let d2 = n.checked_sub(2).map(|i| self.dirty[i]);
+                (Some(d1), Some(d2.map_or(c1, |d2| d2.min(c1))))
+            }
+            (Some(c1), _) => {
+                let c2 = self.clean.iter().nth(1).map(clean);
+                let second = match (c2, d1) {
+                    (Some(c2), Some(d1)) => Some(c2.min(d1)),
+                    (c2, d1) => c2.or(d1),
+                };
+                (Some(c1), second)
+            }
+            (None, d1) => (d1, n.checked_sub(2).map(|i| self.dirty[i])),
+        };
+        debug_assert_eq!(pair, {
+            let mut it = self.iter();
+            (it.next(), it.next())
+        });
+        pair
+    }
+
     /// Every entry in `(key, seq, task)` order.
     pub(super) fn iter(&self) -> Merged<'_> {
         // Entries not settled yet: a sorted copy (the class settles before its reads).
@@ -297,14 +332,22 @@ mod tests {
         held[2] = Some(q.insert((40, 2, 2)));
         let keys: Vec<Entry> = q.iter().collect();
         assert_eq!(keys, vec![(20, 1, 1), (35, 3, 3), (40, 2, 2), (80, 0, 0)]);
+        // Clean and dirty entries mixed: the least two.
+        assert_eq!(q.first_two(), (Some((20, 1, 1)), Some((35, 3, 3))));
         assert_eq!(q.entry(held[0].unwrap()), (80, 0, 0));
         // At t = 50 every key is z − 50; only task 2 moves.
         q.refresh(50, |t| (z[t] - 50, true), &mut moved);
         assert_eq!(moved, vec![(2, Held::Clean((70, 2, 2)))]);
         let keys: Vec<Entry> = q.iter().collect();
         assert_eq!(keys, vec![(-10, 1, 1), (5, 3, 3), (20, 2, 2), (50, 0, 0)]);
+        assert_eq!(q.first_two(), (Some((-10, 1, 1)), Some((5, 3, 3))));
         assert_eq!(q.first(), Some((-10, 1, 1)));
         assert_eq!(q.len(), 4);
+        // A dirty entry least, then the least clean one, then another dirty one.
+        q.insert((-20, 4, 4));
+        assert_eq!(q.first_two(), (Some((-20, 4, 4)), Some((-10, 1, 1))));
+        q.insert((-15, 5, 5));
+        assert_eq!(q.first_two(), (Some((-20, 4, 4)), Some((-15, 5, 5))));
     }
 
     #[test]
@@ -333,6 +376,8 @@ mod tests {
             all.insert(e);
             // Unsettled reads sort a copy: the same answers.
             assert_eq!(q.first(), all.first().copied());
+            let mut least = all.iter().copied();
+            assert_eq!(q.first_two(), (least.next(), least.next()));
             if x.is_multiple_of(5) {
                 q.settle();
             }
@@ -350,6 +395,8 @@ mod tests {
             }
             assert_eq!(q.len(), all.len());
             assert!(q.iter().eq(all.iter().copied()));
+            let mut least = all.iter().copied();
+            assert_eq!(q.first_two(), (least.next(), least.next()));
         }
     }
 }
