@@ -2,18 +2,21 @@
 
 use super::*;
 
+/// `ts`'s jobs still unfinished at `end` whose deadline has passed: misses too (a job
+/// due exactly at `end` with work left is late).
+pub(super) fn late_at_end(ts: &TaskState, end: Ns) -> u64 {
+    ts.job
+        .iter()
+        .chain(ts.backlog.iter())
+        .filter(|j| j.deadline < end || (j.deadline == end && j.remaining > 0))
+        .count() as u64
+}
+
 impl Engine {
     pub(super) fn finish(mut self, wall_s: f64) -> SimResult {
         let end = self.duration;
-        // Jobs still unfinished whose deadline has passed count as misses.
         for ts in self.tasks.iter_mut() {
-            let late = ts
-                .job
-                .iter()
-                .chain(ts.backlog.iter())
-                .filter(|j| j.deadline < end || (j.deadline == end && j.remaining > 0))
-                .count() as u64;
-            ts.stats.misses += late;
+            ts.stats.misses += late_at_end(ts, end);
         }
         if let Some(tr) = self.trace.as_mut() {
             for (cpu, c) in self.cpus.iter().enumerate() {

@@ -54,15 +54,7 @@ impl Engine {
         let deadline_misses = self
             .tasks
             .iter()
-            .map(|ts| {
-                let late = ts
-                    .job
-                    .iter()
-                    .chain(ts.backlog.iter())
-                    .filter(|j| j.deadline < end || (j.deadline == end && j.remaining > 0))
-                    .count() as u64;
-                ts.stats.misses + late
-            })
+            .map(|ts| ts.stats.misses + metrics::late_at_end(ts, end))
             .sum();
         let switches: u64 = self.cpus.iter().map(|c| c.switches).sum();
         let secs = end as f64 / S as f64;
