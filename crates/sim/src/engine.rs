@@ -291,6 +291,7 @@ impl Engine {
                             schedlab_model::Policy::Rr
                         )
                 ),
+                allowed_everywhere: allowed.is_empty(),
                 allowed,
                 nr_allowed,
                 job: None,

@@ -136,6 +136,9 @@ pub struct TaskState {
     pub nice: i8,
     /// The task's class as the workload gives it (normal, batch, idle, iso, ...).
     pub kind: schedlab_model::TaskClass,
+    /// May run on every CPU: `allowed` is empty (kept here, in a hot line, so that
+    /// [`TaskState::may_run_on`] does not read `allowed` from the record's last line).
+    pub allowed_everywhere: bool,
     // Lines 3 and 4 (the per-job counters first).
     /// Statistics.
     pub stats: TaskStats,
@@ -161,8 +164,17 @@ const _: () = {
 
 impl TaskState {
     /// Whether the task may run on `cpu`.
+    ///
+    /// A task allowed everywhere is told by `allowed_everywhere` (line 2, read with the
+    /// task's other hot fields): the wake-up placement asks this of every waking task,
+    /// and with 100,000 tasks the last line, where `allowed` sits, was a cache miss.
     pub fn may_run_on(&self, cpu: CpuId) -> bool {
-        self.allowed.is_empty() || self.allowed.get(cpu).copied().unwrap_or(false)
+        debug_assert_eq!(
+            self.allowed_everywhere,
+            self.allowed.is_empty(),
+            "allowed_everywhere disagrees with allowed"
+        );
+        self.allowed_everywhere || self.allowed.get(cpu).copied().unwrap_or(false)
     }
 
     /// The lowest-numbered CPU the task may run on.

@@ -114,6 +114,7 @@ fn task(kind: TaskClass, nice: i8) -> TaskState {
         round_robin: false,
         allowed: vec![true],
         nr_allowed: 1,
+        allowed_everywhere: false,
         job: None,
         backlog: VecDeque::new(),
         runnable: true,

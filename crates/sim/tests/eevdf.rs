@@ -34,6 +34,7 @@ impl Bench {
             round_robin: false,
             allowed: vec![true],
             nr_allowed: 1,
+            allowed_everywhere: false,
             job: None,
             backlog: VecDeque::new(),
             runnable: true,

@@ -15,23 +15,33 @@ use std::collections::BTreeMap;
 
 /// Samples of one task.
 ///
-/// One cache line holds all that a sample of 0 ns touches (a job dispatched at its
-/// release, the usual case on a machine with free CPUs): with 100,000 tasks the records
-/// do not fit the caches, and such a sample then costs one miss instead of the record's
-/// and its bucket list's.
+/// One cache line holds all that a sample touches besides its bucket (a job dispatched at
+/// its release, 0 ns, touches nothing else): with 100,000 tasks the records do not fit
+/// the caches, and each line a sample reads is a miss. So the sample count is not stored
+/// (it is the zeros plus the buckets' counts) and the sum keeps its low 64 bits here, its
+/// carries and the probe's fields in a box that ordinary tasks never allocate.
 #[repr(C, align(64))]
 pub(super) struct LatencyRec {
     /// Samples of exactly 0 ns: the first HDR bucket (its lowest value is 0), kept apart
     /// from `buckets` so that recording them does not read the list.
     zeros: u64,
-    samples: u64,
     min: Ns,
     max: Ns,
-    sum: u128,
-    /// Latency probes only.
-    probe: Option<Box<Probe>>,
+    /// Sum of the samples, modulo 2^64 (the carries are in `cold`).
+    sum: u64,
+    /// Latency probes, and sums beyond 2^64 ns.
+    cold: Option<Box<Cold>>,
     /// (lowest value of an HDR bucket, samples in it), by bucket, for samples above 0 ns.
     buckets: Vec<(Ns, u64)>,
+}
+
+/// The rarely used part of a [`LatencyRec`].
+#[derive(Default)]
+struct Cold {
+    /// Latency probes only.
+    probe: Option<Probe>,
+    /// Carries out of [`LatencyRec::sum`]: the sum is `carries × 2^64 + sum`.
+    carries: u64,
 }
 
 /// What a latency probe records besides the HDR buckets.
@@ -49,25 +59,31 @@ impl LatencyRec {
     pub(super) fn new(probe: Option<Ns>) -> LatencyRec {
         LatencyRec {
             zeros: 0,
-            samples: 0,
             min: Ns::MAX,
             max: 0,
             sum: 0,
-            probe: probe.map(|extra| {
-                Box::new(Probe {
-                    extra,
-                    per_us: BTreeMap::new(),
-                    overruns: 0,
+            cold: probe.map(|extra| {
+                Box::new(Cold {
+                    probe: Some(Probe {
+                        extra,
+                        per_us: BTreeMap::new(),
+                        overruns: 0,
+                    }),
+                    carries: 0,
                 })
             }),
             buckets: Vec::new(),
         }
     }
 
+    fn probe(&self) -> Option<&Probe> {
+        self.cold.as_ref().and_then(|c| c.probe.as_ref())
+    }
+
     /// A release came while the previous one had not run yet: a probe counts an overrun
     /// and skips it (returns true); any other task queues it (false).
     pub(super) fn overrun(&mut self) -> bool {
-        match self.probe.as_mut() {
+        match self.cold.as_mut().and_then(|c| c.probe.as_mut()) {
             Some(p) => {
                 p.overruns += 1;
                 true
@@ -78,9 +94,8 @@ impl LatencyRec {
 
     /// One sample: release to first dispatch.
     pub(super) fn record(&mut self, lat: Ns) {
-        let extra = self.probe.as_ref().map_or(0, |p| p.extra);
+        let extra = self.probe().map_or(0, |p| p.extra);
         let v = lat.saturating_add(extra);
-        self.samples += 1;
         self.min = self.min.min(v);
         if v == 0 {
             self.zeros += 1;
@@ -91,33 +106,47 @@ impl LatencyRec {
                 Err(i) => self.buckets.insert(i, (low, 1)),
             }
             self.max = self.max.max(v);
-            self.sum += v as u128;
+            let (sum, carry) = self.sum.overflowing_add(v);
+            self.sum = sum;
+            if carry {
+                self.cold.get_or_insert_with(Box::default).carries += 1;
+            }
         }
-        if let Some(p) = self.probe.as_mut() {
+        if let Some(p) = self.cold.as_mut().and_then(|c| c.probe.as_mut()) {
             *p.per_us.entry(v / 1000).or_insert(0) += 1;
         }
+    }
+
+    /// Number of samples: the zeros and every bucket's count.
+    fn samples(&self) -> u64 {
+        self.zeros + self.buckets.iter().map(|b| b.1).sum::<u64>()
+    }
+
+    /// Sum of the samples, exact.
+    fn sum(&self) -> u128 {
+        let carries = self.cold.as_ref().map_or(0, |c| c.carries);
+        (u128::from(carries) << 64) | u128::from(self.sum)
     }
 
     /// The summary (None without samples). Percentiles are the lower bounds of the HDR
     /// histogram's buckets (3 significant figures: within 0.1% below the true value, and
     /// exact when the samples are round numbers), kept within the exact min and max.
     pub(super) fn stats(&self) -> Option<LatencyStats> {
-        let n = self.samples;
+        let n = self.samples();
         (n > 0).then(|| {
-            let q = |x: f64| self.quantile(x).clamp(self.min, self.max);
+            let q = |x: f64| self.quantile(x, n).clamp(self.min, self.max);
             LatencyStats {
                 samples: n,
                 min_ns: self.min,
-                mean_ns: self.sum as f64 / n as f64,
+                mean_ns: self.sum() as f64 / n as f64,
                 p50_ns: q(0.5),
                 p99_ns: q(0.99),
                 p999_ns: q(0.999),
                 max_ns: self.max,
                 histogram_us: self
-                    .probe
-                    .as_ref()
+                    .probe()
                     .map(|p| p.per_us.iter().map(|(&us, &c)| [us, c]).collect()),
-                overruns: self.probe.as_ref().map(|p| p.overruns),
+                overruns: self.probe().map(|p| p.overruns),
             }
         })
     }
@@ -126,9 +155,9 @@ impl LatencyRec {
 impl LatencyRec {
     /// The lowest value of the bucket holding quantile `q`, as `hdrhistogram`'s
     /// `value_at_quantile` followed by `lowest_equivalent`: the first bucket whose
-    /// cumulative count reaches `max(1, ceil(q × samples))`.
-    fn quantile(&self, q: f64) -> Ns {
-        let target = ((q.min(1.0) * self.samples as f64).ceil() as u64).max(1);
+    /// cumulative count reaches `max(1, ceil(q × samples))` (`samples` of them in all).
+    fn quantile(&self, q: f64, samples: u64) -> Ns {
+        let target = ((q.min(1.0) * samples as f64).ceil() as u64).max(1);
         let mut seen = 0;
         // The 0 ns bucket comes first: no bucket's lowest value is below 0.
         let zero = (self.zeros > 0).then_some((0, self.zeros));
@@ -142,10 +171,9 @@ impl LatencyRec {
     }
 }
 
-// A zero sample touches only the first 64 bytes (`zeros`, `samples`, `min`, `probe`).
+// A sample touches one line of its record (and its bucket, when above 0 ns).
 const _: () = {
-    assert!(std::mem::offset_of!(LatencyRec, probe) + 8 <= 64);
-    assert!(std::mem::size_of::<LatencyRec>() == 128);
+    assert!(std::mem::size_of::<LatencyRec>() == 64);
 };
 
 /// The lowest value equivalent to `v` in an HDR histogram of 3 significant figures and
@@ -189,9 +217,12 @@ mod tests {
                 dense.record(v).unwrap();
                 sparse.record(v);
             }
+            // The count is derived (zeros + buckets), not stored: it must be every sample.
+            assert_eq!(sparse.samples(), n as u64, "n {n}");
+            assert_eq!(sparse.stats().unwrap().samples, dense.len(), "n {n}");
             for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
                 let want = dense.lowest_equivalent(dense.value_at_quantile(q));
-                assert_eq!(sparse.quantile(q), want, "n {n} q {q}");
+                assert_eq!(sparse.quantile(q, n as u64), want, "n {n} q {q}");
             }
         }
     }
@@ -215,5 +246,25 @@ mod tests {
         let s = probe.stats().unwrap();
         assert_eq!((s.min_ns, s.p50_ns, s.max_ns), (700, 700, 700));
         assert_eq!(s.histogram_us, Some(vec![[0, 2]]));
+    }
+
+    /// The sum keeps its low 64 bits in the record and its carries in the cold box: a
+    /// mean over samples summing beyond 2^64 ns is the exact sum's, as with a `u128`.
+    #[test]
+    fn sums_beyond_64_bits_stay_exact() {
+        let mut rec = LatencyRec::new(None);
+        let big = u64::MAX - 5;
+        for v in [big, big, 7, big] {
+            rec.record(v);
+        }
+        let exact = 3 * u128::from(big) + 7;
+        assert_eq!(rec.sum(), exact);
+        assert_eq!(rec.cold.as_ref().map(|c| c.carries), Some(2));
+        let s = rec.stats().unwrap();
+        assert_eq!((s.samples, s.min_ns, s.max_ns), (4, 7, big));
+        assert_eq!(s.mean_ns, exact as f64 / 4.0);
+        // No probe was made for the carries: no histogram, no overruns.
+        assert_eq!((s.histogram_us, s.overruns), (None, None));
+        assert!(!rec.overrun());
     }
 }

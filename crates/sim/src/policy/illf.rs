@@ -1177,6 +1177,7 @@ mod tests {
             round_robin: false,
             allowed: vec![true],
             nr_allowed: 1,
+            allowed_everywhere: false,
             job: Some(Job {
                 seq: 0,
                 release: 0,
