@@ -404,12 +404,17 @@ impl Illf {
     fn swaps(&self, r_k: i64, s_k: i64, r_q: i64, s_q: i64) -> bool {
         let big_k = r_k > s_k;
         let small_q = r_q <= s_q;
-        let fits = if self.opts.strict {
+        big_k && small_q && r_k > s_q && self.fits(r_q, s_k)
+    }
+
+    /// Algorithm 2's last condition: small Q's remaining time fits in K's laxity
+    /// (`R_q <= S_k`, `<` under `strict`).
+    fn fits(&self, r_q: i64, s_k: i64) -> bool {
+        if self.opts.strict {
             r_q < s_k
         } else {
-            s_k >= r_q
-        };
-        big_k && small_q && r_k > s_q && fits
+            r_q <= s_k
+        }
     }
 
     fn alg2(&self, ctx: &Ctx, k: TaskId, q: Option<TaskId>) -> TaskId {
@@ -582,14 +587,7 @@ impl Illf {
             return false; // K is small
         }
         let n = scan.laxity.partition_point(|&s| s < r_k);
-        n > 0 && {
-            let r_q = scan.min_small_remaining[n - 1];
-            if self.opts.strict {
-                r_q < s_k
-            } else {
-                r_q <= s_k
-            }
-        }
+        n > 0 && self.fits(scan.min_small_remaining[n - 1], s_k)
     }
 
     /// Build `rule4_scan` for this instant and the candidates now if it is not;
@@ -645,13 +643,9 @@ impl Illf {
                 self.steps.set(self.steps.get() + members.len() as u64);
                 for &m in members {
                     let s_m = self.lax(m);
-                    // Algorithm 2 needs `R_q <= S_k` (`<` when strict) for some small Q.
-                    let fits = if self.opts.strict {
-                        least_r_q < s_m
-                    } else {
-                        least_r_q <= s_m
-                    };
-                    let swaps = fits && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m);
+                    // Algorithm 2 needs some small Q that fits: the least R_q first.
+                    let swaps = self.fits(least_r_q, s_m)
+                        && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m);
                     self.tick_rule4.answer[m] = pass | swaps as u64;
                 }
             }
