@@ -244,22 +244,10 @@ impl Ctx<'_> {
         &self.tasks[t]
     }
 
-    /// Whether `t` may run on `cpu`.
-    ///
-    /// A task allowed on every CPU is told by `nr_allowed` (in the record's hot lines,
-    /// read again when the task is switched in) rather than by `allowed`, which sits in
-    /// its last, cold line: run queues ask this of their first task at every peek and
-    /// pop, and with 100,000 tasks that line was a cache miss each time.
+    /// Whether `t` may run on `cpu` ([`TaskState::may_run_on`], which answers a task
+    /// allowed everywhere from its hot line).
     pub fn allowed(&self, t: TaskId, cpu: CpuId) -> bool {
-        let ts = &self.tasks[t];
-        let everywhere = ts.nr_allowed >= self.cpus.len();
-        debug_assert!(
-            !everywhere || ts.may_run_on(cpu),
-            "task {t}: nr_allowed {} on {} CPUs, yet not allowed on CPU {cpu}",
-            ts.nr_allowed,
-            self.cpus.len()
-        );
-        everywhere || ts.may_run_on(cpu)
+        self.tasks[t].may_run_on(cpu)
     }
 
     /// Absolute deadline EDF orders `t` by: the CBS scheduling deadline when reservations
