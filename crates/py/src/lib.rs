@@ -322,47 +322,22 @@ fn run_cells_columns<'py>(
     guard(|| {
         let rows = cell_rows(py, cells_json)?;
         let d = pyo3::types::PyDict::new(py);
-        macro_rules! col {
-            ($name:ident) => {
-                d.set_item(
-                    stringify!($name),
-                    rows.iter().map(|r| r.$name).collect::<Vec<_>>(),
-                )?
-            };
-        }
-        // The keys in `sweep::columns`' order.
-        col!(utilization);
-        d.set_item(
-            "policy",
-            rows.iter().map(|r| r.policy.as_str()).collect::<Vec<_>>(),
-        )?;
-        col!(sample);
-        col!(set_seed);
-        col!(schedulable);
-        col!(status);
-        col!(horizon_ns);
-        col!(horizon_complete);
-        col!(deadline_misses);
-        // JSON writes a non-finite number as null: the same here.
-        d.set_item(
-            "context_switches_per_cpu_per_s",
-            rows.iter()
-                .map(|r| r.context_switches_per_cpu_per_s.filter(|x| x.is_finite()))
-                .collect::<Vec<_>>(),
-        )?;
-        col!(preemptions);
-        col!(migrations);
-        col!(scheduler_invocations);
-        col!(events);
-        for (k, test) in schedlab_analysis::TESTS.iter().enumerate() {
-            let col: Vec<Option<bool>> = rows
-                .iter()
-                .map(|r| match r.analysis.get(k) {
-                    Some((name, v)) if name == test => *v,
-                    _ => None,
-                })
-                .collect();
-            d.set_item(format!("analysis_{test}"), col)?;
+        for (name, c) in sweep::column_list(&rows) {
+            match c {
+                sweep::Column::F64(v) => d.set_item(name, v)?,
+                // JSON writes a non-finite number as null: the same here.
+                sweep::Column::OptF64(v) => d.set_item(
+                    name,
+                    v.into_iter()
+                        .map(|x| x.filter(|x| x.is_finite()))
+                        .collect::<Vec<_>>(),
+                )?,
+                sweep::Column::U64(v) => d.set_item(name, v)?,
+                sweep::Column::OptU64(v) => d.set_item(name, v)?,
+                sweep::Column::Bool(v) => d.set_item(name, v)?,
+                sweep::Column::OptBool(v) => d.set_item(name, v)?,
+                sweep::Column::Str(v) => d.set_item(name, v)?,
+            }
         }
         Ok(d)
     })

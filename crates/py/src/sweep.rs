@@ -327,83 +327,90 @@ pub struct Row {
     pub analysis: Vec<(&'static str, Option<bool>)>,
 }
 
-/// Rows as columns (what the Python side turns into a DataFrame without a loop per row):
-/// each field of [`Row`] as one list, and `analysis_<test>` for each test.
-pub fn columns(rows: &[Row]) -> serde_json::Value {
-    use serde_json::{json, Map, Value};
-    let mut m = Map::new();
-    m.insert(
-        "utilization".into(),
-        json!(rows.iter().map(|r| r.utilization).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "policy".into(),
-        json!(rows.iter().map(|r| &r.policy).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "sample".into(),
-        json!(rows.iter().map(|r| r.sample).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "set_seed".into(),
-        json!(rows.iter().map(|r| r.set_seed).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "schedulable".into(),
-        json!(rows.iter().map(|r| r.schedulable).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "status".into(),
-        json!(rows.iter().map(|r| r.status).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "horizon_ns".into(),
-        json!(rows.iter().map(|r| r.horizon_ns).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "horizon_complete".into(),
-        json!(rows.iter().map(|r| r.horizon_complete).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "deadline_misses".into(),
-        json!(rows.iter().map(|r| r.deadline_misses).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "context_switches_per_cpu_per_s".into(),
-        json!(rows
-            .iter()
-            .map(|r| r.context_switches_per_cpu_per_s)
-            .collect::<Vec<_>>()),
-    );
-    m.insert(
-        "preemptions".into(),
-        json!(rows.iter().map(|r| r.preemptions).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "migrations".into(),
-        json!(rows.iter().map(|r| r.migrations).collect::<Vec<_>>()),
-    );
-    m.insert(
-        "scheduler_invocations".into(),
-        json!(rows
-            .iter()
-            .map(|r| r.scheduler_invocations)
-            .collect::<Vec<_>>()),
-    );
-    m.insert(
-        "events".into(),
-        json!(rows.iter().map(|r| r.events).collect::<Vec<_>>()),
-    );
-    for (k, test) in TESTS.iter().enumerate() {
-        let col: Vec<Value> = rows
-            .iter()
-            .map(|r| match r.analysis.get(k) {
-                Some((name, v)) if name == test => json!(v),
-                _ => Value::Null,
-            })
-            .collect();
-        m.insert(format!("analysis_{test}"), Value::Array(col));
+/// One column of the rows, typed: [`columns`] writes it as JSON, and the Python module
+/// hands it over as a list.
+pub enum Column<'a> {
+    /// Floats.
+    F64(Vec<f64>),
+    /// Floats or missing (JSON writes a non-finite float as null too).
+    OptF64(Vec<Option<f64>>),
+    /// Integers.
+    U64(Vec<u64>),
+    /// Integers or missing.
+    OptU64(Vec<Option<u64>>),
+    /// Booleans.
+    Bool(Vec<bool>),
+    /// Booleans or missing.
+    OptBool(Vec<Option<bool>>),
+    /// Strings.
+    Str(Vec<&'a str>),
+}
+
+/// Rows as named columns, in the order the sweep's DataFrame has them: each field of
+/// [`Row`] as one list, then `analysis_<test>` for each test (None where a row has no
+/// verdict of that test).
+pub fn column_list(rows: &[Row]) -> Vec<(String, Column<'_>)> {
+    fn col<'a, T>(rows: &'a [Row], f: impl Fn(&'a Row) -> T) -> Vec<T> {
+        rows.iter().map(f).collect()
     }
+    use Column::*;
+    let mut out = vec![
+        ("utilization".into(), F64(col(rows, |r| r.utilization))),
+        ("policy".into(), Str(col(rows, |r| r.policy.as_str()))),
+        ("sample".into(), U64(col(rows, |r| r.sample))),
+        ("set_seed".into(), U64(col(rows, |r| r.set_seed))),
+        ("schedulable".into(), Bool(col(rows, |r| r.schedulable))),
+        ("status".into(), Str(col(rows, |r| r.status))),
+        ("horizon_ns".into(), OptU64(col(rows, |r| r.horizon_ns))),
+        (
+            "horizon_complete".into(),
+            OptBool(col(rows, |r| r.horizon_complete)),
+        ),
+        (
+            "deadline_misses".into(),
+            OptU64(col(rows, |r| r.deadline_misses)),
+        ),
+        (
+            "context_switches_per_cpu_per_s".into(),
+            OptF64(col(rows, |r| r.context_switches_per_cpu_per_s)),
+        ),
+        ("preemptions".into(), OptU64(col(rows, |r| r.preemptions))),
+        ("migrations".into(), OptU64(col(rows, |r| r.migrations))),
+        (
+            "scheduler_invocations".into(),
+            OptU64(col(rows, |r| r.scheduler_invocations)),
+        ),
+        ("events".into(), OptU64(col(rows, |r| r.events))),
+    ];
+    for (k, test) in TESTS.iter().enumerate() {
+        let verdict = |r: &Row| match r.analysis.get(k) {
+            Some((name, v)) if name == test => *v,
+            _ => None,
+        };
+        out.push((format!("analysis_{test}"), OptBool(col(rows, verdict))));
+    }
+    out
+}
+
+/// Rows as columns in JSON (what the Python side turns into a DataFrame without a loop
+/// per row): [`column_list`].
+pub fn columns(rows: &[Row]) -> serde_json::Value {
+    use serde_json::json;
+    let m = column_list(rows)
+        .into_iter()
+        .map(|(name, c)| {
+            let v = match c {
+                Column::F64(v) => json!(v),
+                Column::OptF64(v) => json!(v),
+                Column::U64(v) => json!(v),
+                Column::OptU64(v) => json!(v),
+                Column::Bool(v) => json!(v),
+                Column::OptBool(v) => json!(v),
+                Column::Str(v) => json!(v),
+            };
+            (name, v)
+        })
+        .collect();
     Value::Object(m)
 }
 
