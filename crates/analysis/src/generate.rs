@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rounding::Dyadic;
 use schedlab_model::spec::{Dur, PlatformSpec, SimDur, TaskSpec, WorkloadSpec};
 use schedlab_model::time::check_time;
-use schedlab_model::{format_ns, Ns, SimDuration};
+use schedlab_model::{format_ns, Ns, PeriodicTask, SimDuration, Workload};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -424,6 +424,34 @@ impl TaskSet {
             tasks,
             ..WorkloadSpec::default()
         })
+    }
+
+    /// What [`Workload::from_spec`] builds from [`TaskSet::to_spec`] with the overrides
+    /// that built `template` from another set's spec of the same CPUs and duration, made
+    /// without the spec ([`Workload::with_periodic_tasks`]: `template`'s platform and
+    /// scheduler, this set's tasks). `None` when `to_spec` is, when the CPUs or duration
+    /// differ from `template`'s, or when `from_spec` might refuse the set: the caller then
+    /// takes the spec's path.
+    pub fn to_workload(&self, template: &Workload) -> Option<Workload> {
+        let s = &self.spec;
+        if s.policy.is_some()
+            || s.placement.is_some()
+            || template.platform.cpus != s.cpus
+            || template.duration != s.duration
+            || check_time(s.duration).is_err()
+        {
+            return None;
+        }
+        // `to_spec`'s times: each within the limit the text reader holds.
+        let ok = |ns: Ns| check_time(ns).is_ok();
+        let mut tasks: Vec<PeriodicTask<'_>> = Vec::with_capacity(self.tasks.len());
+        for t in &self.tasks {
+            if !(ok(t.runtime) && ok(t.period) && ok(t.deadline)) {
+                return None;
+            }
+            tasks.push((&t.name, t.runtime, t.period, t.deadline));
+        }
+        template.with_periodic_tasks(&s.name, s.seed, &tasks)
     }
 
     fn scheduler_json(&self) -> Option<String> {

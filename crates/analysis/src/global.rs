@@ -153,6 +153,9 @@ struct Terms {
     list: Vec<Interferer>,
     /// The largest R_i: every span fits in u64 when x + `r_max` does.
     r_max: u64,
+    /// Every interference sum the line takes at a window up to D_k fits in u64 (see
+    /// [`Terms::sums_fit`]); else the bound is computed by [`Terms::bound_at`] in u128.
+    sums_fit: bool,
     /// Under EDF, [`edf_parts`] of each pair (task k, interferer i) at k·n + i (computed
     /// once per RTA); empty under fixed priorities.
     edf_parts: Vec<(u64, u64)>,
@@ -168,6 +171,7 @@ impl Terms {
         self.ck = tk.c;
         self.list.clear();
         self.r_max = 0;
+        self.sums_fit = Self::sums_fit(ts.len(), tk.d);
         let parts = self.edf_parts.get(k * ts.len()..).unwrap_or(&[]);
         for (i, ti) in ts.iter().enumerate() {
             if i == k || (how == Sched::Fp && ti.d > tk.d) {
@@ -196,6 +200,14 @@ impl Terms {
         }
     }
 
+    /// Whether a line's sums fit in u64 for `n` tasks and the deadline `d`: the line is
+    /// read only at windows x ≤ D_k (a bound past D_k ends the iteration before its window
+    /// is taken), where each of the n − 1 terms is at most x − C_k + 1 ≤ D_k + 1, and
+    /// [`Terms::refresh_line`]'s extended sum is at most twice that.
+    fn sums_fit(n: usize, d: u64) -> bool {
+        2 * (n as u128) * (d as u128 + 1) <= u64::MAX as u128
+    }
+
     /// C_k + ⌊(1/m) Σ_{i interferes with k} min(W_i(x), [EDF: J_i^k,] x − C_k + 1)⌋,
     /// each W_i by [`workload`] (a division per term).
     fn bound_at(&self, x: u64, m: usize) -> u128 {
@@ -210,18 +222,22 @@ impl Terms {
     /// Place every term at window `x` (one division each) and draw the interference sum
     /// Σ min(W_i, J_i^k, x − C_k + 1) there as a line in the window, exact up to a
     /// horizon (each term's piece, see [`set_piece`], summed); None when a span does not
-    /// fit in u64 (then [`Terms::bound_at`] goes on, with its u128 path).
+    /// fit in u64, or the sums might not ([`Terms::sums_fit`]; then [`Terms::bound_at`]
+    /// goes on, with its u128 path).
     fn place_line(&mut self, x: u64) -> Option<Line> {
+        if !self.sums_fit {
+            return None;
+        }
         x.checked_add(self.r_max)?;
         let cap = (x - self.ck).saturating_add(1);
-        let (mut sum, mut slope, mut end) = (0u128, 0u128, u64::MAX);
+        let (mut sum, mut slope, mut end) = (0u64, 0u64, u64::MAX);
         for ti in &mut self.list {
             let span = x + ti.r - ti.c;
             ti.n = span / ti.t;
             ti.rem = span - ti.n * ti.t;
             set_piece(ti, x, cap);
-            sum += ti.g as u128;
-            slope += ti.rising as u128;
+            sum += ti.g;
+            slope += ti.rising as u64;
             end = end.min(ti.end);
         }
         Some(Line {
@@ -241,14 +257,14 @@ impl Terms {
         to.checked_add(self.r_max)?;
         let cap = (to - self.ck).saturating_add(1);
         // Σ over the terms of g_i + (rising_i)·(to − at_i): each piece extended to `to`.
-        let mut sum = l.sum + l.slope * (to - l.at) as u128;
+        let mut sum = l.sum + l.slope * (to - l.at);
         let mut slope = l.slope;
         let mut end = u64::MAX;
         for ti in &mut self.list {
             if ti.end < to {
                 let delta = to - ti.at;
-                sum -= ti.g as u128 + if ti.rising { delta as u128 } else { 0 };
-                slope -= ti.rising as u128;
+                sum -= ti.g + if ti.rising { delta } else { 0 };
+                slope -= ti.rising as u64;
                 // rem + delta ≤ the new span, which fits.
                 let rem = ti.rem + delta;
                 if rem < ti.t {
@@ -259,8 +275,8 @@ impl Terms {
                     ti.rem = rem - q * ti.t;
                 }
                 set_piece(ti, to, cap);
-                sum += ti.g as u128;
-                slope += ti.rising as u128;
+                sum += ti.g;
+                slope += ti.rising as u64;
             }
             end = end.min(ti.end);
         }
@@ -319,12 +335,38 @@ fn per_cpu(sum: u128, m: usize) -> u128 {
     }
 }
 
-/// The interference sum from window `at` to `at + horizon`: `sum + slope·(x − at)`.
+/// ⌊sum / m⌋ for a sum in u64, by a shift when m is a power of two (fixed per RTA).
+#[derive(Clone, Copy)]
+struct PerCpu {
+    m: u64,
+    /// log2 m when m is a power of two.
+    shift: Option<u32>,
+}
+
+impl PerCpu {
+    fn new(m: usize) -> Self {
+        PerCpu {
+            m: m as u64,
+            shift: m.is_power_of_two().then(|| m.trailing_zeros()),
+        }
+    }
+
+    #[inline(always)]
+    fn of(self, sum: u64) -> u64 {
+        match self.shift {
+            Some(s) => sum >> s,
+            None => sum / self.m,
+        }
+    }
+}
+
+/// The interference sum from window `at` to `at + horizon`: `sum + slope·(x − at)`, in
+/// u64 (a line is drawn only when its sums fit, [`Terms::sums_fit`]).
 #[derive(Clone, Copy)]
 struct Line {
     at: u64,
-    sum: u128,
-    slope: u128,
+    sum: u64,
+    slope: u64,
     horizon: u64,
 }
 
@@ -334,9 +376,15 @@ impl Line {
         x - self.at <= self.horizon
     }
 
-    /// The bound at window `x`: C_k + ⌊sum(x) / m⌋.
-    fn bound(&self, ck: u64, x: u64, m: usize) -> u128 {
-        ck as u128 + per_cpu(self.sum + self.slope * (x - self.at) as u128, m)
+    /// The bound at window `x` (≤ D_k): C_k + ⌊sum(x) / m⌋.
+    #[inline(always)]
+    fn bound(&self, ck: u64, x: u64, m: PerCpu) -> u64 {
+        ck + m.of(self.sum + self.slope * (x - self.at))
+    }
+
+    /// The last window the line covers.
+    fn last(&self) -> u64 {
+        self.at + self.horizon
     }
 
     /// How many steps of the iteration from window `x` (covered, its bound `bound`) can
@@ -345,12 +393,12 @@ impl Line {
     /// x + K, x + 2K, ... as long as they stay within the horizon and no bound exceeds
     /// the deadline `d`; those steps end no iteration and redraw no line. 0 when the slope
     /// is not m or the bound does not rise.
-    fn equal_steps(&self, x: u64, bound: u128, d: u64, m: usize, limit: usize) -> u64 {
+    fn equal_steps(&self, x: u64, bound: u64, d: u64, m: PerCpu, limit: usize) -> u64 {
         debug_assert!(self.covers(x));
-        if self.slope != m as u128 || bound <= x as u128 || bound > d as u128 {
+        if self.slope != m.m || bound <= x || bound > d {
             return 0;
         }
-        let inc = bound as u64 - x;
+        let inc = bound - x;
         // Step j (from 0) reaches x + (j + 1)·K: within the deadline and the horizon.
         let room = (d - x).min(self.horizon - (x - self.at));
         (room / inc).min(limit as u64)
@@ -370,6 +418,7 @@ impl Line {
 /// as the steps (and work) they are: the creep limit and the budget stop where they did.
 fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
     let n = ts.len() as u64;
+    let per = PerCpu::new(m);
     let mut r: Vec<u64> = ts.iter().map(|t| t.c).collect();
     let mut order: Vec<usize> = (0..ts.len()).collect();
     order.sort_by_key(|&k| (ts[k].d, k));
@@ -378,6 +427,7 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
         ck: 0,
         list: Vec::with_capacity(ts.len()),
         r_max: 0,
+        sums_fit: false,
         edf_parts: match how {
             Sched::Edf => ts
                 .iter()
@@ -423,8 +473,8 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             let mut line = terms.place_line(x);
             let mut bound = match &line {
                 Some(l) => {
-                    debug_assert_eq!(l.bound(terms.ck, x, m), terms.bound_at(x, m));
-                    l.bound(terms.ck, x, m)
+                    debug_assert_eq!(l.bound(terms.ck, x, per) as u128, terms.bound_at(x, m));
+                    l.bound(terms.ck, x, per) as u128
                 }
                 None => terms.bound_at(x, m),
             };
@@ -432,7 +482,9 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
             let settled = loop {
                 if let Some(l) = &line {
                     // Steps that change nothing but x, steps and work, taken at once.
-                    let mut run = l.equal_steps(x, bound, ts[k].d, m, INNER_STEPS - 1 - steps);
+                    // (A line's bounds fit in u64.)
+                    let mut run =
+                        l.equal_steps(x, bound as u64, ts[k].d, per, INNER_STEPS - 1 - steps);
                     if run > 0 {
                         // (A division: only when there is a run to bound.)
                         run = run.min(WORK_LIMIT.saturating_sub(work) / n);
@@ -450,20 +502,21 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                     // within the deadline and above x, the creep limit is not reached and
                     // the line covers the next window. (A tight loop: most of a set's
                     // steps are these.)
-                    if l.slope != m as u128 {
-                        let d = ts[k].d as u128;
-                        while work + n <= WORK_LIMIT
-                            && bound <= d
-                            && bound > x as u128
-                            && steps + 1 < INNER_STEPS
-                            && l.covers(bound as u64)
-                        {
-                            work += n;
-                            steps += 1;
-                            x = bound as u64;
-                            bound = l.bound(terms.ck, x, m);
-                            debug_assert_eq!(bound, terms.bound_at(x, m));
+                    // (`last` ≥ x: the line covers x; `work` ≤ WORK_LIMIT here.)
+                    if l.slope != per.m {
+                        let lim = ts[k].d.min(l.last());
+                        let (room, max_steps) = (WORK_LIMIT - work, INNER_STEPS - 1 - steps);
+                        let (mut b, mut w, mut s) = (bound as u64, 0u64, 0usize);
+                        while b <= lim && b > x && s < max_steps && w + n <= room {
+                            w += n;
+                            s += 1;
+                            x = b;
+                            b = l.bound(terms.ck, x, per);
+                            debug_assert_eq!(b as u128, terms.bound_at(x, m));
                         }
+                        work += w;
+                        steps += s;
+                        bound = b as u128;
                     }
                 }
                 work += n;
@@ -494,8 +547,8 @@ fn rta(ts: &[RtTask], m: usize, how: Sched) -> Result<Vec<u64>, Stop> {
                 }
                 bound = match &line {
                     Some(l) => {
-                        debug_assert_eq!(l.bound(terms.ck, to, m), terms.bound_at(to, m));
-                        l.bound(terms.ck, to, m)
+                        debug_assert_eq!(l.bound(terms.ck, to, per) as u128, terms.bound_at(to, m));
+                        l.bound(terms.ck, to, per) as u128
                     }
                     None => terms.bound_at(to, m),
                 };

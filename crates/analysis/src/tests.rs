@@ -168,6 +168,22 @@ pub(crate) fn constrained(ts: &[RtTask]) -> bool {
 
 /// Every test on `tasks` for `cpus` CPUs, in [`TESTS`] order.
 pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
+    /// The cache of `util_vs` dropped when the analysis ends, even by a panic (and the
+    /// one of an enclosing call, none, put back).
+    struct Scope(Option<UtilCache>);
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            UTIL_VS.with(|c| *c.borrow_mut() = outer);
+        }
+    }
+    let _scope = Scope(UTIL_VS.with(|c| {
+        c.borrow_mut().replace(UtilCache {
+            ptr: tasks.as_ptr(),
+            len: tasks.len(),
+            known: Vec::with_capacity(2),
+        })
+    }));
     let ffd_rm = ffd(tasks, cpus, PerCpu::Rm);
     let ffd_dm = dm_as_rm(tasks, cpus, &ffd_rm);
     vec![
@@ -231,9 +247,43 @@ pub(crate) fn density_terms(ts: &[RtTask]) -> Vec<(u128, u64)> {
     ts.iter().map(|t| (t.c as u128, t.d.min(t.t))).collect()
 }
 
-/// Total utilisation compared exactly with `m` CPUs.
+thread_local! {
+    /// Inside [`analyze`]: its task slice (address and length) and the comparisons of
+    /// its total utilisation made so far, by m. A dozen tests ask [`util_vs`] of the
+    /// same set (about 1,200 instructions each, a sweep set's 16 exact terms); the slice
+    /// is borrowed for the whole call, so its address names the same tasks throughout.
+    static UTIL_VS: std::cell::RefCell<Option<UtilCache>> = const { std::cell::RefCell::new(None) };
+}
+
+struct UtilCache {
+    ptr: *const RtTask,
+    len: usize,
+    known: Vec<(usize, Cmp)>,
+}
+
+/// Total utilisation compared exactly with `m` CPUs (inside [`analyze`], each m's
+/// answer for its task set computed once; debug builds compare it with a fresh one).
 pub(crate) fn util_vs(ts: &[RtTask], m: usize) -> Cmp {
-    cmp_sum(&util_terms(ts), m as u64)
+    let fresh = || cmp_sum(&util_terms(ts), m as u64);
+    let cached = UTIL_VS.with(|c| {
+        let mut c = c.borrow_mut();
+        let cache = c
+            .as_mut()
+            .filter(|c| c.ptr == ts.as_ptr() && c.len == ts.len())?;
+        if let Some(&(_, v)) = cache.known.iter().find(|(k, _)| *k == m) {
+            return Some(v);
+        }
+        let v = fresh();
+        cache.known.push((m, v));
+        Some(v)
+    });
+    match cached {
+        Some(v) => {
+            debug_assert_eq!(v, fresh());
+            v
+        }
+        None => fresh(),
+    }
 }
 
 /// The verdict for a total utilisation proven above `m` (a necessary condition), or

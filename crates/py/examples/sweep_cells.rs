@@ -71,8 +71,9 @@ fn main() -> Result<(), String> {
         );
         let cells = sweep::parse_batch(&text)?;
         let mut rows = Vec::with_capacity(cells.len());
+        let mut templates = sweep::Templates::default();
         for c in &cells {
-            rows.extend(sweep::run_cell(c)?);
+            rows.extend(sweep::run_cell_in(c, &mut templates)?);
         }
         // The sweep takes the columns as Python lists (`_native.run_cells_columns`, built
         // with the GIL held, not here); their JSON text is `--print`'s comparison form.

@@ -302,8 +302,9 @@ fn cell_rows(py: Python<'_>, cells_json: &str) -> PyResult<Vec<sweep::Row>> {
         // Inside: a panic must not unwind through allow_threads' GIL re-acquisition.
         catch_unwind(AssertUnwindSafe(|| {
             let mut rows = Vec::with_capacity(cells.len() * 4);
+            let mut templates = sweep::Templates::default();
             for c in &cells {
-                rows.extend(sweep::run_cell(c)?);
+                rows.extend(sweep::run_cell_in(c, &mut templates)?);
             }
             Ok::<_, String>(rows)
         }))

@@ -562,18 +562,22 @@ impl<'a> CellWorkloads<'a> {
             .map_err(Clone::clone)
     }
 
-    /// The shared spec: the generated set's own when the grid adds nothing to it (no
-    /// blocks, no `exec`, a fixed duration: then `cell_value` is the generated text as
-    /// read, and debug builds check that the two specs agree).
+    /// Whether the grid adds nothing to the generated set: no blocks, no `exec`, a fixed
+    /// duration (then `cell_value` is the generated text as read).
+    fn plain(&self) -> bool {
+        let c = self.cell;
+        c.platform.is_none()
+            && c.scheduler.is_none()
+            && c.exec.is_none()
+            && matches!(sim_duration(c), Ok(SimDuration::Fixed(_)))
+    }
+
+    /// The shared spec: the generated set's own when the cell is [`CellWorkloads::plain`]
+    /// (debug builds check that the two specs agree).
     fn shared(&self) -> Result<WorkloadSpec, String> {
         self.shared
             .get_or_init(|| {
-                let c = self.cell;
-                let plain = c.platform.is_none()
-                    && c.scheduler.is_none()
-                    && c.exec.is_none()
-                    && matches!(sim_duration(c), Ok(SimDuration::Fixed(_)));
-                if let Some(spec) = plain.then(|| self.set.to_spec()).flatten() {
+                if let Some(spec) = self.plain().then(|| self.set.to_spec()).flatten() {
                     debug_assert_eq!(
                         format!("{spec:?}"),
                         format!(
@@ -590,8 +594,45 @@ impl<'a> CellWorkloads<'a> {
     }
 
     /// The workload under `entry`, validated by the model as [`workload`] does; any
-    /// error is [`workload`]'s own, so a message never depends on this shortcut.
+    /// error is [`workload`]'s own, so a message never depends on this shortcut. For an
+    /// entry without blocks in a plain cell, the batch's earlier workload of the same
+    /// CPUs, duration, policy and placement (`templates`) lends its platform and scheduler
+    /// to this set's tasks ([`TaskSet::to_workload`]); debug builds check the result
+    /// against the spec's path.
     fn get(
+        &self,
+        entry: &PolicyEntry,
+        policy: Policy,
+        placement: Placement,
+        templates: &mut Templates,
+    ) -> Result<Workload, String> {
+        let plain_entry = entry.platform().is_none() && entry.scheduler().is_none();
+        let key = (plain_entry && self.plain()).then_some((
+            self.cell.cpus,
+            self.set.spec.duration,
+            policy,
+            placement,
+        ));
+        if let Some(key) = key {
+            if let Some(w) = templates.find(key).and_then(|t| self.set.to_workload(t)) {
+                debug_assert_eq!(
+                    Ok(&w),
+                    self.shared()
+                        .and_then(|spec| Workload::from_spec(spec, &overrides(policy, placement)))
+                        .as_ref()
+                );
+                return Ok(w);
+            }
+        }
+        let w = self.get_by_spec(entry, policy, placement)?;
+        if let Some(key) = key {
+            templates.keep(key, &w);
+        }
+        Ok(w)
+    }
+
+    /// [`CellWorkloads::get`] through the spec.
+    fn get_by_spec(
         &self,
         entry: &PolicyEntry,
         policy: Policy,
@@ -608,6 +649,36 @@ impl<'a> CellWorkloads<'a> {
         };
         spec.and_then(|spec| Workload::from_spec(spec, &overrides(policy, placement)))
             .or_else(|_| workload(self.generated(), self.cell, entry, policy, placement))
+    }
+}
+
+/// What identifies a template: CPUs, the fixed duration, policy and placement.
+type TemplateKey = (usize, u64, Policy, Placement);
+
+/// The workloads of a batch's earlier plain cells (at most one per [`TemplateKey`], their
+/// tasks dropped): the platform and scheduler a later cell's set is put on without
+/// reading a spec. Kept for one batch.
+#[derive(Default)]
+pub struct Templates(Vec<(TemplateKey, Workload)>);
+
+impl Templates {
+    fn find(&self, key: TemplateKey) -> Option<&Workload> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, w)| w)
+    }
+
+    fn keep(&mut self, key: TemplateKey, w: &Workload) {
+        if self.find(key).is_none() {
+            self.0.push((
+                key,
+                Workload {
+                    tasks: Vec::new(),
+                    platform: w.platform.clone(),
+                    scheduler: w.scheduler.clone(),
+                    name: String::new(),
+                    ..*w
+                },
+            ));
+        }
     }
 }
 
@@ -630,6 +701,12 @@ fn spec_from_text(text: &str) -> Result<WorkloadSpec, String> {
 /// Run one cell: one row per policy. The set is generated and analysed once; each policy
 /// gets its own validated workload and simulation.
 pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
+    run_cell_in(c, &mut Templates::default())
+}
+
+/// [`run_cell`] with the batch's [`Templates`] (the same rows; a batch's later cells
+/// skip their workload spec).
+pub fn run_cell_in(c: &Cell, templates: &mut Templates) -> Result<Vec<Row>, String> {
     let spec = spec_of(c)?;
     let set = generate(&spec)?;
     let cell = CellWorkloads::new(&set, c);
@@ -639,7 +716,7 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
         let (label, policy, placement) = entry.resolve()?;
         // The grid's blocks merged, then validated as `simulate` with `--policy` and
         // `--placement` does.
-        let w = cell.get(entry, policy, placement)?;
+        let w = cell.get(entry, policy, placement, templates)?;
         if analysis.is_none() && c.analysis {
             let ts = from_workload(&w)?;
             // The rows keep each test's outcome, not its reason.
