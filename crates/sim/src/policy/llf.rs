@@ -126,7 +126,13 @@ impl Sorted {
         self.pos[t] = Some((key, seq));
         let e = (key, seq, t);
         let q = &mut self.rqs[rq];
-        let i = q.partition_point(|x| *x > e);
+        // Most releases are the queue's new first task (its last entry): one comparison
+        // instead of the search.
+        let i = if q.last().is_none_or(|l| *l > e) {
+            q.len()
+        } else {
+            q.partition_point(|x| *x > e)
+        };
         Self::step(&self.steps, 1 + q.len() - i);
         q.insert(i, e);
         debug_assert!(
