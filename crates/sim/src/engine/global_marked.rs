@@ -198,7 +198,10 @@ impl Engine {
         let mut prev = std::mem::take(&mut g.prev);
         let mut picked = std::mem::take(&mut g.picked);
         let picks = g.free.len();
+        let waiting = self.classes[class].nr_waiting() + prev.len();
         if self.classes[class].put_prev_and_pick_all(&ctx!(self), &prev, picks, &mut picked) {
+            // The steps fill free CPUs while a task waits, every pick finding one.
+            debug_assert_eq!(picked.len(), picks.min(waiting), "batch: picks");
             let mut at = 0;
             for &n in &picked {
                 let cpu = g.free.next_from(at).expect("a free CPU per pick");
