@@ -86,6 +86,22 @@ pub trait SchedClass {
         self.pick_next_task(ctx, rq, cpu)
     }
 
+    /// Global placement with one run queue (0) whose tasks may all run on every CPU:
+    /// `put_prev_task(0, t)` for each `t` of `prev` in turn, then up to `picks`
+    /// `pick_next_task`s (each takes the first task; they stop when the queue is empty),
+    /// the picked tasks appended to `out` in order — in one call, so that a task put back
+    /// and picked again at the same decision is never inserted. `false` (the default):
+    /// the class did nothing, the caller makes the calls one by one.
+    fn put_prev_and_pick_all(
+        &mut self,
+        _ctx: &Ctx,
+        _prev: &[TaskId],
+        _picks: usize,
+        _out: &mut Vec<TaskId>,
+    ) -> bool {
+        false
+    }
+
     /// The current task `t` stopped being runnable (job done and asleep, or throttled).
     fn task_stopped(&mut self, _ctx: &Ctx, _rq: RqId, _t: TaskId) {}
 

@@ -236,6 +236,57 @@ impl Counted {
         Some(n)
     }
 
+    /// [`SchedClass::put_prev_and_pick_all`] on run queue 0, counted as the calls it
+    /// stands for (a put-back per task, a pick per task picked); the waiting set moves
+    /// only for the tasks not put back and picked again.
+    pub(super) fn put_prev_and_pick_all(
+        &mut self,
+        ctx: &Ctx,
+        prev: &[TaskId],
+        picks: usize,
+        out: &mut Vec<TaskId>,
+    ) -> bool {
+        let start = out.len();
+        if !self.inner.put_prev_and_pick_all(ctx, prev, picks, out) {
+            return false;
+        }
+        self.calls
+            .set(self.calls.get() + (prev.len() + out.len() - start) as u64);
+        // A task put back is running (not waiting): picked again, it is marked here and
+        // its mark undone below, with no count moved. The counts of run queue 0 move
+        // once, by the tasks that left it and the put-backs left on it.
+        const AGAIN: u32 = NOT_WAITING - 1;
+        let (mut left, mut joined) = (0, 0);
+        for &t in &out[start..] {
+            if self.waiting[t] == NOT_WAITING {
+                self.waiting[t] = AGAIN;
+            } else {
+                debug_assert_eq!(self.waiting[t], 0, "task {t} picked from another queue");
+                self.waiting[t] = NOT_WAITING;
+                left += 1;
+            }
+        }
+        for &t in prev {
+            if self.waiting[t] == AGAIN {
+                self.waiting[t] = NOT_WAITING;
+            } else {
+                self.waiting[t] = 0;
+                joined += 1;
+            }
+        }
+        self.rq_waiting[0] = self.rq_waiting[0] + joined - left;
+        self.nr_waiting = self.nr_waiting + joined as usize - left as usize;
+        if self.rq_waiting[0] == 0 {
+            self.waiting_rqs.remove(0);
+        } else {
+            self.waiting_rqs.insert(0);
+        }
+        if self.track_changed && !(prev.is_empty() && out.len() == start) {
+            self.changed.insert(0);
+        }
+        true
+    }
+
     pub(super) fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.count();
         self.set_waiting(t, Some(rq));

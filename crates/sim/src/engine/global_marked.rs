@@ -47,6 +47,14 @@ pub(super) struct GlobalMarked {
     ///
     /// [`SchedClass::preempts_in_order`]: crate::class::SchedClass::preempts_in_order
     in_order: bool,
+    /// Whether the class takes a decision's put-backs and picks in one call
+    /// ([`SchedClass::put_prev_and_pick_all`]) until it answers it does not.
+    ///
+    /// [`SchedClass::put_prev_and_pick_all`]: crate::class::SchedClass::put_prev_and_pick_all
+    batch: bool,
+    /// This decision's preempted tasks, in CPU order, and the batch's picks (reused).
+    prev: Vec<TaskId>,
+    picked: Vec<TaskId>,
 }
 
 impl GlobalMarked {
@@ -92,6 +100,9 @@ impl Engine {
                 stale: CpuMask::new(ncpu),
                 bounded: true,
                 in_order: cls.preempts_in_order(),
+                batch: true,
+                prev: Vec::new(),
+                picked: Vec::new(),
             })
         })
     }
@@ -121,6 +132,10 @@ impl Engine {
             }
         }
         g.changed.clear();
+        // The put-backs and the picks of free CPUs in one call where the class can: each
+        // pick then takes the first waiting task, as every task may run on every CPU, and
+        // an in-order class's view of a CPU is its task.
+        let batch = g.batch && g.in_order && self.class_unrestricted[g.class as usize];
         // Taken out while its CPUs are visited (nothing marks a CPU meanwhile), then
         // cleared: every marked CPU's flags are consumed here.
         let mut marked = std::mem::take(&mut self.marked);
@@ -130,6 +145,10 @@ impl Engine {
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
             let curr = self.cpus[c].curr.filter(|&t| self.tasks[t].runnable);
             let next = match curr {
+                Some(t) if resched && batch => {
+                    g.prev.push(t);
+                    None
+                }
                 Some(t) if resched => {
                     self.put_prev(t);
                     None
@@ -148,6 +167,9 @@ impl Engine {
         }
         marked.clear();
         self.marked = marked;
+        if batch {
+            self.put_prev_and_fill(g);
+        }
         self.settle(|e| e.global_marked_step(g).is_some());
         // All departures before all arrivals, in CPU order, as `schedule_global`.
         for c in g.changed.iter() {
@@ -161,6 +183,46 @@ impl Engine {
             }
             g.view[c] = g.assign[c];
         }
+    }
+
+    /// The decision's put-backs (`g.prev`) and the picks of the free CPUs, lowest first,
+    /// as the steps would take them (each step fills the lowest free CPU while a task
+    /// waits, and each pick takes the first waiting task), in one class call
+    /// ([`Counted::put_prev_and_pick_all`]); one by one if the class cannot.
+    fn put_prev_and_fill(&mut self, g: &mut GlobalMarked) {
+        let class = g.class as usize;
+        if g.prev.is_empty() && (g.free.is_empty() || self.classes[class].nr_waiting() == 0) {
+            return;
+        }
+        debug_assert!(g.prev.iter().all(|&t| self.tasks[t].rq == 0));
+        let mut prev = std::mem::take(&mut g.prev);
+        let mut picked = std::mem::take(&mut g.picked);
+        let picks = g.free.len();
+        let waiting = self.classes[class].nr_waiting() + prev.len();
+        if self.classes[class].put_prev_and_pick_all(&ctx!(self), &prev, picks, &mut picked) {
+            // The steps fill free CPUs while a task waits, every pick finding one.
+            debug_assert_eq!(picked.len(), picks.min(waiting), "batch: picks");
+            let mut at = 0;
+            for &n in &picked {
+                let cpu = g.free.next_from(at).expect("a free CPU per pick");
+                at = cpu + 1;
+                self.visit(1);
+                g.assign[cpu] = Some(n);
+                g.view[cpu] = Some(n);
+                g.free.remove(cpu);
+                g.changed.insert(cpu);
+                g.stale.insert(cpu);
+            }
+        } else {
+            g.batch = false;
+            for &t in &prev {
+                self.put_prev(t);
+            }
+        }
+        prev.clear();
+        picked.clear();
+        g.prev = prev;
+        g.picked = picked;
     }
 
     /// The bounds of the stale CPUs, from their tasks in `assign`; false if the class

@@ -126,7 +126,13 @@ impl Sorted {
         self.pos[t] = Some((key, seq));
         let e = (key, seq, t);
         let q = &mut self.rqs[rq];
-        let i = q.partition_point(|x| *x > e);
+        // Most releases are the queue's new first task (its last entry): one comparison
+        // instead of the search.
+        let i = if q.last().is_none_or(|l| *l > e) {
+            q.len()
+        } else {
+            q.partition_point(|x| *x > e)
+        };
         Self::step(&self.steps, 1 + q.len() - i);
         q.insert(i, e);
         debug_assert!(
@@ -187,6 +193,56 @@ impl Sorted {
     #[inline]
     fn head(&self, rq: RqId) -> Option<&Entry> {
         self.rqs[rq].last()
+    }
+
+    /// `push_seq` of every entry of `held` (their tasks' positions already set), then up
+    /// to `picks` pops of the first entry of `rq`, whatever task it holds, appended to
+    /// `out` — in one pass: `held` sorted as the queue (best last), each pop takes the
+    /// better of the queue's and `held`'s first entries, and only the entries left in
+    /// `held` are inserted. Entries are distinct, so the pops and the queue left are
+    /// those of the pushes and pops one by one (debug builds compare).
+    fn push_all_then_pop(
+        &mut self,
+        rq: RqId,
+        held: &mut Vec<Entry>,
+        picks: usize,
+        out: &mut Vec<TaskId>,
+    ) {
+        held.sort_unstable_by(|a, b| b.cmp(a));
+        let slow = cfg!(debug_assertions).then(|| {
+            let mut q = self.rqs[rq].clone();
+            for &e in held.iter() {
+                let i = q.partition_point(|x| *x > e);
+                q.insert(i, e);
+            }
+            let n = picks.min(q.len());
+            let popped: Vec<TaskId> = q.drain(q.len() - n..).rev().map(|e| e.2).collect();
+            (q, popped)
+        });
+        let start = out.len();
+        let q = &mut self.rqs[rq];
+        for _ in 0..picks {
+            let e = match (q.last(), held.last()) {
+                (Some(a), Some(b)) if a < b => q.pop(),
+                (Some(_), Some(_)) | (None, Some(_)) => held.pop(),
+                (Some(_), None) => q.pop(),
+                (None, None) => break,
+            };
+            let t = e.expect("an entry to take").2;
+            self.pos[t] = None;
+            out.push(t);
+        }
+        Self::step(&self.steps, out.len() - start);
+        for &e in held.iter().rev() {
+            let i = q.partition_point(|x| *x > e);
+            Self::step(&self.steps, 1 + q.len() - i);
+            q.insert(i, e);
+        }
+        held.clear();
+        if let Some((q, popped)) = slow {
+            debug_assert_eq!(&out[start..], &popped[..], "LLF: batched picks differ");
+            debug_assert_eq!(self.rqs[rq], q, "LLF: batched put-backs differ");
+        }
     }
 }
 
@@ -313,6 +369,8 @@ pub struct Llf {
     /// CPU. Only `&mut self` hooks change the queue or a waiting job, and each of them
     /// but `task_tick` drops it.
     tick_head: Option<TickHead>,
+    /// [`SchedClass::put_prev_and_pick_all`]'s put-backs (reused).
+    held: Vec<Entry>,
 }
 
 impl Llf {
@@ -511,6 +569,40 @@ impl SchedClass for Llf {
         if self.exact.is_some() {
             self.put[rq] = Some((t, ctx.now));
         }
+    }
+
+    /// Tick mode's sorted queues: the put-backs' entries as `put_prev_task` makes them,
+    /// then the picks and the insertions in one pass ([`Sorted::push_all_then_pop`]).
+    fn put_prev_and_pick_all(
+        &mut self,
+        ctx: &Ctx,
+        prev: &[TaskId],
+        picks: usize,
+        out: &mut Vec<TaskId>,
+    ) -> bool {
+        let (None, LlfQueue::Sorted(q)) = (self.exact, &mut self.q) else {
+            return false;
+        };
+        self.tick_head = None;
+        let mut held = std::mem::take(&mut self.held);
+        for &t in prev {
+            debug_assert!(q.pos[t].is_none(), "task {t} queued twice");
+            let key = Self::zero_instant(ctx, t);
+            // As `queue(.., ctx.now)`: it ran until now.
+            let seq = if self.lrs {
+                ctx.now
+            } else {
+                q.seq += 1;
+                q.seq
+            };
+            q.pos[t] = Some((key, seq));
+            held.push((key, seq, t));
+        }
+        let start = out.len();
+        q.push_all_then_pop(0, &mut held, picks, out);
+        debug_assert!(out[start..].iter().all(|&t| (0..ctx.cpus.len()).all(|c| ctx.allowed(t, c))));
+        self.held = held;
+        true
     }
 
     fn task_stopped(&mut self, ctx: &Ctx, rq: RqId, _t: TaskId) {
@@ -750,5 +842,66 @@ mod tests {
             assert_eq!(s.pos, k.pos);
         }
         assert!(filtered > 1000, "{filtered} filtered pops");
+    }
+
+    /// A decision's put-backs and picks in one pass (`push_all_then_pop`): the same picks,
+    /// queue and positions as pushing each put-back then popping one by one from the
+    /// B-tree queue, with few distinct keys and one sequence number for all put-backs
+    /// (LRS ties: put back at the same instant), so that ties fall to the task ids.
+    #[test]
+    fn batched_put_backs_and_picks_are_the_one_by_one_order() {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        let tasks = 48;
+        let mut s = Sorted::new(1, tasks);
+        let mut k = Keyed::new(1, tasks);
+        let mut on = vec![false; tasks];
+        let (mut again, mut left) = (0, 0);
+        for round in 0..5_000u64 {
+            // Releases: a few pushes with older sequence numbers.
+            for _ in 0..rng.random_range(0..4) {
+                let t = rng.random_range(0..tasks);
+                if !on[t] {
+                    let (key, seq) = (rng.random_range(0..6u64), rng.random_range(0..round + 1));
+                    s.push_seq(0, t, key, seq);
+                    k.push_seq(0, t, key, seq);
+                    on[t] = true;
+                }
+            }
+            // Put-backs of tasks not queued, all stamped `round`, then picks.
+            let mut held = Vec::new();
+            for _ in 0..rng.random_range(0..8) {
+                let t = rng.random_range(0..tasks);
+                if !on[t] && !held.iter().any(|e: &(u64, u64, usize)| e.2 == t) {
+                    let key = rng.random_range(0..6u64);
+                    s.pos[t] = Some((key, round));
+                    held.push((key, round, t));
+                    k.push_seq(0, t, key, round);
+                    on[t] = true;
+                }
+            }
+            let put: Vec<usize> = held.iter().map(|e| e.2).collect();
+            let picks = rng.random_range(0..10);
+            let mut out = Vec::new();
+            s.push_all_then_pop(0, &mut held, picks, &mut out);
+            assert!(held.is_empty());
+            let want: Vec<usize> = (0..picks)
+                .map_while(|_| {
+                    let t = k.rqs[0].iter().next()?.2;
+                    k.remove(0, t);
+                    Some(t)
+                })
+                .collect();
+            assert_eq!(out, want, "round {round}");
+            for &t in &out {
+                on[t] = false;
+                again += usize::from(put.contains(&t));
+            }
+            left += put.iter().filter(|t| !out.contains(t)).count();
+            let sorted: Vec<_> = s.rqs[0].iter().rev().copied().collect();
+            let tree: Vec<_> = k.rqs[0].iter().copied().collect();
+            assert_eq!(sorted, tree, "round {round}");
+            assert_eq!(s.pos, k.pos, "round {round}");
+        }
+        assert!(again > 1000 && left > 1000, "{again} picked again, {left} left");
     }
 }
