@@ -133,6 +133,8 @@ pub struct Illf {
     tick_first: Vec<Option<Entry>>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
+    /// Reused by `tick_all_global`: the running tasks it asks.
+    tick_members: Vec<TaskId>,
     /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
     moved: Vec<(TaskId, Held)>,
     per_cpu: bool,
@@ -167,6 +169,7 @@ impl Illf {
             ticked_at: Vec::new(),
             tick_first: Vec::new(),
             refreshed_at: Vec::new(),
+            tick_members: Vec::new(),
             moved: Vec::new(),
             per_cpu: true,
             topology: None,
@@ -666,6 +669,88 @@ impl Illf {
         swaps
     }
 
+    /// The first `task_tick` of a tick on `rq`: rule 2 (or rule 1 without it), and on the
+    /// global queue its least waiting entry, read once for every running CPU.
+    // Inlined: per-CPU queues (`linux`) call both at every tick of every CPU.
+    #[inline(always)]
+    fn tick_begin(&mut self, ctx: &Ctx, rq: RqId) {
+        self.ticked_at[rq] = ctx.now;
+        self.waiting_set[rq].settle();
+        if self.opts.rules[1] {
+            self.refresh_least(ctx, rq);
+        } else {
+            self.refresh_all(ctx, rq);
+        }
+        if !self.per_cpu {
+            self.waiting_set[rq].settle();
+            self.tick_first[rq] = self.waiting_set[rq].first();
+        }
+    }
+
+    /// `task_tick`'s answer for running `t` on `cpu`, after [`Illf::tick_begin`].
+    // Inlined: per-CPU queues (`linux`) call both at every tick of every CPU.
+    #[inline(always)]
+    fn tick_one(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
+            debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
+            return preempted;
+        }
+        self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+    }
+
+    /// [`SchedClass::tick_all`] on the global queue: `task_tick` on every CPU running a
+    /// task of it. Those are the running tasks with an entry (`members`); the first
+    /// call's part runs once, and when neither rule 3 (the least waiting entry at zero
+    /// laxity) nor rule 4 (a small candidate activated now) can displace a running task
+    /// and no completion happened now, no running task is looked at.
+    fn tick_all_global(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        if cfg!(debug_assertions) {
+            for &m in self.members.all(0) {
+                debug_assert!(
+                    ctx.task(m).runnable
+                        && ctx.task(m).on_cpu.is_some_and(|cpu| ctx.cpus[cpu].curr == Some(m)),
+                    "ILLF: running task {m} is not the runnable current task of a CPU"
+                );
+            }
+        }
+        if self.members.all(0).is_empty() {
+            return; // no CPU runs one: no `task_tick` call
+        }
+        self.tick_begin(ctx, 0);
+        let fast = self.opts.rules[2] && self.completed_at[0] != ctx.now;
+        if fast {
+            let rule3 = self.tick_first[0].is_some_and(|w1| w1.0 <= 0);
+            let rule4 = self.activated_now[0].0 == ctx.now && self.opts.rules[3];
+            // Rule 4's pass answers for every running task (none when no candidate is
+            // small); without rule 3 and with no swap, nothing is displaced.
+            let swaps_none = !rule4 || {
+                let some = self.members.all(0)[0];
+                self.tick_rule4(ctx, some);
+                self.tick_rule4.none
+            };
+            if !rule3 && swaps_none {
+                if cfg!(debug_assertions) {
+                    for &m in self.members.all(0) {
+                        let cpu = self.cpu_of(ctx, m);
+                        debug_assert!(self.choose(ctx, 0, cpu, Some(m)) == Some(m));
+                    }
+                }
+                return;
+            }
+        }
+        let members = std::mem::take(&mut self.tick_members);
+        let mut members = members;
+        members.clear();
+        members.extend_from_slice(self.members.all(0));
+        for &m in &members {
+            let cpu = self.cpu_of(ctx, m);
+            if self.tick_one(ctx, 0, cpu, m) {
+                resched.push(cpu);
+            }
+        }
+        self.tick_members = members;
+    }
+
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
     /// the leftmost is running).
     fn refresh_least(&mut self, ctx: &Ctx, rq: RqId) {
@@ -1000,23 +1085,19 @@ impl SchedClass for Illf {
             return false; // zero laxity comes from next_decision
         }
         if self.ticked_at[rq] != ctx.now {
-            self.ticked_at[rq] = ctx.now;
-            self.waiting_set[rq].settle();
-            if self.opts.rules[1] {
-                self.refresh_least(ctx, rq);
-            } else {
-                self.refresh_all(ctx, rq);
-            }
-            if !self.per_cpu {
-                self.waiting_set[rq].settle();
-                self.tick_first[rq] = self.waiting_set[rq].first();
-            }
+            self.tick_begin(ctx, rq);
         }
-        if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
-            debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
-            return preempted;
-        }
-        self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+        self.tick_one(ctx, rq, cpu, t)
+    }
+
+    /// Global placement (one queue, no affinity restriction, tick mode): the tick's
+    /// answers for every running task at once (`tick_all`).
+    fn ticks_all_at_once(&self) -> bool {
+        !self.opts.exact && !self.per_cpu && self.members.nr_rqs() == 1 && self.unrestricted()
+    }
+
+    fn tick_all(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        self.tick_all_global(ctx, resched);
     }
 
     fn uses_tick(&self, _ctx: &Ctx) -> bool {
