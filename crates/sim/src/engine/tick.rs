@@ -40,11 +40,12 @@ impl Engine {
     /// `task_tick` on every CPU running a runnable task of a class not ticked at once.
     fn tick_each_cpu(&mut self, at_once: &[bool; 3]) {
         self.visit(self.cpus.len());
+        let any_at_once = at_once.contains(&true);
         for cpu in 0..self.cpus.len() {
             let Some(t) = self.cpus[cpu].curr else {
                 continue;
             };
-            if !self.tasks[t].runnable || at_once[self.tasks[t].class as usize] {
+            if !self.tasks[t].runnable || (any_at_once && at_once[self.tasks[t].class as usize]) {
                 continue;
             }
             self.sync(cpu);
