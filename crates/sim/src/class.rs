@@ -148,6 +148,23 @@ pub trait SchedClass {
         false
     }
 
+    /// Whether the engine may tick this class with one call of [`SchedClass::tick_all`]
+    /// instead of calling `task_tick` on every CPU running one of its tasks. The engine
+    /// uses it only on a platform with no tick cost and no CBS, where a tick changes
+    /// nothing of a CPU's accounting: it then brings up to date only the CPUs the class
+    /// asks to reschedule (the others are accounted when next read, which gives the same
+    /// sums). Asked at each tick. Default `false`.
+    fn ticks_all_at_once(&self) -> bool {
+        false
+    }
+
+    /// The scheduler tick for every CPU running a runnable task of this class, for a
+    /// class that answers [`SchedClass::ticks_all_at_once`]: exactly what calling
+    /// `task_tick` on each such CPU in CPU order would do (nothing when none runs one),
+    /// with the CPUs whose call would ask a reschedule appended to `resched`, in any
+    /// order. Asked at every tick while the class has tasks. The default does nothing.
+    fn tick_all(&mut self, _ctx: &Ctx, _resched: &mut Vec<CpuId>) {}
+
     /// Should the waiting task `cand` preempt the running task `curr`? Also used to find
     /// the lowest-priority running task (global placement, push/pull).
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool;

@@ -331,6 +331,16 @@ impl Counted {
         self.inner.task_tick(ctx, rq, cpu, t)
     }
 
+    pub(super) fn ticks_all_at_once(&self) -> bool {
+        self.inner.ticks_all_at_once()
+    }
+
+    /// [`SchedClass::tick_all`], one hook call.
+    pub(super) fn tick_all(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        self.count();
+        self.inner.tick_all(ctx, resched)
+    }
+
     /// [`SchedClass::preempts_none_remote`].
     pub(super) fn preempts_none_remote(&self, ctx: &Ctx, t: TaskId) -> bool {
         self.count();

@@ -5,16 +5,47 @@ use super::*;
 impl Engine {
     pub(super) fn tick(&mut self) {
         self.flush_woken(); // class hooks may read the queue (`External::tick`)
-        self.visit(self.cpus.len());
         let next = self.now + self.tick_ns;
         if next < self.duration {
             self.push(next, EventKind::Tick);
         }
+        // Classes ticked in one call (`tick_all`): with no tick cost and no CBS a tick
+        // changes no CPU's accounting, so their CPUs are not synced here (each is
+        // accounted when next read, as lazy accounting does anyway).
+        let mut at_once = [false; 3];
+        if self.tick_cost == 0 && !self.cbs {
+            for c in ClassId::ALL {
+                at_once[c as usize] = self.class_has_tasks[c as usize]
+                    && self.classes[c as usize].ticks_all_at_once();
+            }
+        }
+        // Every task is of such a class: no CPU needs a visit.
+        let visit_cpus = ClassId::ALL
+            .iter()
+            .any(|&c| self.class_has_tasks[c as usize] && !at_once[c as usize]);
+        if visit_cpus {
+            self.tick_each_cpu(&at_once);
+        }
+        for c in ClassId::ALL {
+            if at_once[c as usize] {
+                self.tick_class_at_once(c);
+            }
+        }
+        if self.has_fair() {
+            self.fair_tick();
+        }
+        self.timer_softirq();
+    }
+
+    /// `task_tick` on every CPU running a runnable task of a class not ticked at once.
+    fn tick_each_cpu(&mut self, at_once: &[bool; 3]) {
+        self.visit(self.cpus.len());
+        let any_at_once = at_once.contains(&true);
         for cpu in 0..self.cpus.len() {
             let Some(t) = self.cpus[cpu].curr else {
                 continue;
             };
-            if !self.tasks[t].runnable {
+            if !self.tasks[t].runnable || (any_at_once && at_once[self.tasks[t].class as usize]) {
                 continue;
             }
             self.sync(cpu);
@@ -33,10 +64,23 @@ impl Engine {
                 self.mark_preempted(cpu);
             }
         }
-        if self.has_fair() {
-            self.fair_tick();
+    }
+
+    /// [`crate::class::SchedClass::tick_all`] for class `c`: the CPUs it reschedules
+    /// are marked as `task_tick`'s answer would mark them (a mark reads no accounting;
+    /// the switch that follows syncs the CPU).
+    fn tick_class_at_once(&mut self, c: ClassId) {
+        let mut resched = Vec::new();
+        self.classes[c as usize].tick_all(&ctx!(self), &mut resched);
+        for &cpu in &resched {
+            debug_assert!(
+                self.cpus[cpu]
+                    .curr
+                    .is_some_and(|t| self.tasks[t].runnable && self.tasks[t].class == c),
+                "tick_all rescheduled CPU {cpu}, which runs no runnable task of its class"
+            );
+            self.mark_preempted(cpu);
         }
-        self.timer_softirq();
     }
 
     /// Periodic fair load balancing (every `cpus` ms on an idle CPU, 16 times less often

@@ -133,6 +133,8 @@ pub struct Illf {
     tick_first: Vec<Option<Entry>>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
+    /// Reused by `tick_all_global`: the running tasks it asks.
+    tick_members: Vec<TaskId>,
     /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
     moved: Vec<(TaskId, Held)>,
     per_cpu: bool,
@@ -167,6 +169,7 @@ impl Illf {
             ticked_at: Vec::new(),
             tick_first: Vec::new(),
             refreshed_at: Vec::new(),
+            tick_members: Vec::new(),
             moved: Vec::new(),
             per_cpu: true,
             topology: None,
@@ -666,6 +669,163 @@ impl Illf {
         swaps
     }
 
+    /// The first `task_tick` of a tick on `rq`: rule 2 (or rule 1 without it), and on the
+    /// global queue its least waiting entry, read once for every running CPU.
+    // Inlined: per-CPU queues (`linux`) call both at every tick of every CPU.
+    #[inline(always)]
+    fn tick_begin(&mut self, ctx: &Ctx, rq: RqId) {
+        self.ticked_at[rq] = ctx.now;
+        self.waiting_set[rq].settle();
+        if self.opts.rules[1] {
+            self.refresh_least(ctx, rq);
+        } else {
+            self.refresh_all(ctx, rq);
+        }
+        if !self.per_cpu {
+            self.waiting_set[rq].settle();
+            self.tick_first[rq] = self.waiting_set[rq].first();
+        }
+    }
+
+    /// `task_tick`'s answer for running `t` on `cpu`, after [`Illf::tick_begin`].
+    // Inlined: per-CPU queues (`linux`) call both at every tick of every CPU.
+    #[inline(always)]
+    fn tick_one(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, t: TaskId) -> bool {
+        if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
+            debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
+            return preempted;
+        }
+        self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+    }
+
+    /// [`SchedClass::tick_all`] on the global queue: `task_tick` on every CPU running a
+    /// task of it. Those are the running tasks with an entry (`members`); the first
+    /// call's part runs once, and when neither rule 3 (the least waiting entry at zero
+    /// laxity) nor rule 4 (a small candidate activated now) can displace a running task
+    /// and no completion happened now, no running task is looked at.
+    fn tick_all_global(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        if cfg!(debug_assertions) {
+            for &m in self.members.all(0) {
+                debug_assert!(
+                    ctx.task(m).runnable
+                        && ctx.task(m).on_cpu.is_some_and(|cpu| ctx.cpus[cpu].curr == Some(m)),
+                    "ILLF: running task {m} is not the runnable current task of a CPU"
+                );
+            }
+        }
+        if self.members.all(0).is_empty() {
+            return; // no CPU runs one: no `task_tick` call
+        }
+        self.tick_begin(ctx, 0);
+        if self.opts.rules[2] {
+            self.tick_all_fast(ctx, resched);
+            return;
+        }
+        let members = std::mem::take(&mut self.tick_members);
+        let mut members = members;
+        members.clear();
+        members.extend_from_slice(self.members.all(0));
+        for &m in &members {
+            // Without rule 3 `tick_preempts` has no answer: `task_tick` asks `choose`.
+            let cpu = self.cpu_of(ctx, m);
+            if self.choose(ctx, 0, cpu, Some(m)) != Some(m) {
+                resched.push(cpu);
+            }
+        }
+        self.tick_members = members;
+    }
+
+    /// [`Illf::tick_all_global`] with rule 3 on: what `task_tick` answers for each
+    /// running task, in one pass, with what the rules compare a running task with (the
+    /// least waiting entries, the instant's candidates) worked out once.
+    ///
+    /// At a completion instant `choose` picks anew among the two least waiting entries
+    /// and the running task's own ([`Illf::first_preempted`] has the same case). Else
+    /// rule 3 (the least waiting entry `w1` at zero laxity) displaces every running task
+    /// with more laxity, and rule 4 at an activation every big running task some small
+    /// candidate swaps with ([`Illf::scan_swaps`], the candidates' prefix minima built
+    /// once). When neither can displace any (`w1` above zero, no small candidate: most
+    /// ticks), no running task is looked at.
+    fn tick_all_fast(&self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        let members = self.members.all(0);
+        if self.completed_at[0] == ctx.now {
+            let (Some(w1), w2) = self.waiting_set[0].first_two() else {
+                return self.tick_check(ctx, members, resched); // each task is the least
+            };
+            let act = |t: TaskId| self.activated_at[t] == ctx.now;
+            let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
+            // w1's side of Algorithm 2 as Q, the same for every running task.
+            let r_w1 = progress::remaining(ctx, w1.2);
+            let w1_may_swap_in = self.opts.rules[3] && r_w1 <= w1.0;
+            for &m in members {
+                let em = self.entry_of(m).expect("ILLF: a running task without an entry");
+                let swap_allowed = swap_allowed_w1 || act(m);
+                let preempted = if em < w1 {
+                    // K = m, Q = w1.
+                    w1_may_swap_in
+                        && swap_allowed
+                        && self.swaps(progress::remaining(ctx, m), em.0, r_w1, w1.0)
+                } else if w2.is_none_or(|w2| em < w2) {
+                    !(swap_allowed && self.swap_with(ctx, w1.2, m, em.0)) // K = w1, Q = m
+                } else {
+                    true // K = w1, Q = w2
+                };
+                if preempted {
+                    resched.push(self.cpu_of(ctx, m));
+                }
+            }
+            return self.tick_check(ctx, members, resched);
+        }
+        let rule3 = self.tick_first[0].filter(|w1| w1.0 <= 0).map(|w1| w1.0);
+        let rule4 = self.activated_now[0].0 == ctx.now
+            && self.opts.rules[3]
+            && self.rule4_scan_built(ctx);
+        if rule3.is_none() && !rule4 {
+            return self.tick_check(ctx, members, resched);
+        }
+        let scan = self.rule4_scan.borrow();
+        let least_r_q = scan.min_small_remaining.last().copied().unwrap_or(i64::MAX);
+        if rule4 {
+            // Each running task is one lookup, as when every CPU asked (tests/work.rs).
+            self.steps.set(self.steps.get() + members.len() as u64);
+        }
+        for &m in members {
+            let preempted = rule3.is_some_and(|l1| l1 < progress::laxity(ctx, m))
+                || (rule4 && {
+                    // Algorithm 2 needs some small Q that fits: the least R_q first.
+                    let s_m = self.lax(m);
+                    self.fits(least_r_q, s_m)
+                        && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m)
+                });
+            if preempted {
+                resched.push(self.cpu_of(ctx, m));
+            }
+        }
+        drop(scan);
+        self.tick_check(ctx, members, resched);
+    }
+
+    /// Debug builds: `resched` holds exactly the CPUs of the running tasks `members`
+    /// for which `choose` displaces the task (the checks' steps left out of the count).
+    fn tick_check(&self, ctx: &Ctx, members: &[TaskId], resched: &[CpuId]) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        let steps = self.steps.get();
+        let mut asked: Vec<CpuId> = members
+            .iter()
+            .filter_map(|&m| {
+                let cpu = self.cpu_of(ctx, m);
+                (self.choose(ctx, 0, cpu, Some(m)) != Some(m)).then_some(cpu)
+            })
+            .collect();
+        let mut found = resched.to_vec();
+        asked.sort_unstable();
+        found.sort_unstable();
+        debug_assert_eq!(found, asked, "ILLF: the tick's pass and `choose` differ");
+        self.steps.set(steps);
+    }
+
     /// Rule 2: refresh only the least-laxity waiting task (leftmost, or left-2-most when
     /// the leftmost is running).
     fn refresh_least(&mut self, ctx: &Ctx, rq: RqId) {
@@ -684,6 +844,8 @@ impl Illf {
     /// least entry is that task (or its laxity is above zero, so no entry qualifies), a
     /// tick costs one look at it instead of a walk of the queue per CPU. None: ask
     /// `choose`.
+    // Inlined: per-CPU queues call it at every tick of every CPU (its one caller).
+    #[inline]
     fn tick_preempts(&mut self, ctx: &Ctx, rq: RqId, cpu: CpuId, c: TaskId) -> Option<bool> {
         if !self.opts.rules[2] || self.completed_at[rq] == ctx.now {
             return None;
@@ -1000,23 +1162,19 @@ impl SchedClass for Illf {
             return false; // zero laxity comes from next_decision
         }
         if self.ticked_at[rq] != ctx.now {
-            self.ticked_at[rq] = ctx.now;
-            self.waiting_set[rq].settle();
-            if self.opts.rules[1] {
-                self.refresh_least(ctx, rq);
-            } else {
-                self.refresh_all(ctx, rq);
-            }
-            if !self.per_cpu {
-                self.waiting_set[rq].settle();
-                self.tick_first[rq] = self.waiting_set[rq].first();
-            }
+            self.tick_begin(ctx, rq);
         }
-        if let Some(preempted) = self.tick_preempts(ctx, rq, cpu, t) {
-            debug_assert_eq!(preempted, self.choose(ctx, rq, cpu, Some(t)) != Some(t));
-            return preempted;
-        }
-        self.choose(ctx, rq, cpu, Some(t)) != Some(t)
+        self.tick_one(ctx, rq, cpu, t)
+    }
+
+    /// Global placement (one queue, no affinity restriction, tick mode): the tick's
+    /// answers for every running task at once (`tick_all`).
+    fn ticks_all_at_once(&self) -> bool {
+        !self.opts.exact && !self.per_cpu && self.members.nr_rqs() == 1 && self.unrestricted()
+    }
+
+    fn tick_all(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        self.tick_all_global(ctx, resched);
     }
 
     fn uses_tick(&self, _ctx: &Ctx) -> bool {
