@@ -84,6 +84,7 @@ impl GlobalFast {
         }
     }
 
+    #[inline(always)]
     fn occupy(&mut self, cpu: CpuId, t: TaskId, key: u64) {
         // The CPU's entry is moved in place (not removed and inserted).
         self.slot[cpu] = Some(t);
@@ -289,9 +290,10 @@ impl Engine {
         g.changed.clear();
         // The marked CPUs are the only ones whose task may have stopped, changed job or
         // been asked to reschedule since the last decision.
-        let mut cpu = 0;
-        while let Some(c) = self.marked.next_from(cpu) {
-            cpu = c + 1;
+        // Visited word by word, not searched from each CPU found; nothing in the loop marks
+        // a CPU (the mask is out of the engine meanwhile: a mark would panic, not be lost).
+        let marked = std::mem::take(&mut self.marked);
+        for c in marked.iter() {
             self.visit(1);
             self.cpus[c].dirty = false;
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
@@ -312,6 +314,7 @@ impl Engine {
                 }
             }
         }
+        self.marked = marked;
         self.marked.clear();
         let class = g.class;
         if g.has_woken() {
