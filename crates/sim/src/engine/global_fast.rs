@@ -68,12 +68,23 @@ impl GlobalFast {
         !self.woken.is_empty()
     }
 
+    /// `cpu`'s task may change in this decision. A CPU vacated and filled again at once
+    /// (a completion whose CPU takes the next waiting task) is listed once, so that the
+    /// decision takes the one-CPU path (the same steps as the general path's, for one CPU).
+    #[inline]
+    fn note_changed(&mut self, cpu: CpuId) {
+        if self.changed.last() != Some(&cpu) {
+            self.changed.push(cpu);
+        }
+    }
+
     fn vacate(&mut self, cpu: CpuId) {
         if self.slot[cpu].take().is_some() {
             self.free.insert(cpu);
         }
     }
 
+    #[inline(always)]
     fn occupy(&mut self, cpu: CpuId, t: TaskId, key: u64) {
         // The CPU's entry is moved in place (not removed and inserted).
         self.slot[cpu] = Some(t);
@@ -228,14 +239,14 @@ impl Engine {
                     let n = self.classes[class as usize].pick_next_task(&ctx!(self), 0, cpu);
                     debug_assert_eq!(n, Some(head));
                     g.occupy(cpu, head, head_key);
-                    g.changed.push(cpu);
+                    g.note_changed(cpu);
                     continue;
                 }
             }
             self.visit(1);
             if let Some(cpu) = free {
                 g.occupy(cpu, t, key);
-                g.changed.push(cpu);
+                g.note_changed(cpu);
                 next += 1;
                 continue;
             }
@@ -252,7 +263,7 @@ impl Engine {
             g.vacate(cpu);
             self.put_prev(curr);
             g.occupy(cpu, t, key);
-            g.changed.push(cpu);
+            g.note_changed(cpu);
             next = order.len();
         }
         // The rest wait (the order they are queued in is immaterial: the queue orders by
@@ -279,9 +290,10 @@ impl Engine {
         g.changed.clear();
         // The marked CPUs are the only ones whose task may have stopped, changed job or
         // been asked to reschedule since the last decision.
-        let mut cpu = 0;
-        while let Some(c) = self.marked.next_from(cpu) {
-            cpu = c + 1;
+        // Visited word by word, not searched from each CPU found; nothing in the loop marks
+        // a CPU (the mask is out of the engine meanwhile: a mark would panic, not be lost).
+        let marked = std::mem::take(&mut self.marked);
+        for c in marked.iter() {
             self.visit(1);
             self.cpus[c].dirty = false;
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
@@ -290,7 +302,7 @@ impl Engine {
                     self.enqueue_woken(g); // they woke before it is put back
                     self.put_prev(t);
                     g.vacate(c);
-                    g.changed.push(c);
+                    g.note_changed(c);
                 }
                 Some(t) => {
                     let key = self.key_of(g.class, t);
@@ -298,10 +310,11 @@ impl Engine {
                 }
                 None => {
                     g.vacate(c);
-                    g.changed.push(c); // its current task leaves
+                    g.note_changed(c); // its current task leaves
                 }
             }
         }
+        self.marked = marked;
         self.marked.clear();
         let class = g.class;
         if g.has_woken() {
@@ -317,7 +330,7 @@ impl Engine {
                 };
                 let key = self.key_of(class, n);
                 g.occupy(cpu, n, key);
-                g.changed.push(cpu);
+                g.note_changed(cpu);
                 continue;
             }
             // Preempt the largest key if the first waiting task beats it. No CPU is free,
@@ -342,7 +355,7 @@ impl Engine {
                 let key = self.key_of(class, n);
                 g.occupy(cpu, n, key);
             }
-            g.changed.push(cpu);
+            g.note_changed(cpu);
         }
         if let [c] = g.changed[..] {
             // One CPU changes (most decisions): its departure and arrival in one call.

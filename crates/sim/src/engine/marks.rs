@@ -197,10 +197,15 @@ impl Engine {
     }
 
     /// Keep `busy` in step with `cpu`'s current task and whether it is runnable.
+    #[inline(always)]
     pub(super) fn note_busy(&mut self, cpu: CpuId) {
-        if !self.track_busy {
-            return;
+        // Inlined to this test (two calls per job): only `linux` placement keeps `busy`.
+        if self.track_busy {
+            self.note_busy_now(cpu);
         }
+    }
+
+    fn note_busy_now(&mut self, cpu: CpuId) {
         if self.cpus[cpu].curr.is_some_and(|t| self.tasks[t].runnable) {
             self.busy.insert(cpu);
         } else {
@@ -209,7 +214,11 @@ impl Engine {
     }
 
     /// `note_busy` for the CPU `t` runs on, if any (its runnable state changed).
+    #[inline(always)]
     pub(super) fn note_busy_task(&mut self, t: TaskId) {
+        if !self.track_busy {
+            return;
+        }
         if let Some(cpu) = self.tasks[t].on_cpu {
             self.note_busy(cpu);
         }
