@@ -17,6 +17,10 @@
 
 use std::borrow::Cow;
 
+/// Buckets up to which a sample is counted in place by a binary search (a sorted list
+/// this short is a few cache lines); longer lists take the appended samples.
+const SEARCHED: usize = 16;
+
 use crate::result::LatencyStats;
 use schedlab_model::Ns;
 use std::collections::BTreeMap;
@@ -109,6 +113,15 @@ impl LatencyRec {
         self.min = self.min.min(v);
         if v == 0 {
             self.zeros += 1;
+        } else if self.buckets.len() <= SEARCHED && self.buckets.last().is_none_or(|b| b.1 != 0) {
+            // A short list with no sample pending: searched in place, as it is in cache
+            // anyway and a merge's sort would cost more than the search.
+            let low = hdr_lowest_equivalent(v);
+            match self.buckets.binary_search_by_key(&low, |b| b.0) {
+                Ok(i) => self.buckets[i].1 += 1,
+                Err(i) => self.buckets.insert(i, (low, 1)),
+            }
+            self.note_above_zero(v);
         } else {
             if self.buckets.len() == self.buckets.capacity() {
                 merge_pending(&mut self.buckets);
@@ -120,15 +133,21 @@ impl LatencyRec {
                 }
             }
             self.buckets.push((hdr_lowest_equivalent(v), 0));
-            self.max = self.max.max(v);
-            let (sum, carry) = self.sum.overflowing_add(v);
-            self.sum = sum;
-            if carry {
-                self.cold.get_or_insert_with(Box::default).carries += 1;
-            }
+            self.note_above_zero(v);
         }
         if let Some(p) = self.cold.as_mut().and_then(|c| c.probe.as_mut()) {
             *p.per_us.entry(v / 1000).or_insert(0) += 1;
+        }
+    }
+
+    /// The maximum and the exact sum of a sample above 0 ns.
+    #[inline]
+    fn note_above_zero(&mut self, v: Ns) {
+        self.max = self.max.max(v);
+        let (sum, carry) = self.sum.overflowing_add(v);
+        self.sum = sum;
+        if carry {
+            self.cold.get_or_insert_with(Box::default).carries += 1;
         }
     }
 
