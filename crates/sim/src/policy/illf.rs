@@ -1169,8 +1169,15 @@ impl SchedClass for Illf {
 
     /// Global placement (one queue, no affinity restriction, tick mode): the tick's
     /// answers for every running task at once (`tick_all`).
+    /// Not under the user-space dispatcher (`remaining_rises`): there a running task's
+    /// job may end between the caller's instants, so the class's running set can hold a
+    /// task the engine no longer counts as running, which the per-CPU path skips.
     fn ticks_all_at_once(&self) -> bool {
-        !self.opts.exact && !self.per_cpu && self.members.nr_rqs() == 1 && self.unrestricted()
+        !self.opts.exact
+            && !self.per_cpu
+            && !self.remaining_rises
+            && self.members.nr_rqs() == 1
+            && self.unrestricted()
     }
 
     fn tick_all(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
