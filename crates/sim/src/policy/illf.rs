@@ -133,8 +133,6 @@ pub struct Illf {
     tick_first: Vec<Option<Entry>>,
     /// Per run queue: when rule 1 last refreshed every stored laxity.
     refreshed_at: Vec<Ns>,
-    /// Reused by `tick_all_global`: the running tasks it asks.
-    tick_members: Vec<TaskId>,
     /// Reused by `refresh_all`: waiting tasks whose entry moved, with the new one.
     moved: Vec<(TaskId, Held)>,
     per_cpu: bool,
@@ -169,7 +167,6 @@ impl Illf {
             ticked_at: Vec::new(),
             tick_first: Vec::new(),
             refreshed_at: Vec::new(),
-            tick_members: Vec::new(),
             moved: Vec::new(),
             per_cpu: true,
             topology: None,
@@ -721,18 +718,13 @@ impl Illf {
             self.tick_all_fast(ctx, resched);
             return;
         }
-        let members = std::mem::take(&mut self.tick_members);
-        let mut members = members;
-        members.clear();
-        members.extend_from_slice(self.members.all(0));
-        for &m in &members {
+        for &m in self.members.all(0) {
             // Without rule 3 `tick_preempts` has no answer: `task_tick` asks `choose`.
             let cpu = self.cpu_of(ctx, m);
             if self.choose(ctx, 0, cpu, Some(m)) != Some(m) {
                 resched.push(cpu);
             }
         }
-        self.tick_members = members;
     }
 
     /// [`Illf::tick_all_global`] with rule 3 on: what `task_tick` answers for each
@@ -1169,6 +1161,7 @@ impl SchedClass for Illf {
 
     /// Global placement (one queue, no affinity restriction, tick mode): the tick's
     /// answers for every running task at once (`tick_all`).
+    ///
     /// Not under the user-space dispatcher (`remaining_rises`): there a running task's
     /// job may end between the caller's instants, so the class's running set can hold a
     /// task the engine no longer counts as running, which the per-CPU path skips.
