@@ -327,3 +327,39 @@ fn quiet_bench_writes_no_progress_lines() {
     let e = String::from_utf8_lossy(&loud.stderr);
     assert_eq!(e.matches("bench: [").count(), 6, "{e}");
 }
+
+/// A child's progress lines are writes to the parent's pipe inside the timed run: at most
+/// one per 100 ms of wall time, so SimSo's small rows (a few milliseconds) are timed
+/// without any, and a long run still tells how far it got.
+#[test]
+fn a_child_tells_its_progress_at_most_every_100_ms() {
+    // About 0.3 s in the test (debug) build, 99 steps: the old code told a line at each.
+    let out = schedlab(&["bench", "--child", "simso-64x8:llf:global"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert!(lines[0].get("rest").is_some(), "{lines:?}");
+    let last = lines.last().unwrap();
+    let wall = f(last, "wall_s");
+    let progress: Vec<&Value> = lines[1..lines.len() - 1].iter().collect();
+    let mut previous = (0.0, 0);
+    for p in &progress {
+        let (at, ns) = (f(p, "elapsed_s"), u(p, "progress_ns"));
+        assert!(at - previous.0 >= 0.1, "two lines within 100 ms: {lines:?}");
+        assert!(ns > previous.1 && ns < 10_000_000_000, "{lines:?}");
+        previous = (at, ns);
+    }
+    // Every 100 ms can tell at most one line, and a run past 500 ms tells at least one
+    // (the 100 steps are each well under 100 ms).
+    assert!(progress.len() as f64 <= wall / 0.1, "{lines:?}");
+    if wall > 0.5 {
+        assert!(!progress.is_empty(), "{lines:?}");
+    }
+}
