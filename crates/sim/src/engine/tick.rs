@@ -70,7 +70,10 @@ impl Engine {
     /// are marked as `task_tick`'s answer would mark them (a mark reads no accounting;
     /// the switch that follows syncs the CPU).
     fn tick_class_at_once(&mut self, c: ClassId) {
-        let mut resched = Vec::new();
+        // The engine's scratch list, not a new one: most ticks reschedule a CPU, and a
+        // new list was an allocation per tick.
+        let mut resched = std::mem::take(&mut self.scratch_cpus);
+        resched.clear();
         self.classes[c as usize].tick_all(&ctx!(self), &mut resched);
         for &cpu in &resched {
             debug_assert!(
@@ -81,6 +84,7 @@ impl Engine {
             );
             self.mark_preempted(cpu);
         }
+        self.scratch_cpus = resched;
     }
 
     /// Periodic fair load balancing (every `cpus` ms on an idle CPU, 16 times less often

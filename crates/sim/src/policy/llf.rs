@@ -53,10 +53,10 @@
 //! Exact mode needs per-CPU run queues (`placement: linux` or `partitioned`): the
 //! crossing rule compares a waiting job with the job running on a given CPU.
 
-use crate::class::{EnqueueReason, SchedClass};
+use crate::class::{EnqueueReason, SchedClass, Topology};
 use crate::heap::{Entry, KeyHeap};
 use crate::queue::Keyed;
-use crate::state::{CpuId, Ctx, RqId, TaskId};
+use crate::state::{ClassId, CpuId, Ctx, RqId, TaskId};
 use schedlab_model::Ns;
 use std::cell::Cell;
 
@@ -371,6 +371,14 @@ pub struct Llf {
     tick_head: Option<TickHead>,
     /// [`SchedClass::put_prev_and_pick_all`]'s put-backs (reused).
     held: Vec<Entry>,
+    /// One run queue for all CPUs, whose tasks may all run on every CPU (the topology).
+    one_queue: bool,
+    /// Under the real runner's dispatcher ([`SchedClass::remaining_measured`]): no
+    /// tick in one call.
+    remaining_rises: bool,
+    /// The engine's class this instance runs, as its first queued task tells
+    /// ([`SchedClass::tick_all`] ticks the CPUs running a task of it).
+    class: Option<ClassId>,
 }
 
 impl Llf {
@@ -509,6 +517,14 @@ impl SchedClass for Llf {
         true // LLF preempts only for a waiting task of lower laxity
     }
 
+    fn set_topology(&mut self, topology: Topology) {
+        self.one_queue = topology.global_queue && topology.unrestricted;
+    }
+
+    fn remaining_measured(&mut self) {
+        self.remaining_rises = true;
+    }
+
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
         self.tick_head = None;
         self.q = match self.exact {
@@ -523,6 +539,8 @@ impl SchedClass for Llf {
 
     fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, _why: EnqueueReason) {
         self.tick_head = None;
+        debug_assert!(self.class.is_none_or(|c| c == ctx.task(t).class));
+        self.class = Some(ctx.task(t).class);
         let last = ctx.task(t).last_ran;
         self.queue(ctx, rq, t, last);
         self.arrived_at[t] = ctx.now;
@@ -661,6 +679,57 @@ impl SchedClass for Llf {
             "LLF: stale tick head laxity"
         );
         self.tick_preempts(ctx, t, head.laxity, head.last)
+    }
+
+    /// Tick mode on one queue for all CPUs (global placement, no affinity restriction):
+    /// every CPU's tick compares its task with the same first waiting task, so one call
+    /// takes that task's laxity once and asks no hook per CPU.
+    ///
+    /// Not under the real runner's dispatcher (`remaining_rises`), as ILLF: there the
+    /// engine's view of a running job is replaced between instants.
+    fn ticks_all_at_once(&self) -> bool {
+        self.exact.is_none() && self.one_queue && !self.remaining_rises
+    }
+
+    /// `task_tick` on every CPU running a runnable task of this class, in CPU order:
+    /// the same laxity counts (each CPU's call counts the queue and its running slot)
+    /// and the same answers (the first waiting task preempts where its laxity is below
+    /// the running task's, LRS ties as `tick_preempts`).
+    fn tick_all(&mut self, ctx: &Ctx, resched: &mut Vec<CpuId>) {
+        let Some(mine) = self.class else {
+            return; // nothing was ever queued: no CPU runs a task of this class
+        };
+        debug_assert!(self.ticks_all_at_once());
+        let mut ticked = 0u64;
+        // The first waiting task's laxity and stamp, taken at the first CPU ticked.
+        let mut head: Option<Option<(i64, u64)>> = None;
+        for (cpu, c) in ctx.cpus.iter().enumerate() {
+            let Some(t) = c.curr else { continue };
+            let ts = ctx.task(t);
+            if !ts.runnable || ts.class != mine {
+                continue;
+            }
+            ticked += 1;
+            let h = *head.get_or_insert_with(|| {
+                let first = self.q.peek(ctx, 0, cpu)?;
+                Some((ctx.laxity_uncounted(first), self.last_scheduled(ctx, first)))
+            });
+            if cfg!(debug_assertions) {
+                // The queue's first entry, read without counting a step.
+                let first = match &self.q {
+                    LlfQueue::Sorted(q) => q.head(0).map(|e| e.2),
+                    LlfQueue::Heap(q) => q.entries(0).first().map(|e| e.2),
+                    LlfQueue::Tree(_) => unreachable!("exact mode has no tick"),
+                };
+                let fresh =
+                    first.map(|f| (ctx.laxity_uncounted(f), self.last_scheduled(ctx, f)));
+                debug_assert_eq!(h, fresh, "LLF: tick_all's first waiting task");
+            }
+            if h.is_some_and(|(lc, last)| self.tick_preempts(ctx, t, lc, last)) {
+                resched.push(cpu);
+            }
+        }
+        ctx.count_laxity(ticked * (self.q.len(0) as u64 + 1));
     }
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
