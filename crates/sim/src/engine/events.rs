@@ -317,24 +317,24 @@ impl Engine {
     /// it cost `simso-64x8` 6 % more instructions through the loop's other inlining).
     #[inline(never)]
     pub(super) fn prefetch_next_event(&self) {
-        if let Some(&(_, kind)) = self.events.peek_ready() {
-            if let EventKind::Release { task } | EventKind::JobWake { task } = kind {
-                let t = task as TaskId;
-                if let (Some(ts), Some(r)) = (self.tasks.get(t), self.releases.get(t)) {
-                    // The hot lines (job, placement, flags, per-job counters), the
-                    // release stream (80 bytes, maybe across two lines), the latency
-                    // record read at the first dispatch.
-                    prefetch_lines(ts, 4);
-                    prefetch(r);
-                    prefetch(
-                        (r as *const ReleaseModel)
-                            .wrapping_add(1)
-                            .cast::<u8>()
-                            .wrapping_sub(1),
-                    );
-                    if let Some(l) = self.latency.get(t) {
-                        prefetch(l);
-                    }
+        if let Some(&(_, EventKind::Release { task } | EventKind::JobWake { task })) =
+            self.events.peek_ready()
+        {
+            let t = task as TaskId;
+            if let (Some(ts), Some(r)) = (self.tasks.get(t), self.releases.get(t)) {
+                // The hot lines (job, placement, flags, per-job counters), the release
+                // stream (80 bytes, maybe across two lines), the latency record read at
+                // the first dispatch.
+                prefetch_lines(ts, 4);
+                prefetch(r);
+                prefetch(
+                    (r as *const ReleaseModel)
+                        .wrapping_add(1)
+                        .cast::<u8>()
+                        .wrapping_sub(1),
+                );
+                if let Some(l) = self.latency.get(t) {
+                    prefetch(l);
                 }
             }
         }
