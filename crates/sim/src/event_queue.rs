@@ -134,6 +134,16 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
         top
     }
 
+    /// The entry a pop would take, if it is already among the entries at the instant
+    /// looked ahead to (or before it): no bucket is spread, so the queue is left as it is
+    /// (for a cache hint ahead of the next event).
+    pub fn peek_ready(&self) -> Option<&(u128, T)> {
+        if !self.early.is_empty() {
+            return self.early.peek();
+        }
+        self.current.peek()
+    }
+
     /// Take the entry with the smallest key out.
     pub fn pop(&mut self) -> Option<(u128, T)> {
         let top = if !self.early.is_empty() {

@@ -394,6 +394,12 @@ impl SlotHeap {
     }
 
     /// The smallest key and its slot.
+    /// The slot of the smallest key, without the debug builds' check against every
+    /// entry that [`SlotHeap::first`] makes (for a cache hint, which reads no result).
+    pub fn first_slot_hint(&self) -> Option<usize> {
+        self.heap.first().map(|&(_, s)| s as usize)
+    }
+
     pub fn first(&self) -> Option<(u128, usize)> {
         let &(k, s) = self.heap.first()?;
         // Debug builds check the root against every entry.

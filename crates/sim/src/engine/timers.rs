@@ -181,6 +181,13 @@ impl CpuTimers {
         Some(old)
     }
 
+    /// With the heap, the CPU of the earliest timer, read without counting anything (for
+    /// a cache hint); flat, None.
+    #[inline]
+    pub(super) fn first_cpu_hint(&self) -> Option<CpuId> {
+        self.heap.as_ref()?.first_slot_hint()
+    }
+
     /// The smallest key and its CPU; a scan of the flat keys counts its CPU visits.
     #[inline]
     pub(super) fn first(&mut self, visits: &Cell<u64>) -> Option<(u128, CpuId)> {
