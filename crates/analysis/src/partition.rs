@@ -388,6 +388,20 @@ pub fn fit_partition(
     partition_within(ts, m, how, fit, PARTITION_BUDGET)
 }
 
+/// The tasks by decreasing utilisation, ties in workload order: the order in which every
+/// heuristic places them (C_i·T_j against C_j·T_i, exact in 128 bits). It depends on the
+/// set only, so [`analyze`](crate::analyze) sorts once for its four partitionings.
+pub(crate) fn decreasing_utilisation(ts: &[RtTask]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ts.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&ts[a], &ts[b]);
+        ((y.c as u128) * (x.t as u128))
+            .cmp(&((x.c as u128) * (y.t as u128)))
+            .then(a.cmp(&b))
+    });
+    order
+}
+
 /// [`fit_partition`] with another work budget.
 fn partition_within(
     ts: &[RtTask],
@@ -396,13 +410,19 @@ fn partition_within(
     fit: Fit,
     budget: u64,
 ) -> Result<Vec<Vec<usize>>, Unplaced> {
-    let mut order: Vec<usize> = (0..ts.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (x, y) = (&ts[a], &ts[b]);
-        ((y.c as u128) * (x.t as u128))
-            .cmp(&((x.c as u128) * (y.t as u128)))
-            .then(a.cmp(&b))
-    });
+    partition_ordered(ts, m, how, fit, budget, &decreasing_utilisation(ts))
+}
+
+/// [`partition_within`] with the tasks' [`decreasing_utilisation`] order given.
+fn partition_ordered(
+    ts: &[RtTask],
+    m: usize,
+    how: PerCpu,
+    fit: Fit,
+    budget: u64,
+    order: &[usize],
+) -> Result<Vec<Vec<usize>>, Unplaced> {
+    debug_assert_eq!(order, decreasing_utilisation(ts));
     let mut bins: Vec<Bin> = vec![Bin::default(); m];
     let mut p = Packer {
         ts,
@@ -416,7 +436,7 @@ fn partition_within(
     // Best and worst fit visit the CPUs by load (an index kept sorted would be faster;
     // a sort per task is O(m log m), fine up to the CPU limit).
     let mut cands: Vec<usize> = (0..m).collect();
-    for i in order {
+    for &i in order {
         match fit {
             Fit::First => {}
             Fit::Best => {
@@ -469,6 +489,18 @@ pub fn ffd(ts: &[RtTask], m: usize, how: PerCpu) -> Verdict {
 
 /// Partitioned scheduling by [`fit_partition`] (sufficient).
 pub fn fit_test(ts: &[RtTask], m: usize, how: PerCpu, fit: Fit) -> Verdict {
+    fit_test_ordered(ts, m, how, fit, None)
+}
+
+/// [`fit_test`], with the tasks' [`decreasing_utilisation`] order when the caller has it
+/// (the same verdict; debug builds check the order).
+pub(crate) fn fit_test_ordered(
+    ts: &[RtTask],
+    m: usize,
+    how: PerCpu,
+    fit: Fit,
+    order: Option<&[usize]>,
+) -> Verdict {
     let (test, title) = test_name(how, fit);
     if how != PerCpu::Edf && !constrained(ts) {
         return verdict(
@@ -490,7 +522,11 @@ pub fn fit_test(ts: &[RtTask], m: usize, how: PerCpu, fit: Fit) -> Verdict {
             reason(|| format!("U = {u:.6} > {m} CPUs")),
         );
     }
-    match fit_partition(ts, m, how, fit) {
+    let placed = match order {
+        Some(order) => partition_ordered(ts, m, how, fit, PARTITION_BUDGET, order),
+        None => fit_partition(ts, m, how, fit),
+    };
+    match placed {
         Ok(bins) => verdict(
             test,
             title,

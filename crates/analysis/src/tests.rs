@@ -10,6 +10,7 @@
 //! A sufficient test that fails says "not proven", never "unschedulable": only exact tests
 //! and necessary conditions (total utilisation above the CPUs) prove a set unschedulable.
 
+use crate::partition::{decreasing_utilisation, fit_test_ordered};
 pub use crate::partition::{ffd, ffd_partition, fit_test, Fit, PerCpu};
 use crate::taskset::RtTask;
 use schedlab_model::format_ns;
@@ -184,8 +185,11 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
             known: Vec::with_capacity(2),
         })
     }));
-    let ffd_rm = ffd(tasks, cpus, PerCpu::Rm);
-    let ffd_dm = dm_as_rm(tasks, cpus, &ffd_rm);
+    // The four partitionings place the tasks in one order: sorted once.
+    let order = decreasing_utilisation(tasks);
+    let part = |how, fit| fit_test_ordered(tasks, cpus, how, fit, Some(&order));
+    let ffd_rm = part(PerCpu::Rm, Fit::First);
+    let ffd_dm = dm_as_rm(tasks, cpus, &ffd_rm, &order);
     vec![
         liu_layland(tasks, cpus),
         hyperbolic(tasks, cpus),
@@ -197,11 +201,11 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
         global::rta_gedf(tasks, cpus),
         global::rta_gfp(tasks, cpus),
         global::edzl(tasks, cpus),
-        ffd(tasks, cpus, PerCpu::Edf),
+        part(PerCpu::Edf, Fit::First),
         ffd_rm,
         ffd_dm,
-        fit_test(tasks, cpus, PerCpu::Edf, Fit::Best),
-        fit_test(tasks, cpus, PerCpu::Edf, Fit::Worst),
+        part(PerCpu::Edf, Fit::Best),
+        part(PerCpu::Edf, Fit::Worst),
     ]
 }
 
@@ -209,9 +213,9 @@ pub fn analyze(tasks: &[RtTask], cpus: usize) -> Vec<Verdict> {
 /// priority keys (deadline, period) are the same numbers, so the partitioning runs the
 /// same steps to the same answer and reason; only the name and title differ. Otherwise
 /// (and, in debug builds, as a check) the DM partitioning runs on its own.
-fn dm_as_rm(tasks: &[RtTask], cpus: usize, rm: &Verdict) -> Verdict {
+fn dm_as_rm(tasks: &[RtTask], cpus: usize, rm: &Verdict, order: &[usize]) -> Verdict {
     if !implicit(tasks) {
-        return ffd(tasks, cpus, PerCpu::Dm);
+        return fit_test_ordered(tasks, cpus, PerCpu::Dm, Fit::First, Some(order));
     }
     let (test, title) = crate::partition::test_name(PerCpu::Dm, Fit::First);
     let dm = Verdict {

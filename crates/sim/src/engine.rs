@@ -262,7 +262,9 @@ impl Engine {
         };
         let mut tasks = Vec::with_capacity(w.tasks.len());
         let mut releases = Vec::with_capacity(w.tasks.len());
-        for (i, t) in w.tasks.iter().enumerate() {
+        // Where a task may run and the CPU it starts on: (its mask, empty when every CPU
+        // is allowed; how many are; the start CPU).
+        let placement_of = |i: usize, t: &schedlab_model::Task| {
             // Without an explicit affinity a task avoids the isolated CPUs (isolcpus).
             let mut allowed: Vec<bool> = (0..ncpu)
                 .map(|c| {
@@ -283,6 +285,20 @@ impl Engine {
             if nr_allowed == ncpu {
                 allowed = Vec::new(); // every CPU: stored as empty
             }
+            (allowed, nr_allowed, start_cpu)
+        };
+        for (i, t) in w.tasks.iter().enumerate() {
+            // A task with neither an affinity nor a partition's CPU, on a platform without
+            // isolated CPUs, may run everywhere: no mask to build (and free) per task.
+            let (allowed, nr_allowed, start_cpu) =
+                if t.affinity.is_none() && partition[i].is_none() && w.platform.isolated.is_empty()
+                {
+                    let anywhere = (Vec::new(), ncpu, i % ncpu);
+                    debug_assert_eq!(anywhere, placement_of(i, t));
+                    anywhere
+                } else {
+                    placement_of(i, t)
+                };
             let period = t.period.unwrap_or(Ns::MAX);
             let budget = ((t.runtime as f64) * (1.0 + w.scheduler.dl_margin)).round() as Ns;
             tasks.push(TaskState {
