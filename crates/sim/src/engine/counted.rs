@@ -390,6 +390,17 @@ impl Counted {
         self.inner.preempt_key(ctx, t)
     }
 
+    pub(super) fn key_is_sched_deadline(&self) -> bool {
+        self.inner.key_is_sched_deadline()
+    }
+
+    /// Count a [`SchedClass::preempt_key`] call whose answer the engine read itself
+    /// ([`SchedClass::key_is_sched_deadline`]).
+    #[inline]
+    pub(super) fn count_key(&self) {
+        self.count();
+    }
+
     pub(super) fn plain_key_queue(&self) -> bool {
         self.inner.plain_key_queue()
     }
