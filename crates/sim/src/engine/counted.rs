@@ -151,7 +151,7 @@ impl Counted {
     /// [`Counted::set_waiting`] for a class with one run queue (global classes): its count
     /// is the total and its mask bit says whether any task waits, so the counts move
     /// once, without the per-queue tests.
-    #[inline]
+    #[inline(always)]
     fn set_waiting_single(&mut self, t: TaskId, waits: bool) {
         let old = std::mem::replace(&mut self.waiting[t], if waits { 0 } else { NOT_WAITING });
         let was = old != NOT_WAITING;
