@@ -155,7 +155,10 @@ impl Counted {
     fn set_waiting_single(&mut self, t: TaskId, waits: bool) {
         let old = std::mem::replace(&mut self.waiting[t], if waits { 0 } else { NOT_WAITING });
         let was = old != NOT_WAITING;
-        debug_assert!(!was || old == 0, "task {t} waits on a queue the class lacks");
+        debug_assert!(
+            !was || old == 0,
+            "task {t} waits on a queue the class lacks"
+        );
         if !was && !waits {
             return;
         }

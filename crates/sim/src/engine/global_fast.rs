@@ -151,7 +151,12 @@ impl Engine {
                 let cls = &self.classes[class as usize];
                 let direct = cls.plain_key_queue() && !self.cbs;
                 let deadline_key = cls.key_is_sched_deadline();
-                Box::new(GlobalFast::new(class, self.cpus.len(), direct, deadline_key))
+                Box::new(GlobalFast::new(
+                    class,
+                    self.cpus.len(),
+                    direct,
+                    deadline_key,
+                ))
             })
     }
 
