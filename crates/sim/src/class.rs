@@ -179,6 +179,13 @@ pub trait SchedClass {
         None
     }
 
+    /// Whether [`SchedClass::preempt_key`] is always [`Ctx::sched_deadline`] (EDF): the
+    /// engine may then read the key itself (the hook counted as called) instead of a
+    /// dynamic call per key. Default `false`.
+    fn key_is_sched_deadline(&self) -> bool {
+        false
+    }
+
     /// Whether the class's waiting tasks are nothing but an order by
     /// [`SchedClass::preempt_key`], first in first out among equal keys, that only
     /// `enqueue_task`, `pick_next_task`, `peek_next_task`, `put_prev_task` and

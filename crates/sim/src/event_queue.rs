@@ -121,6 +121,7 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
     }
 
     /// The entry with the smallest key (`&mut`: looking ahead may spread a bucket).
+    #[inline]
     pub fn peek(&mut self) -> Option<&(u128, T)> {
         if !self.early.is_empty() {
             return self.early.peek();
@@ -145,6 +146,7 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
     }
 
     /// Take the entry with the smallest key out.
+    #[inline]
     pub fn pop(&mut self) -> Option<(u128, T)> {
         let top = if !self.early.is_empty() {
             self.early.pop()

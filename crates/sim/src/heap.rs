@@ -80,12 +80,14 @@ impl KeyHeap {
     }
 
     /// First task of `rq` (in `(key, seq, task)` order) allowed on `cpu`.
+    #[inline]
     pub fn peek(&self, ctx: &Ctx, rq: usize, cpu: CpuId) -> Option<TaskId> {
         self.first_where(rq, |t| ctx.allowed(t, cpu))
             .map(|i| self.heaps[rq][i].2)
     }
 
     /// Take the first task of `rq` allowed on `cpu` out of the queue.
+    #[inline]
     pub fn pop(&mut self, ctx: &Ctx, rq: usize, cpu: CpuId) -> Option<TaskId> {
         let i = self.first_where(rq, |t| ctx.allowed(t, cpu))?;
         let t = self.heaps[rq][i].2;
@@ -186,6 +188,7 @@ impl KeyHeap {
     /// Index of the smallest entry of `rq` whose task is `allowed` (on a CPU). The root
     /// when it is (always, on a per-CPU queue); otherwise a search that skips every
     /// subtree whose root is not smaller than the best allowed entry found so far.
+    #[inline]
     fn first_where(&self, rq: usize, allowed: impl Fn(TaskId) -> bool) -> Option<usize> {
         let h = &self.heaps[rq];
         let top = h.first()?;
@@ -203,6 +206,14 @@ impl KeyHeap {
         if allowed(top.2) {
             return Some(0);
         }
+        self.first_below(rq, allowed)
+    }
+
+    /// [`KeyHeap::first_where`] when the root's task is not allowed (out of line: a
+    /// queue of tasks allowed everywhere never comes here).
+    #[inline(never)]
+    fn first_below(&self, rq: usize, allowed: impl Fn(TaskId) -> bool) -> Option<usize> {
+        let h = &self.heaps[rq];
         let mut best: Option<usize> = None;
         let mut stack: Vec<usize> = children(0, h.len()).collect();
         while let Some(i) = stack.pop() {
@@ -220,6 +231,7 @@ impl KeyHeap {
     }
 
     /// Remove the entry at index `i` of `rq`'s heap (its `pos` already cleared).
+    #[inline]
     fn take_at(&mut self, rq: usize, i: usize) {
         if i == 0 {
             return self.take_first(rq);
@@ -333,7 +345,7 @@ fn children(i: usize, len: usize) -> std::ops::Range<usize> {
 
 /// Index of the smallest of the children `l .. min(l + ARITY, len)` of a [`KeyHeap`]
 /// entry (`l < len`); the first of equals, though entries are distinct.
-#[inline]
+#[inline(always)]
 fn smallest_child(h: &[Entry], l: usize, len: usize) -> usize {
     if l + ARITY <= len {
         // Four children (all but the last group): a tournament of three comparisons

@@ -32,8 +32,11 @@ impl Engine {
 
     /// Bring `cpu`'s accounting up to now before its running task's progress is read or
     /// its overhead changes (a no-op unless accounting is lazy).
+    #[inline]
     pub(super) fn sync(&mut self, cpu: CpuId) {
-        if self.lazy_accounting {
+        // Inlined to its tests: a CPU accounted at this instant already (a switch's, then
+        // the timer's re-arm) has nothing to add, and `account` would only store `now`.
+        if self.lazy_accounting && self.cpus[cpu].last_update != self.now {
             self.account(cpu, self.now);
         }
     }

@@ -139,7 +139,43 @@ impl Counted {
         self.calls.set(self.calls.get() + 1);
     }
 
+    #[inline]
     fn set_waiting(&mut self, t: TaskId, rq: Option<RqId>) {
+        if self.rq_waiting.len() == 1 {
+            self.set_waiting_single(t, rq.is_some());
+        } else {
+            self.set_waiting_any(t, rq);
+        }
+    }
+
+    /// [`Counted::set_waiting`] for a class with one run queue (global classes): its count
+    /// is the total and its mask bit says whether any task waits, so the counts move
+    /// once, without the per-queue tests.
+    #[inline(always)]
+    fn set_waiting_single(&mut self, t: TaskId, waits: bool) {
+        let old = std::mem::replace(&mut self.waiting[t], if waits { 0 } else { NOT_WAITING });
+        let was = old != NOT_WAITING;
+        debug_assert!(
+            !was || old == 0,
+            "task {t} waits on a queue the class lacks"
+        );
+        if !was && !waits {
+            return;
+        }
+        if self.track_changed {
+            self.changed.insert(0);
+        }
+        let n = self.nr_waiting + waits as usize - was as usize;
+        self.nr_waiting = n;
+        self.rq_waiting[0] = n as u32;
+        if n == 0 {
+            self.waiting_rqs.remove(0);
+        } else {
+            self.waiting_rqs.insert(0);
+        }
+    }
+
+    fn set_waiting_any(&mut self, t: TaskId, rq: Option<RqId>) {
         let new = rq.map_or(NOT_WAITING, |r| {
             debug_assert!(r < NOT_WAITING as RqId);
             r as u32
@@ -355,6 +391,17 @@ impl Counted {
     pub(super) fn preempt_key(&self, ctx: &Ctx, t: TaskId) -> Option<u64> {
         self.count();
         self.inner.preempt_key(ctx, t)
+    }
+
+    pub(super) fn key_is_sched_deadline(&self) -> bool {
+        self.inner.key_is_sched_deadline()
+    }
+
+    /// Count a [`SchedClass::preempt_key`] call whose answer the engine read itself
+    /// ([`SchedClass::key_is_sched_deadline`]).
+    #[inline]
+    pub(super) fn count_key(&self) {
+        self.count();
     }
 
     pub(super) fn plain_key_queue(&self) -> bool {

@@ -334,11 +334,17 @@ impl Engine {
 
     /// [`Engine::note_dispatch`] on a CPU that first pays `exit` (an idle-state exit):
     /// the task's work starts that much later, and so does its sample.
+    #[inline(always)]
     pub(super) fn note_dispatch_after(&mut self, t: TaskId, exit: Ns) {
-        let ts = &mut self.tasks[t];
-        if ts.job_started {
-            return;
+        // Inlined to this test (a call per switch in; a job's first dispatch only once).
+        if !self.tasks[t].job_started {
+            self.note_first_dispatch(t, exit);
         }
+    }
+
+    /// [`Engine::note_dispatch_after`] at a job's first dispatch.
+    fn note_first_dispatch(&mut self, t: TaskId, exit: Ns) {
+        let ts = &mut self.tasks[t];
         ts.job_started = true;
         if let Some(j) = ts.job {
             self.latency[t].record(self.now.saturating_sub(j.release) + exit);

@@ -107,7 +107,20 @@ impl LatencyRec {
     }
 
     /// One sample: release to first dispatch.
+    #[inline]
     pub(super) fn record(&mut self, lat: Ns) {
+        // Most samples of a lightly loaded system are 0 (a free CPU at the release): a
+        // count, without the probe's look-ups (a probe's record has its cold part).
+        if lat == 0 && self.cold.is_none() {
+            self.min = 0;
+            self.zeros += 1;
+            return;
+        }
+        self.record_slow(lat);
+    }
+
+    /// [`LatencyRec::record`] for a sample above 0 or a record with its cold part.
+    fn record_slow(&mut self, lat: Ns) {
         let extra = self.probe().map_or(0, |p| p.extra);
         let v = lat.saturating_add(extra);
         self.min = self.min.min(v);

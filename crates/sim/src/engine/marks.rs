@@ -4,40 +4,81 @@
 
 use super::*;
 
-/// A set of CPUs as a bitmap, visited in index order.
+/// A set of CPUs as a bitmap, visited in index order. CPUs 0 to 63 are one word kept
+/// inline: up to 64 CPUs (every small set) an insertion or a test is a bit operation on a
+/// field, with no heap word to load and no bounds check; the words above follow in `high`.
 #[derive(Debug, Default, Clone)]
 pub(super) struct CpuMask {
-    words: Vec<u64>,
+    /// CPUs 0 to 63.
+    low: u64,
+    /// CPUs 64 and up, 64 a word.
+    high: Vec<u64>,
     len: usize,
 }
 
 impl CpuMask {
     pub(super) fn new(ncpu: usize) -> CpuMask {
         CpuMask {
-            words: vec![0; ncpu.div_ceil(64)],
+            low: 0,
+            high: vec![0; ncpu.div_ceil(64).saturating_sub(1)],
             len: 0,
         }
     }
 
+    /// Number of words, `low` included.
+    #[inline]
+    fn words(&self) -> usize {
+        1 + self.high.len()
+    }
+
+    /// Word `w` (`low` is word 0); 0 past the end.
+    #[inline]
+    fn word(&self, w: usize) -> u64 {
+        if w == 0 {
+            self.low
+        } else {
+            self.high.get(w - 1).copied().unwrap_or(0)
+        }
+    }
+
+    /// The word holding `cpu`.
+    #[inline]
+    fn word_mut(&mut self, cpu: CpuId) -> &mut u64 {
+        if cpu < 64 {
+            &mut self.low
+        } else {
+            &mut self.high[cpu / 64 - 1]
+        }
+    }
+
+    #[inline]
     pub(super) fn insert(&mut self, cpu: CpuId) {
-        let (w, b) = (cpu / 64, 1u64 << (cpu % 64));
-        if self.words[w] & b == 0 {
-            self.words[w] |= b;
+        let b = 1u64 << (cpu % 64);
+        let w = self.word_mut(cpu);
+        if *w & b == 0 {
+            *w |= b;
             self.len += 1;
         }
     }
 
+    #[inline]
     pub(super) fn remove(&mut self, cpu: CpuId) {
-        let (w, b) = (cpu / 64, 1u64 << (cpu % 64));
-        if self.words[w] & b != 0 {
-            self.words[w] &= !b;
+        let b = 1u64 << (cpu % 64);
+        let w = self.word_mut(cpu);
+        if *w & b != 0 {
+            *w &= !b;
             self.len -= 1;
         }
     }
 
     /// Whether `cpu` is in the set.
     pub(super) fn contains(&self, cpu: CpuId) -> bool {
-        self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
+        let w = if cpu < 64 {
+            self.low
+        } else {
+            self.high[cpu / 64 - 1]
+        };
+        w & (1u64 << (cpu % 64)) != 0
     }
 
     /// Every CPU below `ncpu` in the set.
@@ -48,7 +89,8 @@ impl CpuMask {
 
     /// Make this set equal to `other` (same size).
     pub(super) fn copy_from(&mut self, other: &CpuMask) {
-        self.words.copy_from_slice(&other.words);
+        self.low = other.low;
+        self.high.copy_from_slice(&other.high);
         self.len = other.len;
     }
 
@@ -61,9 +103,9 @@ impl CpuMask {
     /// search from the last CPU found at every step.
     pub(super) fn iter(&self) -> CpuIter<'_> {
         CpuIter {
-            words: &self.words,
+            high: &self.high,
             w: 0,
-            bits: self.words.first().copied().unwrap_or(0),
+            bits: self.low,
         }
     }
 
@@ -73,10 +115,10 @@ impl CpuMask {
 
     pub(super) fn clear(&mut self) {
         if self.len > 0 {
-            // Up to 64 CPUs one word: a store, not a call to `memset`.
-            match self.words.as_mut_slice() {
-                [w] => *w = 0,
-                words => words.fill(0),
+            self.low = 0;
+            // Up to 64 CPUs nothing more: a store, not a call to `memset`.
+            if !self.high.is_empty() {
+                self.high.fill(0);
             }
             self.len = 0;
         }
@@ -89,11 +131,7 @@ impl CpuMask {
         if w >= words {
             return None;
         }
-        let union = |w: usize| {
-            masks
-                .iter()
-                .fold(0u64, |u, m| u | m.words.get(w).copied().unwrap_or(0))
-        };
+        let union = |w: usize| masks.iter().fold(0u64, |u, m| u | m.word(w));
         let mut bits = !union(w) & (!0u64 << (from % 64));
         loop {
             if bits != 0 {
@@ -110,38 +148,52 @@ impl CpuMask {
 
     /// Whether some CPU of the set is in none of `masks` (a word at a time).
     pub(super) fn any_in_none(&self, masks: &[&CpuMask]) -> bool {
-        self.words.iter().enumerate().any(|(w, &bits)| {
-            let union = masks
-                .iter()
-                .fold(0u64, |u, m| u | m.words.get(w).copied().unwrap_or(0));
-            bits & !union != 0
+        (0..self.words()).any(|w| {
+            let union = masks.iter().fold(0u64, |u, m| u | m.word(w));
+            self.word(w) & !union != 0
         })
     }
 
     /// The lowest CPU in the set at or after `from`.
+    #[inline]
     pub(super) fn next_from(&self, from: CpuId) -> Option<CpuId> {
+        if from < 64 {
+            let bits = self.low & (!0u64 << from);
+            if bits != 0 {
+                return Some(bits.trailing_zeros() as usize);
+            }
+            if self.high.is_empty() {
+                return None;
+            }
+        }
+        self.next_from_high(from.max(64))
+    }
+
+    /// [`CpuMask::next_from`] among the CPUs from 64 up (`from` ≥ 64).
+    fn next_from_high(&self, from: CpuId) -> Option<CpuId> {
         let mut w = from / 64;
-        if w >= self.words.len() {
+        if w >= self.words() {
             return None;
         }
-        let mut bits = self.words[w] & (!0u64 << (from % 64));
+        let mut bits = self.high[w - 1] & (!0u64 << (from % 64));
         loop {
             if bits != 0 {
                 return Some(w * 64 + bits.trailing_zeros() as usize);
             }
             w += 1;
-            if w >= self.words.len() {
+            if w >= self.words() {
                 return None;
             }
-            bits = self.words[w];
+            bits = self.high[w - 1];
         }
     }
 }
 
 /// [`CpuMask::iter`].
 pub(super) struct CpuIter<'a> {
-    words: &'a [u64],
-    /// The word being visited, and its bits not yet visited.
+    /// The words after the first (`CpuMask::high`).
+    high: &'a [u64],
+    /// The word being visited (0: the first), and its bits not yet visited.
     w: usize,
     bits: u64,
 }
@@ -149,10 +201,11 @@ pub(super) struct CpuIter<'a> {
 impl Iterator for CpuIter<'_> {
     type Item = CpuId;
 
+    #[inline]
     fn next(&mut self) -> Option<CpuId> {
         while self.bits == 0 {
+            self.bits = *self.high.get(self.w)?;
             self.w += 1;
-            self.bits = *self.words.get(self.w)?;
         }
         let c = self.w * 64 + self.bits.trailing_zeros() as usize;
         self.bits &= self.bits - 1;

@@ -62,6 +62,10 @@ impl SchedClass for Edf {
         Some(ctx.sched_deadline(t))
     }
 
+    fn key_is_sched_deadline(&self) -> bool {
+        true // `preempt_key` above
+    }
+
     fn plain_key_queue(&self) -> bool {
         true // a heap by deadline, FIFO among equal ones, and nothing else
     }
