@@ -294,6 +294,9 @@ impl Illf {
     /// `put_prev_task(0, t)` on the global queue as a batch's put-back
     /// ([`SchedClass::put_prev_and_pick_all`]): `set_running(t, false)` for a running task
     /// with its explicit entry (sorted in at the first pick), without its general tests.
+    /// It stays in `members` until the batch's picks are done: most put-backs are picked
+    /// again at once, and keep their place there and their fresh mark (their stored
+    /// laxity is still their laxity: no time passed).
     fn put_back_global(&mut self, ctx: &Ctx, t: TaskId) {
         match self.slot[t] {
             Some(Held::Dirty(e)) if self.running[t] && self.members.contains(t) => {
@@ -304,7 +307,6 @@ impl Illf {
                     self.activated_waiting[0].insert(e);
                     self.activated_version += 1;
                 }
-                self.members.remove(0, t);
             }
             _ => self.set_running(ctx, 0, t, false),
         }
@@ -339,7 +341,7 @@ impl Illf {
         };
         let t = next.2;
         debug_assert_eq!(Some(t), self.choose(ctx, 0, 0, None), "ILLF: the batch's pick");
-        debug_assert!(!self.running[t] && !self.members.contains(t));
+        debug_assert!(!self.running[t]);
         let held = self.slot[t].expect("ILLF: a waiting task without an entry");
         let removed = self.waiting_set[0].remove(held);
         debug_assert!(removed, "ILLF: task {t} picked but not waiting");
@@ -348,7 +350,10 @@ impl Illf {
             self.activated_version += 1;
         }
         self.running[t] = true;
-        self.members.add(0, t);
+        // A task put back in this batch is still there.
+        if !self.members.contains(t) {
+            self.members.add(0, t);
+        }
         Some(t)
     }
 
@@ -843,7 +848,7 @@ impl Illf {
             self.steps.set(self.steps.get() + members.len() as u64);
         }
         for &m in members {
-            let preempted = rule3.is_some_and(|l1| l1 < progress::laxity(ctx, m))
+            let preempted = rule3.is_some_and(|l1| l1 < self.running_laxity(ctx, m))
                 || (rule4 && {
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
                     let s_m = self.lax(m);
@@ -856,6 +861,26 @@ impl Illf {
         }
         drop(scan);
         self.tick_check(ctx, members, resched);
+    }
+
+    /// Running `m`'s laxity now: on a platform without overhead, its stored key when it
+    /// is fresh (evaluated while it runs: it stays as it was), read without the task's
+    /// record; else evaluated. A rule-3 tick compares it for every running task.
+    #[inline]
+    fn running_laxity(&self, ctx: &Ctx, m: TaskId) -> i64 {
+        match self.slot[m] {
+            Some(Held::Dirty(e))
+                if self.no_overhead && self.members.contains(m) && self.members.is_fresh(0, m) =>
+            {
+                debug_assert_eq!(
+                    e.0,
+                    progress::laxity(ctx, m),
+                    "ILLF: running task {m}'s fresh key is not its laxity"
+                );
+                e.0
+            }
+            _ => progress::laxity(ctx, m),
+        }
     }
 
     /// Debug builds: `resched` holds exactly the CPUs of the running tasks `members`
@@ -1058,7 +1083,8 @@ impl Illf {
                     true // K = w1, Q = w2
                 }
             } else {
-                (rule3 && w1.0 < progress::laxity(ctx, c)) || (rule4 && self.rule4_swaps(ctx, c))
+                (rule3 && w1.0 < self.running_laxity(ctx, c))
+                    || (rule4 && self.rule4_swaps(ctx, c))
             };
             preempted.then_some(cpu)
         })
@@ -1205,6 +1231,12 @@ impl SchedClass for Illf {
             match self.pick_global(ctx) {
                 Some(n) => out.push(n),
                 None => break,
+            }
+        }
+        // The put-backs not picked again leave `members` (`track`).
+        for &t in prev {
+            if !self.running[t] && self.members.contains(t) {
+                self.members.remove(0, t);
             }
         }
         true
