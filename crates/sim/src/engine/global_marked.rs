@@ -209,10 +209,11 @@ impl Engine {
                 at = cpu + 1;
                 self.visit(1);
                 g.assign[cpu] = Some(n);
+                // `settle_view`, inlined (an in-order class's view is its task).
+                g.view[cpu] = (g.in_order || self.cpus[cpu].curr == Some(n)).then_some(n);
                 g.free.remove(cpu);
                 g.changed.insert(cpu);
                 g.stale.insert(cpu);
-                self.settle_view(g, cpu);
             }
         } else {
             g.batch = false;
