@@ -88,7 +88,8 @@ pub trait SchedClass {
 
     /// Global placement with one run queue (0) whose tasks may all run on every CPU:
     /// `put_prev_task(0, t)` for each `t` of `prev` in turn, then up to `picks`
-    /// `pick_next_task`s (each takes the first task; they stop when the queue is empty),
+    /// `pick_next_task`s (each as on any CPU, since every task may run on every CPU: a
+    /// class with a key order takes the first task; they stop when the queue is empty),
     /// the picked tasks appended to `out` in order — in one call, so that a task put back
     /// and picked again at the same decision is never inserted. `false` (the default):
     /// the class did nothing, the caller makes the calls one by one.

@@ -132,10 +132,11 @@ impl Engine {
             }
         }
         g.changed.clear();
-        // The put-backs and the picks of free CPUs in one call where the class can: each
-        // pick then takes the first waiting task, as every task may run on every CPU, and
-        // an in-order class's view of a CPU is its task.
-        let batch = g.batch && g.in_order && self.class_unrestricted[g.class as usize];
+        // The put-backs and the picks of free CPUs in one call where the class can: every
+        // task may run on every CPU, so a pick does not depend on the CPU it fills (a
+        // class whose rules are not an order, ILLF, picks by them; its view of a CPU
+        // picked now is set as a step sets it).
+        let batch = g.batch && self.class_unrestricted[g.class as usize];
         // Taken out while its CPUs are visited (nothing marks a CPU meanwhile), then
         // cleared: every marked CPU's flags are consumed here.
         let mut marked = std::mem::take(&mut self.marked);
@@ -187,7 +188,7 @@ impl Engine {
 
     /// The decision's put-backs (`g.prev`) and the picks of the free CPUs, lowest first,
     /// as the steps would take them (each step fills the lowest free CPU while a task
-    /// waits, and each pick takes the first waiting task), in one class call
+    /// waits, and a pick does not depend on the CPU it fills), in one class call
     /// ([`Counted::put_prev_and_pick_all`]); one by one if the class cannot.
     fn put_prev_and_fill(&mut self, g: &mut GlobalMarked) {
         let class = g.class as usize;
@@ -208,7 +209,8 @@ impl Engine {
                 at = cpu + 1;
                 self.visit(1);
                 g.assign[cpu] = Some(n);
-                g.view[cpu] = Some(n);
+                // `settle_view`, inlined (an in-order class's view is its task).
+                g.view[cpu] = (g.in_order || self.cpus[cpu].curr == Some(n)).then_some(n);
                 g.free.remove(cpu);
                 g.changed.insert(cpu);
                 g.stale.insert(cpu);

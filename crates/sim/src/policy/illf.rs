@@ -291,6 +291,72 @@ impl Illf {
         self.note_big(ctx, t);
     }
 
+    /// `put_prev_task(0, t)` on the global queue as a batch's put-back
+    /// ([`SchedClass::put_prev_and_pick_all`]): `set_running(t, false)` for a running task
+    /// with its explicit entry (sorted in at the first pick), without its general tests.
+    /// It stays in `members` until the batch's picks are done: most put-backs are picked
+    /// again at once, and keep their place there and their fresh mark (their stored
+    /// laxity is still their laxity: no time passed).
+    fn put_back_global(&mut self, ctx: &Ctx, t: TaskId) {
+        match self.slot[t] {
+            Some(Held::Dirty(e)) if self.running[t] && self.members.contains(t) => {
+                debug_assert!(!self.keeps_big() && self.rq_of[t] == 0);
+                self.running[t] = false;
+                self.waiting_set[0].insert_later(e);
+                if self.activated_at[t] == self.activated_now[0].0 {
+                    self.activated_waiting[0].insert(e);
+                    self.activated_version += 1;
+                }
+            }
+            _ => self.set_running(ctx, 0, t, false),
+        }
+        self.put_at[t] = ctx.now;
+        self.put_task[0] = Some(t);
+    }
+
+    /// `pick_next_task(0, cpu)` on the global queue whose tasks may all run everywhere,
+    /// as a batch's pick (its put-backs settled): `choose` with no current task, Algorithm
+    /// 2 between the two least waiting entries, then `set_running(.., true)` for the
+    /// entry taken, without their general tests (about 700 instructions a pick).
+    fn pick_global(&mut self, ctx: &Ctx) -> Option<TaskId> {
+        let (w1, w2) = self.waiting_set[0].first_two();
+        let w1 = w1?;
+        let act = |t: TaskId| self.activated_at[t] == ctx.now;
+        let next = match w2 {
+            Some(w2)
+                if self.opts.rules[3]
+                    && (!self.opts.swap_at_activation_only || act(w1.2) || act(w2.2)) =>
+            {
+                // `alg2(w1, w2)`: Q's side first, then K's.
+                let r_q = progress::remaining(ctx, w2.2);
+                let swap = r_q <= w2.0
+                    && self.swaps(progress::remaining(ctx, w1.2), w1.0, r_q, w2.0);
+                if swap {
+                    w2
+                } else {
+                    w1
+                }
+            }
+            _ => w1,
+        };
+        let t = next.2;
+        debug_assert_eq!(Some(t), self.choose(ctx, 0, 0, None), "ILLF: the batch's pick");
+        debug_assert!(!self.running[t]);
+        let held = self.slot[t].expect("ILLF: a waiting task without an entry");
+        let removed = self.waiting_set[0].remove(held);
+        debug_assert!(removed, "ILLF: task {t} picked but not waiting");
+        self.slot[t] = Some(Held::Dirty(next));
+        if !self.activated_waiting[0].is_empty() && self.activated_waiting[0].remove(&next) {
+            self.activated_version += 1;
+        }
+        self.running[t] = true;
+        // A task put back in this batch is still there.
+        if !self.members.contains(t) {
+            self.members.add(0, t);
+        }
+        Some(t)
+    }
+
     fn erase(&mut self, rq: RqId, t: TaskId) {
         if self.slot[t].is_some() {
             self.wait_remove(rq, t);
@@ -782,7 +848,7 @@ impl Illf {
             self.steps.set(self.steps.get() + members.len() as u64);
         }
         for &m in members {
-            let preempted = rule3.is_some_and(|l1| l1 < progress::laxity(ctx, m))
+            let preempted = rule3.is_some_and(|l1| l1 < self.running_laxity(ctx, m))
                 || (rule4 && {
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
                     let s_m = self.lax(m);
@@ -795,6 +861,26 @@ impl Illf {
         }
         drop(scan);
         self.tick_check(ctx, members, resched);
+    }
+
+    /// Running `m`'s laxity now: on a platform without overhead, its stored key when it
+    /// is fresh (evaluated while it runs: it stays as it was), read without the task's
+    /// record; else evaluated. A rule-3 tick compares it for every running task.
+    #[inline]
+    fn running_laxity(&self, ctx: &Ctx, m: TaskId) -> i64 {
+        match self.slot[m] {
+            Some(Held::Dirty(e))
+                if self.no_overhead && self.members.contains(m) && self.members.is_fresh(0, m) =>
+            {
+                debug_assert_eq!(
+                    e.0,
+                    progress::laxity(ctx, m),
+                    "ILLF: running task {m}'s fresh key is not its laxity"
+                );
+                e.0
+            }
+            _ => progress::laxity(ctx, m),
+        }
     }
 
     /// Debug builds: `resched` holds exactly the CPUs of the running tasks `members`
@@ -997,7 +1083,8 @@ impl Illf {
                     true // K = w1, Q = w2
                 }
             } else {
-                (rule3 && w1.0 < progress::laxity(ctx, c)) || (rule4 && self.rule4_swaps(ctx, c))
+                (rule3 && w1.0 < self.running_laxity(ctx, c))
+                    || (rule4 && self.rule4_swaps(ctx, c))
             };
             preempted.then_some(cpu)
         })
@@ -1116,6 +1203,43 @@ impl SchedClass for Illf {
         let next = self.choose(ctx, rq, cpu, prev)?;
         self.set_running(ctx, rq, next, true);
         Some(next)
+    }
+
+    /// Global placement (one queue, every task allowed everywhere): the put-backs, then
+    /// the picks, each as `put_prev_task` and `pick_next_task` would do it, without the
+    /// engine's step and the hook per task (a rule-3 tick on scale-1k moves about 355
+    /// tasks). Not under the user-space dispatcher (`remaining_rises`).
+    fn put_prev_and_pick_all(
+        &mut self,
+        ctx: &Ctx,
+        prev: &[TaskId],
+        picks: usize,
+        out: &mut Vec<TaskId>,
+    ) -> bool {
+        if self.per_cpu
+            || self.remaining_rises
+            || self.members.nr_rqs() != 1
+            || !self.unrestricted()
+        {
+            return false;
+        }
+        for &t in prev {
+            self.put_back_global(ctx, t);
+        }
+        self.waiting_set[0].settle();
+        for _ in 0..picks {
+            match self.pick_global(ctx) {
+                Some(n) => out.push(n),
+                None => break,
+            }
+        }
+        // The put-backs not picked again leave `members` (`track`).
+        for &t in prev {
+            if !self.running[t] && self.members.contains(t) {
+                self.members.remove(0, t);
+            }
+        }
+        true
     }
 
     fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
