@@ -78,8 +78,15 @@ fn run(w: &Workload) -> SimResult {
 
 /// Per-event work with `n` and 8·`n` tasks on the same CPUs: the larger set may cost
 /// somewhat more per event — its queues are busier, so more decisions test preemption or
-/// push a task (up to ~2.4x measured) — but a scan over the tasks would cost 8x.
-fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f64) {
+/// push a task (up to ~2.4x measured; `max_growth` 3 for most policies) — but a scan over
+/// the tasks would cost 8x.
+fn check_scaling(
+    label: &str,
+    small: &SimResult,
+    large: &SimResult,
+    max_calls: f64,
+    max_growth: f64,
+) {
     let (a, b) = (per_event(small), per_event(large));
     eprintln!(
         "{label}: calls/event {:.2} -> {:.2}, cpu visits/event/cpu {:.2} -> {:.2}, \
@@ -94,7 +101,7 @@ fn check_scaling(label: &str, small: &SimResult, large: &SimResult, max_calls: f
         large.events
     );
     assert!(
-        b.calls <= a.calls * 3.0 + 1.0,
+        b.calls <= a.calls * max_growth + 1.0,
         "{label}: hook calls per event grow with tasks"
     );
     assert!(
@@ -134,7 +141,7 @@ fn global_edf_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(256, 0, 32, "global", 2000));
     let large = run(&workload(2048, 0, 32, "global", 500));
     assert!(small.work.queue_steps > 0, "EDF's heap counts its steps");
-    check_scaling("global edf", &small, &large, 30.0);
+    check_scaling("global edf", &small, &large, 30.0, 3.0);
 }
 
 /// Global EDF from 8 to 32 CPUs (8 tasks a CPU): up to 32 CPUs the CPU timers are kept
@@ -162,7 +169,7 @@ fn global_edf_cpu_visits_per_cpu_do_not_grow_with_cpus() {
 fn linux_edf_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(256, 0, 32, "linux", 2000));
     let large = run(&workload(2048, 0, 32, "linux", 500));
-    check_scaling("linux edf", &small, &large, 120.0);
+    check_scaling("linux edf", &small, &large, 120.0, 3.0);
     // A push looks only at the CPUs whose first waiting task beats the lowest-priority
     // running one (an index of the queues' first tasks), not at every CPU with a task
     // waiting: 15.5 -> 40.6 hook calls per event before that index, 12.4 -> 18.2 with it.
@@ -179,7 +186,7 @@ fn linux_edf_work_per_event_does_not_grow_with_tasks() {
 fn fair_work_per_event_does_not_grow_with_tasks() {
     let small = run(&workload(16, 128, 32, "linux", 1000));
     let large = run(&workload(16, 1024, 32, "linux", 200));
-    check_scaling("linux fair", &small, &large, 20.0);
+    check_scaling("linux fair", &small, &large, 20.0, 3.0);
 }
 
 /// BFS's one global queue: picking the earliest deadline looks at a few queued entries,
@@ -195,7 +202,7 @@ fn bfs_work_per_event_does_not_grow_with_tasks() {
     };
     let (small, large) = (bfs(128, 1000), bfs(1024, 200));
     assert!(small.work.queue_steps > 0, "BFS's queue counts its steps");
-    check_scaling("bfs", &small, &large, 60.0);
+    check_scaling("bfs", &small, &large, 60.0, 3.0);
 }
 
 /// ILLF under global placement: rule 4 looks at the tasks activated at the instant in
@@ -214,7 +221,7 @@ fn global_illf_work_per_event_does_not_grow_with_tasks() {
         large.work.queue_steps > 0,
         "ILLF's rule 4 index counts its steps"
     );
-    check_scaling("global illf", &small, &large, 120.0);
+    check_scaling("global illf", &small, &large, 120.0, 3.0);
     for (n, r) in [("small", &small), ("large", &large)] {
         let v = per_event(r).visits_per_cpu;
         assert!(
@@ -229,8 +236,8 @@ fn global_illf_work_per_event_does_not_grow_with_tasks() {
 /// task changed, instead of asking every running CPU for its key (about 30 more hook
 /// calls per such decision here, most decisions). The larger set costs
 /// more per event by its preemptions: each still asks every CPU, and every decision that
-/// asked found one to preempt (8.3 -> 25.2 calls per event in debug builds, which also
-/// sort the CPUs to check the key order).
+/// asked found one to preempt (6.5 -> 24.8 calls per event in debug builds, which also
+/// sort the CPUs to check the key order; 8.3 -> 25.2 before the tick in one call).
 #[test]
 fn global_llf_work_per_event_does_not_grow_with_tasks() {
     let llf = |n, ms| run(&workload_under(Some(Policy::Llf), n, 0, 32, "global", ms));
@@ -241,11 +248,18 @@ fn global_llf_work_per_event_does_not_grow_with_tasks() {
         "LLF's sorted queue counts its steps"
     );
     assert!(large.work.queue_steps > 0, "LLF's heap counts its steps");
-    check_scaling("global llf", &small, &large, LLF_MAX_CALLS);
+    check_scaling("global llf", &small, &large, LLF_MAX_CALLS, LLF_MAX_GROWTH);
 }
 
 /// Hook calls per event allowed for global LLF (see above).
 const LLF_MAX_CALLS: f64 = 30.0;
+
+/// How much more per event the large set may call than the small one, for global LLF.
+/// Since LLF's tick is one call for all CPUs (2026-11-28), the small set's calls per
+/// event fell (8.3 -> 6.5 in debug builds) and the large set's hardly moved (25.2 ->
+/// 24.8): its calls are the preemptions' asks, not the tick. 4x, still half the 8x a
+/// scan over the tasks would cost; `LLF_MAX_CALLS` bounds the large set itself.
+const LLF_MAX_GROWTH: f64 = 4.0;
 
 /// A workload without fair tasks never balances fair load (a CPU about to idle once ran
 /// the fair balancer every time, 88% of a 64-CPU global-EDF run).
