@@ -582,13 +582,7 @@ mod unit {
         m: usize,
         key: fn(&RtTask) -> u64,
     ) -> (Vec<Vec<usize>>, Result<(), usize>) {
-        let mut order: Vec<usize> = (0..ts.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (x, y) = (&ts[a], &ts[b]);
-            ((y.c as u128) * (x.t as u128))
-                .cmp(&((x.c as u128) * (y.t as u128)))
-                .then(a.cmp(&b))
-        });
+        let order = decreasing_utilisation(ts);
         let mut bins: Vec<Vec<usize>> = vec![Vec::new(); m];
         for i in order {
             let fit = bins.iter_mut().any(|b| {
