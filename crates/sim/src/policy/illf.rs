@@ -319,7 +319,10 @@ impl Illf {
     /// 2 between the two least waiting entries, then `set_running(.., true)` for the
     /// entry taken, without their general tests (about 700 instructions a pick).
     fn pick_global(&mut self, ctx: &Ctx) -> Option<TaskId> {
-        let (w1, w2) = self.waiting_set[0].first_two();
+        // Every entry dirty (the usual case after a rule-3 tick's put-backs): the two
+        // least are the sorted entries' last two, and the one taken is popped.
+        let dirty = self.waiting_set[0].dirty_first_two();
+        let (w1, w2) = dirty.unwrap_or_else(|| self.waiting_set[0].first_two());
         let w1 = w1?;
         let act = |t: TaskId| self.activated_at[t] == ctx.now;
         let next = match w2 {
@@ -342,9 +345,14 @@ impl Illf {
         let t = next.2;
         debug_assert_eq!(Some(t), self.choose(ctx, 0, 0, None), "ILLF: the batch's pick");
         debug_assert!(!self.running[t]);
-        let held = self.slot[t].expect("ILLF: a waiting task without an entry");
-        let removed = self.waiting_set[0].remove(held);
-        debug_assert!(removed, "ILLF: task {t} picked but not waiting");
+        if dirty.is_some() {
+            let taken = self.waiting_set[0].take_dirty_first(next != w1);
+            debug_assert_eq!(taken, next);
+        } else {
+            let held = self.slot[t].expect("ILLF: a waiting task without an entry");
+            let removed = self.waiting_set[0].remove(held);
+            debug_assert!(removed, "ILLF: task {t} picked but not waiting");
+        }
         self.slot[t] = Some(Held::Dirty(next));
         if !self.activated_waiting[0].is_empty() && self.activated_waiting[0].remove(&next) {
             self.activated_version += 1;
@@ -652,7 +660,12 @@ impl Illf {
         if r_k <= s_k {
             return false; // K is small
         }
-        let n = scan.laxity.partition_point(|&s| s < r_k);
+        // Above every candidate's laxity (the tick asks each big running task): all.
+        let n = if scan.laxity.last().is_some_and(|&s| s < r_k) {
+            scan.laxity.len()
+        } else {
+            scan.laxity.partition_point(|&s| s < r_k)
+        };
         n > 0 && self.fits(scan.min_small_remaining[n - 1], s_k)
     }
 
@@ -848,13 +861,16 @@ impl Illf {
             self.steps.set(self.steps.get() + members.len() as u64);
         }
         for &m in members {
-            let preempted = rule3.is_some_and(|l1| l1 < self.running_laxity(ctx, m))
-                || (rule4 && {
+            // A running task's entry is explicit: its stored laxity, read once.
+            let Some(Held::Dirty(em)) = self.slot[m] else {
+                unreachable!("ILLF: a running task's entry is explicit")
+            };
+            let s_m = em.0;
+            let preempted = rule3.is_some_and(|l1| l1 < self.member_laxity(ctx, m, s_m))
+                || (rule4
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
-                    let s_m = self.lax(m);
-                    self.fits(least_r_q, s_m)
-                        && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m)
-                });
+                    && self.fits(least_r_q, s_m)
+                    && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m));
             if preempted {
                 resched.push(self.cpu_of(ctx, m));
             }
@@ -869,17 +885,24 @@ impl Illf {
     #[inline]
     fn running_laxity(&self, ctx: &Ctx, m: TaskId) -> i64 {
         match self.slot[m] {
-            Some(Held::Dirty(e))
-                if self.no_overhead && self.members.contains(m) && self.members.is_fresh(0, m) =>
-            {
-                debug_assert_eq!(
-                    e.0,
-                    progress::laxity(ctx, m),
-                    "ILLF: running task {m}'s fresh key is not its laxity"
-                );
-                e.0
-            }
+            Some(Held::Dirty(e)) if self.members.contains(m) => self.member_laxity(ctx, m, e.0),
             _ => progress::laxity(ctx, m),
+        }
+    }
+
+    /// [`Illf::running_laxity`] for `m` in `members`, whose stored key is `s_m`.
+    #[inline]
+    fn member_laxity(&self, ctx: &Ctx, m: TaskId, s_m: i64) -> i64 {
+        debug_assert!(self.members.contains(m));
+        if self.no_overhead && self.members.is_fresh(0, m) {
+            debug_assert_eq!(
+                s_m,
+                progress::laxity(ctx, m),
+                "ILLF: running task {m}'s fresh key is not its laxity"
+            );
+            s_m
+        } else {
+            progress::laxity(ctx, m)
         }
     }
 
@@ -983,12 +1006,13 @@ impl Illf {
             self.activated_version += 1;
         }
         list.push(t);
+        // Called after `set_key` (a task with an entry and not running waits: no search
+        // of the waiting set needed) or for a task without an entry.
         if let Some(h) = self.slot[t].filter(|_| !self.running[t]) {
-            if self.waiting_set[rq].contains(h) {
-                let e = self.waiting_set[rq].entry(h);
-                self.activated_waiting[rq].insert(e);
-                self.activated_version += 1;
-            }
+            debug_assert!(self.waiting_set[rq].contains(h), "ILLF: task {t} not waiting");
+            let e = self.waiting_set[rq].entry(h);
+            self.activated_waiting[rq].insert(e);
+            self.activated_version += 1;
         }
     }
 

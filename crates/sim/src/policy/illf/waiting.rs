@@ -243,6 +243,40 @@ impl WaitQueue {
         pair
     }
 
+    /// The two least entries when every entry is dirty and settled, as `first_two`
+    /// gives them: the last two of the sorted dirty entries. None otherwise (ask
+    /// `first_two`). A global decision's picks, after a rule-3 tick put back most running
+    /// tasks, mostly find the queue so.
+    #[inline]
+    pub(super) fn dirty_first_two(&self) -> Option<(Option<Entry>, Option<Entry>)> {
+        if !self.clean.is_empty() || !self.pending.is_empty() {
+            return None;
+        }
+        let n = self.dirty.len();
+        let pair = (
+            n.checked_sub(1).map(|i| self.dirty[i]),
+            n.checked_sub(2).map(|i| self.dirty[i]),
+        );
+        debug_assert_eq!(pair, self.first_two());
+        Some(pair)
+    }
+
+    /// Take out the least entry (`second` false) or the second least, after
+    /// [`WaitQueue::dirty_first_two`] answered: `remove` without its search.
+    #[inline]
+    pub(super) fn take_dirty_first(&mut self, second: bool) -> Entry {
+        debug_assert!(self.clean.is_empty() && self.pending.is_empty());
+        let n = self.dirty.len();
+        if second {
+            let e = self.dirty[n - 2];
+            self.dirty[n - 2] = self.dirty[n - 1];
+            self.dirty.pop();
+            e
+        } else {
+            self.dirty.pop().expect("ILLF: a pick from no entry")
+        }
+    }
+
     /// Every entry in `(key, seq, task)` order.
     pub(super) fn iter(&self) -> Merged<'_> {
         // Entries not settled yet: a sorted copy (the class settles before its reads).
@@ -431,6 +465,31 @@ mod tests {
         q.settle();
         let order: Vec<usize> = q.iter().map(|e| e.2).collect();
         assert_eq!(order, vec![1, 2, 0]);
+    }
+
+    /// The picks' fast path: only with every entry dirty and settled, the least two,
+    /// either taken out.
+    #[test]
+    fn picks_from_dirty_entries_take_the_least_two() {
+        let mut q = WaitQueue::default();
+        for (i, key) in [30i64, 10, 20, 40].into_iter().enumerate() {
+            q.insert_later((key, i as u64, i));
+        }
+        assert_eq!(q.dirty_first_two(), None); // not settled
+        q.settle();
+        assert_eq!(q.dirty_first_two(), Some((Some((10, 1, 1)), Some((20, 2, 2)))));
+        assert_eq!(q.take_dirty_first(true), (20, 2, 2));
+        assert_eq!(q.take_dirty_first(false), (10, 1, 1));
+        assert_eq!(q.dirty_first_two(), Some((Some((30, 0, 0)), Some((40, 3, 3)))));
+        assert_eq!(q.take_dirty_first(true), (40, 3, 3));
+        assert_eq!(q.dirty_first_two(), Some((Some((30, 0, 0)), None)));
+        assert_eq!(q.take_dirty_first(false), (30, 0, 0));
+        assert_eq!(q.dirty_first_two(), Some((None, None)));
+        // A clean entry: ask `first_two`.
+        q.insert((5, 9, 9));
+        let mut moved = Vec::new();
+        q.refresh(0, |_| (5, true), &mut moved);
+        assert_eq!(q.dirty_first_two(), None);
     }
 
     /// Put-backs sorted in later, removals and reads in any order: every read gives
