@@ -172,17 +172,27 @@ impl Engine {
             self.put_prev_and_fill(g);
         }
         self.settle(|e| e.global_marked_step(g).is_some());
-        // All departures before all arrivals, in CPU order, as `schedule_global`.
+        self.switch_changed(g);
+    }
+
+    /// The decision's context switches: all departures before all arrivals, in CPU
+    /// order, as `schedule_global` (`switch_out` then `switch_in` on each changed CPU
+    /// whose task changes). One call whose walks inline both halves' work, not two calls
+    /// per moved task, each saving and restoring the registers of a large function.
+    #[inline(never)]
+    fn switch_changed(&mut self, g: &mut GlobalMarked) {
         for c in g.changed.iter() {
-            if self.cpus[c].curr != g.assign[c] {
-                self.switch_out(c, g.assign[c]);
+            let next = g.assign[c];
+            if self.cpus[c].curr != next {
+                self.leave(c, next);
             }
         }
         for c in g.changed.iter() {
-            if self.cpus[c].curr != g.assign[c] {
-                self.switch_in(c, g.assign[c]);
+            let next = g.assign[c];
+            if self.cpus[c].curr != next {
+                self.arrive(c, next);
             }
-            g.view[c] = g.assign[c];
+            g.view[c] = next;
         }
     }
 
