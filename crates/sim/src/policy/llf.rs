@@ -208,7 +208,17 @@ impl Sorted {
         picks: usize,
         out: &mut Vec<TaskId>,
     ) {
-        held.sort_unstable_by(|a, b| b.cmp(a));
+        // Most decisions put back one or two tasks: two entries are ordered by one
+        // comparison, not through the library sort's setup.
+        match held.len() {
+            0 | 1 => {}
+            2 => {
+                if held[0] < held[1] {
+                    held.swap(0, 1);
+                }
+            }
+            _ => held.sort_unstable_by(|a, b| b.cmp(a)),
+        }
         let slow = cfg!(debug_assertions).then(|| {
             let mut q = self.rqs[rq].clone();
             for &e in held.iter() {
@@ -553,9 +563,13 @@ impl SchedClass for Llf {
     }
 
     fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
-        if let (Some(rule), Some(curr)) = (self.exact, self.running_on(ctx, rq, cpu)) {
-            if let Some(c) = self.preemptor(rule, ctx, rq, cpu, curr) {
-                return Some(c);
+        // Exact mode only: tick mode does not look for the CPU's running task (the
+        // end-of-decision check peeks at every global decision).
+        if let Some(rule) = self.exact {
+            if let Some(curr) = self.running_on(ctx, rq, cpu) {
+                if let Some(c) = self.preemptor(rule, ctx, rq, cpu, curr) {
+                    return Some(c);
+                }
             }
         }
         self.q.peek(ctx, rq, cpu)
@@ -602,7 +616,8 @@ impl SchedClass for Llf {
             return false;
         };
         self.tick_head = None;
-        let mut held = std::mem::take(&mut self.held);
+        // In place (a field beside the queue), not moved out and back.
+        let held = &mut self.held;
         for &t in prev {
             debug_assert!(q.pos[t].is_none(), "task {t} queued twice");
             let key = Self::zero_instant(ctx, t);
@@ -617,9 +632,8 @@ impl SchedClass for Llf {
             held.push((key, seq, t));
         }
         let start = out.len();
-        q.push_all_then_pop(0, &mut held, picks, out);
+        q.push_all_then_pop(0, held, picks, out);
         debug_assert!(out[start..].iter().all(|&t| (0..ctx.cpus.len()).all(|c| ctx.allowed(t, c))));
-        self.held = held;
         true
     }
 
