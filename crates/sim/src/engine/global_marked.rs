@@ -208,8 +208,7 @@ impl Engine {
         let waiting = self.classes[class].nr_waiting() + g.prev.len();
         // The lists are used in place (fields of `g`, not of the engine): not moved out
         // and back at each call.
-        if self.classes[class].put_prev_and_pick_all(&ctx!(self), &g.prev, picks, &mut g.picked)
-        {
+        if self.classes[class].put_prev_and_pick_all(&ctx!(self), &g.prev, picks, &mut g.picked) {
             // The steps fill free CPUs while a task waits, every pick finding one.
             debug_assert_eq!(g.picked.len(), picks.min(waiting), "batch: picks");
             let mut at = 0;
