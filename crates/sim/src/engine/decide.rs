@@ -164,7 +164,7 @@ impl Engine {
 
     /// [`Engine::switch_out`]'s work, when the task changes.
     #[inline(always)]
-    fn leave(&mut self, cpu: CpuId, next: Option<TaskId>) {
+    pub(super) fn leave(&mut self, cpu: CpuId, next: Option<TaskId>) {
         let prev = self.cpus[cpu].curr;
         self.sync(cpu);
         let now = self.now;
@@ -228,7 +228,7 @@ impl Engine {
 
     /// [`Engine::switch_in`]'s work, when the task changes.
     #[inline(always)]
-    fn arrive(&mut self, cpu: CpuId, next: Option<TaskId>) {
+    pub(super) fn arrive(&mut self, cpu: CpuId, next: Option<TaskId>) {
         // Accounted already: `switch_out` on this CPU at this instant comes first.
         debug_assert!(!self.lazy_accounting || self.cpus[cpu].last_update == self.now);
         let exit = self.idle_exit(cpu, next);

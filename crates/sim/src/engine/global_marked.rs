@@ -131,17 +131,18 @@ impl Engine {
                 }
             }
         }
-        g.changed.clear();
         // The put-backs and the picks of free CPUs in one call where the class can: every
         // task may run on every CPU, so a pick does not depend on the CPU it fills (a
         // class whose rules are not an order, ILLF, picks by them; its view of a CPU
         // picked now is set as a step sets it).
         let batch = g.batch && self.class_unrestricted[g.class as usize];
-        // Taken out while its CPUs are visited (nothing marks a CPU meanwhile), then
-        // cleared: every marked CPU's flags are consumed here.
-        let mut marked = std::mem::take(&mut self.marked);
-        for c in marked.iter() {
-            self.visit(1);
+        // The marked CPUs are this decision's first changed ones: copied at once (not
+        // inserted one by one) and visited from the copy, then every marked CPU's flags
+        // are consumed here (nothing marks a CPU meanwhile).
+        g.changed.copy_from(&self.marked);
+        self.marked.clear();
+        self.visit(g.changed.len());
+        for c in g.changed.iter() {
             self.cpus[c].dirty = false;
             let resched = std::mem::take(&mut self.cpus[c].need_resched);
             let curr = self.cpus[c].curr.filter(|&t| self.tasks[t].runnable);
@@ -163,26 +164,33 @@ impl Engine {
             } else {
                 g.free.insert(c);
             }
-            g.changed.insert(c);
             g.stale.insert(c);
         }
-        marked.clear();
-        self.marked = marked;
         if batch {
             self.put_prev_and_fill(g);
         }
         self.settle(|e| e.global_marked_step(g).is_some());
-        // All departures before all arrivals, in CPU order, as `schedule_global`.
+        self.switch_changed(g);
+    }
+
+    /// The decision's context switches: all departures before all arrivals, in CPU
+    /// order, as `schedule_global` (`switch_out` then `switch_in` on each changed CPU
+    /// whose task changes). One call whose walks inline both halves' work, not two calls
+    /// per moved task, each saving and restoring the registers of a large function.
+    #[inline(never)]
+    fn switch_changed(&mut self, g: &mut GlobalMarked) {
         for c in g.changed.iter() {
-            if self.cpus[c].curr != g.assign[c] {
-                self.switch_out(c, g.assign[c]);
+            let next = g.assign[c];
+            if self.cpus[c].curr != next {
+                self.leave(c, next);
             }
         }
         for c in g.changed.iter() {
-            if self.cpus[c].curr != g.assign[c] {
-                self.switch_in(c, g.assign[c]);
+            let next = g.assign[c];
+            if self.cpus[c].curr != next {
+                self.arrive(c, next);
             }
-            g.view[c] = g.assign[c];
+            g.view[c] = next;
         }
     }
 
@@ -196,15 +204,15 @@ impl Engine {
             return;
         }
         debug_assert!(g.prev.iter().all(|&t| self.tasks[t].rq == 0));
-        let mut prev = std::mem::take(&mut g.prev);
-        let mut picked = std::mem::take(&mut g.picked);
         let picks = g.free.len();
-        let waiting = self.classes[class].nr_waiting() + prev.len();
-        if self.classes[class].put_prev_and_pick_all(&ctx!(self), &prev, picks, &mut picked) {
+        let waiting = self.classes[class].nr_waiting() + g.prev.len();
+        // The lists are used in place (fields of `g`, not of the engine): not moved out
+        // and back at each call.
+        if self.classes[class].put_prev_and_pick_all(&ctx!(self), &g.prev, picks, &mut g.picked) {
             // The steps fill free CPUs while a task waits, every pick finding one.
-            debug_assert_eq!(picked.len(), picks.min(waiting), "batch: picks");
+            debug_assert_eq!(g.picked.len(), picks.min(waiting), "batch: picks");
             let mut at = 0;
-            for &n in &picked {
+            for &n in &g.picked {
                 let cpu = g.free.next_from(at).expect("a free CPU per pick");
                 at = cpu + 1;
                 self.visit(1);
@@ -217,14 +225,12 @@ impl Engine {
             }
         } else {
             g.batch = false;
-            for &t in &prev {
+            for &t in &g.prev {
                 self.put_prev(t);
             }
         }
-        prev.clear();
-        picked.clear();
-        g.prev = prev;
-        g.picked = picked;
+        g.prev.clear();
+        g.picked.clear();
     }
 
     /// The bounds of the stale CPUs, from their tasks in `assign`; false if the class

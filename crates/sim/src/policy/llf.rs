@@ -120,7 +120,9 @@ impl Sorted {
         self.push_seq(rq, t, key, self.seq);
     }
 
-    #[inline]
+    // Always inlined: a release's push went through two calls (the queue kind's, then
+    // this one) for a few tens of instructions.
+    #[inline(always)]
     fn push_seq(&mut self, rq: RqId, t: TaskId, key: u64, seq: u64) {
         debug_assert!(self.pos[t].is_none(), "task {t} queued twice");
         self.pos[t] = Some((key, seq));
@@ -208,7 +210,17 @@ impl Sorted {
         picks: usize,
         out: &mut Vec<TaskId>,
     ) {
-        held.sort_unstable_by(|a, b| b.cmp(a));
+        // Most decisions put back one or two tasks: two entries are ordered by one
+        // comparison, not through the library sort's setup.
+        match held.len() {
+            0 | 1 => {}
+            2 => {
+                if held[0] < held[1] {
+                    held.swap(0, 1);
+                }
+            }
+            _ => held.sort_unstable_by(|a, b| b.cmp(a)),
+        }
         let slow = cfg!(debug_assertions).then(|| {
             let mut q = self.rqs[rq].clone();
             for &e in held.iter() {
@@ -262,7 +274,7 @@ impl LlfQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_seq(&mut self, rq: RqId, t: TaskId, key: u64, seq: u64) {
         match self {
             LlfQueue::Sorted(q) => q.push_seq(rq, t, key, seq),
@@ -553,9 +565,13 @@ impl SchedClass for Llf {
     }
 
     fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
-        if let (Some(rule), Some(curr)) = (self.exact, self.running_on(ctx, rq, cpu)) {
-            if let Some(c) = self.preemptor(rule, ctx, rq, cpu, curr) {
-                return Some(c);
+        // Exact mode only: tick mode does not look for the CPU's running task (the
+        // end-of-decision check peeks at every global decision).
+        if let Some(rule) = self.exact {
+            if let Some(curr) = self.running_on(ctx, rq, cpu) {
+                if let Some(c) = self.preemptor(rule, ctx, rq, cpu, curr) {
+                    return Some(c);
+                }
             }
         }
         self.q.peek(ctx, rq, cpu)
@@ -602,7 +618,8 @@ impl SchedClass for Llf {
             return false;
         };
         self.tick_head = None;
-        let mut held = std::mem::take(&mut self.held);
+        // In place (a field beside the queue), not moved out and back.
+        let held = &mut self.held;
         for &t in prev {
             debug_assert!(q.pos[t].is_none(), "task {t} queued twice");
             let key = Self::zero_instant(ctx, t);
@@ -617,9 +634,8 @@ impl SchedClass for Llf {
             held.push((key, seq, t));
         }
         let start = out.len();
-        q.push_all_then_pop(0, &mut held, picks, out);
+        q.push_all_then_pop(0, held, picks, out);
         debug_assert!(out[start..].iter().all(|&t| (0..ctx.cpus.len()).all(|c| ctx.allowed(t, c))));
-        self.held = held;
         true
     }
 
