@@ -145,7 +145,7 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
     #[inline]
     fn push_small(&mut self, key: u128, value: T) {
         if self.len == SMALL {
-            self.to_radix();
+            self.become_radix();
             return self.push(key, value);
         }
         // Looked for from the next entry on: the tasks that push most often have the
@@ -166,7 +166,7 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
     /// stay in `current`; the others go to their buckets (counted as moves).
     #[cold]
     #[inline(never)]
-    fn to_radix(&mut self) {
+    fn become_radix(&mut self) {
         debug_assert!(self.small && self.early.is_empty() && self.current.is_empty());
         debug_assert!(self.nonempty == 0);
         self.small = false;
