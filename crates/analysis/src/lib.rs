@@ -18,5 +18,5 @@ pub mod global;
 
 pub use generate::{generate, Deadlines, GenSpec, GenTask, Method, Periods, TaskSet, METHODS};
 pub use report::{report, Report};
-pub use taskset::{from_workload, RtTask};
+pub use taskset::{from_workload, from_workload_unnamed, RtTask};
 pub use tests::{analyze, analyze_outcomes, Outcome, Verdict, TESTS};

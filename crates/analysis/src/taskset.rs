@@ -46,6 +46,18 @@ impl RtTask {
 /// the tests assume the worst case (synchronous release, minimum inter-arrival time,
 /// every job running for its full runtime), which covers them.
 pub fn from_workload(w: &Workload) -> Result<Vec<RtTask>, String> {
+    tasks_of(w, true)
+}
+
+/// [`from_workload`] with every task's name left empty (the same checks and messages):
+/// for [`crate::analyze_outcomes`], whose verdicts carry no reason and so read no name,
+/// without allocating and freeing a copy of each name (a sweep cell's 16).
+pub fn from_workload_unnamed(w: &Workload) -> Result<Vec<RtTask>, String> {
+    tasks_of(w, false)
+}
+
+/// [`from_workload`], the names copied when `named`.
+fn tasks_of(w: &Workload, named: bool) -> Result<Vec<RtTask>, String> {
     let mut out = Vec::with_capacity(w.tasks.len());
     for t in &w.tasks {
         let Some(period) = t.period else {
@@ -67,7 +79,12 @@ pub fn from_workload(w: &Workload) -> Result<Vec<RtTask>, String> {
                 t.name
             ));
         }
-        out.push(RtTask::new(&t.name, t.runtime, period, t.deadline));
+        out.push(RtTask {
+            name: if named { t.name.clone() } else { String::new() },
+            c: t.runtime,
+            t: period,
+            d: t.deadline,
+        });
     }
     if out.is_empty() {
         return Err("the workload has no periodic task to analyse".into());
