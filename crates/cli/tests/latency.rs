@@ -458,10 +458,21 @@ fn a_killed_shield_is_restored_by_the_next_plain_run() {
         v["warnings"]
     );
     case.assert_restored();
+    // Nothing of the killed run is left, not even the temporary file of a journal write
+    // the kill cut short.
+    let left: Vec<String> = std::fs::read_dir("/run/schedlab")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with(&format!("shield-{}.", run.id())))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// A journal whose PID now belongs to another process (same PID, other start time) is a
-/// killed run's, not a live one's.
+/// killed run's, not a live one's; a dead run's temporary journal file is removed.
 #[test]
 #[cfg_attr(
     not(real_kernel),
@@ -478,6 +489,12 @@ fn a_reused_pid_does_not_hide_a_killed_runs_journal() {
         r#"{"pid":1,"start":1,"cpu":1,"irqs":{},"default_irq_affinity":null,"workqueue_cpumask":null,"tasks":[]}"#,
     )
     .unwrap();
+    // A run killed inside a journal write leaves its temporary file, empty: a PID no
+    // process has now (a child that has exited and been waited for).
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let litter = format!("/run/schedlab/shield-{}.tmp", gone.id());
+    std::fs::write(&litter, "").unwrap();
     let (out, v) = latency(&["--duration", "1s", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -486,4 +503,5 @@ fn a_reused_pid_does_not_hide_a_killed_runs_journal() {
         v["warnings"]
     );
     assert!(!Path::new(journal).exists());
+    assert!(!Path::new(&litter).exists(), "{litter} is left");
 }

@@ -55,7 +55,8 @@ pub fn stat_start_time(stat: &str) -> Option<u64> {
 /// The journals `{prefix}PID.json` in [`JOURNAL_DIR`] written by runs that are gone (no
 /// live process with that PID and the start time the journal recorded; a journal without
 /// a start time trusts the PID alone, and this process's own are never stale): (pid,
-/// path, text), for the next run to undo what the killed one changed.
+/// path, text), for the next run to undo what the killed one changed. The temporary
+/// files `{prefix}PID.tmp` of runs that are gone are removed on the way.
 pub fn dead_journals(prefix: &str) -> Vec<(u32, PathBuf, String)> {
     #[derive(serde::Deserialize)]
     struct Start {
@@ -68,6 +69,19 @@ pub fn dead_journals(prefix: &str) -> Vec<(u32, PathBuf, String)> {
     let mut out = Vec::new();
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
+        // A run killed inside `write_journal` leaves its temporary file (often empty):
+        // its journal, if any, is the `.json` beside it, so once no process has that PID
+        // the temporary file is only litter, removed here.
+        if let Some(pid) = name
+            .strip_prefix(prefix)
+            .and_then(|s| s.strip_suffix(".tmp"))
+            .and_then(|s| s.parse::<u32>().ok())
+        {
+            if start_time(pid).is_none() {
+                let _ = std::fs::remove_file(e.path());
+            }
+            continue;
+        }
         let Some(pid) = name
             .strip_prefix(prefix)
             .and_then(|s| s.strip_suffix(".json"))
