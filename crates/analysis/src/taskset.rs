@@ -79,12 +79,9 @@ fn tasks_of(w: &Workload, named: bool) -> Result<Vec<RtTask>, String> {
                 t.name
             ));
         }
-        out.push(RtTask {
-            name: if named { t.name.clone() } else { String::new() },
-            c: t.runtime,
-            t: period,
-            d: t.deadline,
-        });
+        // An empty name allocates nothing.
+        let name = if named { t.name.as_str() } else { "" };
+        out.push(RtTask::new(name, t.runtime, period, t.deadline));
     }
     if out.is_empty() {
         return Err("the workload has no periodic task to analyse".into());
