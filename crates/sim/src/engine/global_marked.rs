@@ -179,6 +179,19 @@ impl Engine {
     /// per moved task, each saving and restoring the registers of a large function.
     #[inline(never)]
     fn switch_changed(&mut self, g: &mut GlobalMarked) {
+        // The engine's flags are fixed for a run: tested once per decision, not in each
+        // half of each move (`leave`/`arrive` stay as they are for their other callers,
+        // global EDF's among them).
+        if self.log.is_none()
+            && self.trace.is_none()
+            && self.idle.is_none()
+            && !self.has_fair()
+            && !self.track_busy
+            && self.job_cost == 0
+        {
+            self.switch_changed_plain(g);
+            return;
+        }
         for c in g.changed.iter() {
             let next = g.assign[c];
             if self.cpus[c].curr != next {
@@ -191,6 +204,89 @@ impl Engine {
                 self.arrive(c, next);
             }
             g.view[c] = next;
+        }
+    }
+
+    /// [`Engine::switch_changed`] without an event log, a trace, idle states, fair tasks,
+    /// `busy` or a per-job cost: `leave` and `arrive` reduced to their remaining steps,
+    /// in the same order, over the CPU and task records borrowed as slices once per
+    /// decision (each `&mut self` step of `leave`/`arrive` reloads the engine's vectors)
+    /// and indexed once per move.
+    #[inline(always)]
+    fn switch_changed_plain(&mut self, g: &mut GlobalMarked) {
+        let now = self.now;
+        if self.lazy_accounting {
+            // `leave`'s `sync`, first for every departure: it reads and writes only the
+            // CPU and its own task, which no other departure touches.
+            for c in g.changed.iter() {
+                if self.cpus[c].curr != g.assign[c] {
+                    self.sync(c);
+                }
+            }
+        }
+        let (cs_cost, mig_cost, pre_cost) = (self.cs_cost, self.mig_cost, self.pre_cost);
+        let cpus: &mut [CpuState] = &mut self.cpus;
+        let tasks: &mut [TaskState] = &mut self.tasks;
+        for c in g.changed.iter() {
+            let next = g.assign[c];
+            let cr = &mut cpus[c];
+            let prev = cr.curr;
+            if prev == next {
+                continue;
+            }
+            cr.switches += 1;
+            if prev.is_none() || next.is_none() {
+                cr.idle_switches += 1;
+            }
+            cr.overhead_left = 0;
+            cr.since = now;
+            let Some(p) = prev else { continue };
+            let ts = &mut tasks[p];
+            if ts.on_cpu == Some(c) {
+                ts.on_cpu = None;
+            }
+            ts.last_ran = now;
+            ts.last_cpu = c;
+            // As `leave`: a job that has started is preempted.
+            if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
+                ts.stats.preemptions += 1;
+            }
+        }
+        for c in g.changed.iter() {
+            let next = g.assign[c];
+            g.view[c] = next;
+            let cr = &mut cpus[c];
+            if cr.curr == next {
+                continue;
+            }
+            debug_assert!(!self.lazy_accounting || cr.last_update == now);
+            cr.curr = next;
+            // `force_rearm`.
+            cr.timer_at = Ns::MAX - 1;
+            self.rearm.insert(c);
+            let Some(n) = next else { continue };
+            let last_here = cr.last_task.replace(n);
+            let ts = &mut tasks[n];
+            ts.on_cpu = Some(c);
+            let mut overhead = cs_cost;
+            if ts.job_last_cpu.is_some_and(|l| l != c) {
+                ts.stats.migrations += 1;
+                overhead += mig_cost;
+            } else if ts.job_last_cpu == Some(c)
+                && last_here != Some(n)
+                && ts.job.is_some_and(|j| j.remaining < j.exec)
+            {
+                overhead += pre_cost;
+            }
+            ts.job_last_cpu = Some(c);
+            cr.overhead_left = overhead;
+            // `note_dispatch_after` with no exit latency and no per-job cost.
+            if !ts.job_started {
+                ts.job_started = true;
+                if let Some(j) = ts.job {
+                    self.latency[n].record(now.saturating_sub(j.release));
+                }
+            }
         }
     }
 
