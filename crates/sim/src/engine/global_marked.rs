@@ -209,15 +209,22 @@ impl Engine {
 
     /// [`Engine::switch_changed`] without an event log, a trace, idle states, fair tasks,
     /// `busy` or a per-job cost: `leave` and `arrive` reduced to their remaining steps,
-    /// in the same order, over the CPU and task records borrowed as slices once per
-    /// decision (each `&mut self` step of `leave`/`arrive` reloads the engine's vectors)
-    /// and indexed once per move.
+    /// over the CPU and task records borrowed as slices once per decision (each `&mut
+    /// self` step of `leave`/`arrive` reloads the engine's vectors) and indexed once per
+    /// move.
+    ///
+    /// One walk, each CPU's departure then its arrival, gives the state of all departures
+    /// then all arrivals: what remains of the two halves touches only the CPU and its two
+    /// tasks, and a task leaving CPU `a` for CPU `b` has its two halves commute (the
+    /// departure clears `on_cpu` only if it is still `a`, and writes `last_ran`,
+    /// `last_cpu` and the preemption count, which the arrival does not read; the arrival
+    /// writes `on_cpu`, `job_last_cpu` and `job_started`, which the departure does not
+    /// read). Lazy accounting's `sync` is taken for every departure first, as `leave`
+    /// takes it before any arrival.
     #[inline(always)]
     fn switch_changed_plain(&mut self, g: &mut GlobalMarked) {
         let now = self.now;
         if self.lazy_accounting {
-            // `leave`'s `sync`, first for every departure: it reads and writes only the
-            // CPU and its own task, which no other departure touches.
             for c in g.changed.iter() {
                 if self.cpus[c].curr != g.assign[c] {
                     self.sync(c);
@@ -229,42 +236,40 @@ impl Engine {
         let tasks: &mut [TaskState] = &mut self.tasks;
         for c in g.changed.iter() {
             let next = g.assign[c];
+            g.view[c] = next;
             let cr = &mut cpus[c];
             let prev = cr.curr;
             if prev == next {
                 continue;
             }
+            // `leave`.
             cr.switches += 1;
             if prev.is_none() || next.is_none() {
                 cr.idle_switches += 1;
             }
-            cr.overhead_left = 0;
             cr.since = now;
-            let Some(p) = prev else { continue };
-            let ts = &mut tasks[p];
-            if ts.on_cpu == Some(c) {
-                ts.on_cpu = None;
+            if let Some(p) = prev {
+                let ts = &mut tasks[p];
+                if ts.on_cpu == Some(c) {
+                    ts.on_cpu = None;
+                }
+                ts.last_ran = now;
+                ts.last_cpu = c;
+                // A job that has started is preempted.
+                if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
+                    ts.stats.preemptions += 1;
+                }
             }
-            ts.last_ran = now;
-            ts.last_cpu = c;
-            // As `leave`: a job that has started is preempted.
-            if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
-                ts.stats.preemptions += 1;
-            }
-        }
-        for c in g.changed.iter() {
-            let next = g.assign[c];
-            g.view[c] = next;
-            let cr = &mut cpus[c];
-            if cr.curr == next {
-                continue;
-            }
+            // `arrive` (`leave` clears `overhead_left`, set again here).
             debug_assert!(!self.lazy_accounting || cr.last_update == now);
             cr.curr = next;
             // `force_rearm`.
             cr.timer_at = Ns::MAX - 1;
             self.rearm.insert(c);
-            let Some(n) = next else { continue };
+            let Some(n) = next else {
+                cr.overhead_left = 0;
+                continue;
+            };
             let last_here = cr.last_task.replace(n);
             let ts = &mut tasks[n];
             ts.on_cpu = Some(c);
