@@ -154,7 +154,9 @@ pub trait SchedClass {
     /// uses it only on a platform with no tick cost and no CBS, where a tick changes
     /// nothing of a CPU's accounting: it then brings up to date only the CPUs the class
     /// asks to reschedule (the others are accounted when next read, which gives the same
-    /// sums). Asked at each tick. Default `false`.
+    /// sums). Asked after [`SchedClass::set_topology`], [`SchedClass::init`] and
+    /// [`SchedClass::remaining_measured`], and kept: the answer must not change
+    /// otherwise (debug builds check at each tick). Default `false`.
     fn ticks_all_at_once(&self) -> bool {
         false
     }

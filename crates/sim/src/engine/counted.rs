@@ -31,6 +31,10 @@ pub(super) struct Counted {
     calls: Cell<u64>,
     /// Queue steps taken by uncounted calls (debug checks), left out of `queue_steps`.
     uncounted_steps: Cell<u64>,
+    /// The class's [`SchedClass::ticks_all_at_once`], asked again only where its answer
+    /// may change (the topology, `init`, `remaining_measured`), not through a dynamic
+    /// call at every tick.
+    at_once: bool,
 }
 
 impl Counted {
@@ -45,6 +49,7 @@ impl Counted {
             track_changed: false,
             calls: Cell::new(0),
             uncounted_steps: Cell::new(0),
+            at_once: false,
         }
     }
 
@@ -204,6 +209,7 @@ impl Counted {
 
     pub(super) fn set_topology(&mut self, topology: crate::class::Topology) {
         self.inner.set_topology(topology);
+        self.at_once = self.inner.ticks_all_at_once();
     }
 
     pub(super) fn select_task_rq(&self, ctx: &Ctx, t: TaskId, prev_cpu: CpuId) -> Option<CpuId> {
@@ -230,6 +236,7 @@ impl Counted {
         self.track_changed = false;
         self.uncounted_steps.set(0); // the class's own count starts again at init
         self.inner.init(nr_rqs, nr_tasks);
+        self.at_once = self.inner.ticks_all_at_once();
     }
 
     pub(super) fn enqueue_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, why: EnqueueReason) {
@@ -355,7 +362,8 @@ impl Counted {
     }
 
     pub(super) fn remaining_measured(&mut self) {
-        self.inner.remaining_measured()
+        self.inner.remaining_measured();
+        self.at_once = self.inner.ticks_all_at_once();
     }
 
     pub(super) fn uses_tick(&self, ctx: &Ctx) -> bool {
@@ -367,8 +375,15 @@ impl Counted {
         self.inner.task_tick(ctx, rq, cpu, t)
     }
 
+    /// [`SchedClass::ticks_all_at_once`], as kept (debug builds ask the class again).
+    #[inline]
     pub(super) fn ticks_all_at_once(&self) -> bool {
-        self.inner.ticks_all_at_once()
+        debug_assert_eq!(
+            self.at_once,
+            self.inner.ticks_all_at_once(),
+            "ticks_all_at_once moved"
+        );
+        self.at_once
     }
 
     /// [`SchedClass::tick_all`], one hook call.
