@@ -90,7 +90,11 @@ impl CpuMask {
     /// Make this set equal to `other` (same size).
     pub(super) fn copy_from(&mut self, other: &CpuMask) {
         self.low = other.low;
-        self.high.copy_from_slice(&other.high);
+        // Up to 64 CPUs nothing more: not a call to `memcpy` for no bytes (twice a
+        // decision on the small sets).
+        if !self.high.is_empty() {
+            self.high.copy_from_slice(&other.high);
+        }
         self.len = other.len;
     }
 
