@@ -24,8 +24,12 @@ impl Engine {
     /// Move the clock to `t`, accounting every CPU.
     pub(super) fn advance_all(&mut self, t: Ns) {
         self.visit(self.cpus.len());
-        for cpu in 0..self.cpus.len() {
-            self.account(cpu, t);
+        // The records as slices, borrowed once: `account`'s `&mut self` reloads the
+        // engine's vectors at every CPU (the eager accounting of every event's instant).
+        let cbs = self.cbs;
+        let tasks: &mut [TaskState] = &mut self.tasks;
+        for (cpu, c) in self.cpus.iter_mut().enumerate() {
+            account_cpu(c, tasks, cbs, cpu, t);
         }
         self.now = t;
     }
@@ -42,24 +46,29 @@ impl Engine {
     }
 
     pub(super) fn account(&mut self, cpu: CpuId, t: Ns) {
-        let c = &mut self.cpus[cpu];
-        let delta = t - c.last_update;
-        c.last_update = t;
-        let Some(task) = c.curr else { return };
-        if delta == 0 {
-            return;
-        }
-        let oh = delta.min(c.overhead_left);
-        c.overhead_left -= oh;
-        c.busy += delta;
-        let ts = &mut self.tasks[task];
-        if let Some(j) = ts.job.as_mut() {
-            debug_assert!(delta - oh <= j.remaining, "CPU {cpu} ran past a completion");
-            j.remaining -= (delta - oh).min(j.remaining);
-        }
-        ts.stats.cpu_time += delta;
-        if self.cbs && ts.class == ClassId::Dl {
-            ts.dl.runtime -= delta as i64;
-        }
+        account_cpu(&mut self.cpus[cpu], &mut self.tasks, self.cbs, cpu, t);
+    }
+}
+
+/// [`Engine::account`] on the records: `c` is CPU `cpu`'s.
+#[inline(always)]
+fn account_cpu(c: &mut CpuState, tasks: &mut [TaskState], cbs: bool, cpu: CpuId, t: Ns) {
+    let delta = t - c.last_update;
+    c.last_update = t;
+    let Some(task) = c.curr else { return };
+    if delta == 0 {
+        return;
+    }
+    let oh = delta.min(c.overhead_left);
+    c.overhead_left -= oh;
+    c.busy += delta;
+    let ts = &mut tasks[task];
+    if let Some(j) = ts.job.as_mut() {
+        debug_assert!(delta - oh <= j.remaining, "CPU {cpu} ran past a completion");
+        j.remaining -= (delta - oh).min(j.remaining);
+    }
+    ts.stats.cpu_time += delta;
+    if cbs && ts.class == ClassId::Dl {
+        ts.dl.runtime -= delta as i64;
     }
 }
