@@ -717,6 +717,7 @@ impl SchedClass for Llf {
         };
         debug_assert!(self.ticks_all_at_once());
         let mut ticked = 0u64;
+        let (now, lrs) = (ctx.now, self.lrs);
         // The first waiting task's laxity and stamp, taken at the first CPU ticked.
         let mut head: Option<Option<(i64, u64)>> = None;
         for (cpu, c) in ctx.cpus.iter().enumerate() {
@@ -741,7 +742,17 @@ impl SchedClass for Llf {
                     first.map(|f| (ctx.laxity_uncounted(f), self.last_scheduled(ctx, f)));
                 debug_assert_eq!(h, fresh, "LLF: tick_all's first waiting task");
             }
-            if h.is_some_and(|(lc, last)| self.tick_preempts(ctx, t, lc, last)) {
+            let Some((lc, last)) = h else { continue };
+            // `tick_preempts`, with the running laxity from the record in hand (not
+            // indexed again) and the tie rule read once per tick.
+            let lr = match ts.job {
+                Some(j) => j.deadline as i64 - now as i64 - j.remaining as i64,
+                None => i64::MAX,
+            };
+            debug_assert_eq!(lr, ctx.laxity_uncounted(t));
+            let preempts = lc < lr || (lrs && lc == lr && last < now);
+            debug_assert_eq!(preempts, self.tick_preempts(ctx, t, lc, last));
+            if preempts {
                 resched.push(cpu);
             }
         }
