@@ -266,10 +266,24 @@ impl Illf {
         let e = self.waiting_set[rq].entry(h);
         if self.waiting_set[rq].remove(h) {
             self.slot[t] = Some(Held::Dirty(e));
-            if self.activated_waiting[rq].remove(&e) {
+            if self.drop_candidate(rq, &e) {
                 self.activated_version += 1;
             }
         }
+    }
+
+    /// Take `e` out of rule 4's candidates of `rq`; whether it was there. Only a task
+    /// activated at the candidates' instant can be (`wait_insert_as`, `activate`; the set
+    /// is cleared when the instant moves), so the others skip the tree's search: a
+    /// batch's pick at a release instant searched it for every task it took.
+    #[inline]
+    fn drop_candidate(&mut self, rq: RqId, e: &Entry) -> bool {
+        let set = &mut self.activated_waiting[rq];
+        if set.is_empty() || self.activated_at[e.2] != self.activated_now[rq].0 {
+            debug_assert!(!set.contains(e), "ILLF: candidate {e:?} of another instant");
+            return false;
+        }
+        set.remove(e)
     }
 
     /// Mark `t` (queued on `rq`) running or not, keeping `waiting_set` in step.
@@ -354,7 +368,7 @@ impl Illf {
             debug_assert!(removed, "ILLF: task {t} picked but not waiting");
         }
         self.slot[t] = Some(Held::Dirty(next));
-        if !self.activated_waiting[0].is_empty() && self.activated_waiting[0].remove(&next) {
+        if self.drop_candidate(0, &next) {
             self.activated_version += 1;
         }
         self.running[t] = true;
