@@ -42,12 +42,13 @@ use crate::laxtree::Entry;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
 use big::MaybeBig;
+use candidates::Candidates;
 use running::Running;
 use waiting::{Held, WaitQueue};
 
 mod big;
+mod candidates;
 mod progress;
 mod running;
 mod waiting;
@@ -117,7 +118,7 @@ pub struct Illf {
     /// 4's candidates still waiting there), in the tree's order, so that rule 4 looks
     /// only at candidates whose stored laxity is below the running task's remaining time
     /// instead of every task activated at the instant.
-    activated_waiting: Vec<BTreeSet<Entry>>,
+    activated_waiting: Vec<Candidates>,
     /// Bumped at every change of `activated_waiting`.
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
@@ -463,13 +464,15 @@ impl Illf {
         // else dropped (they are read only at their instant, and cleared at the next
         // activation).
         self.activated_version += 1;
-        let old = std::mem::take(&mut self.activated_waiting[rq]);
+        let mut old = self.activated_waiting[rq].take();
         if self.activated_now[rq].0 == ctx.now {
-            self.activated_waiting[rq] = old
-                .iter()
-                .map(|e| self.entry_of(e.2).expect("ILLF: a candidate without an entry"))
-                .collect();
+            for e in &mut old {
+                *e = self.entry_of(e.2).expect("ILLF: a candidate without an entry");
+            }
+        } else {
+            old.clear();
         }
+        self.activated_waiting[rq].set(old);
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
@@ -631,8 +634,10 @@ impl Illf {
             return None; // K is small
         }
         let mut looked = 0;
-        let found = self.activated_waiting[rq]
+        let candidates = self.activated_waiting[rq].sorted();
+        let found = candidates
             .iter()
+            .rev()
             .take_while(|e| e.0 < r_k)
             .inspect(|_| looked += 1)
             .map(|e| e.2)
@@ -702,7 +707,7 @@ impl Illf {
             laxity.clear();
             min_r.clear();
             let mut least = i64::MAX;
-            for e in &self.activated_waiting[0] {
+            for e in self.activated_waiting[0].sorted().iter().rev() {
                 let r = progress::remaining(ctx, e.2);
                 if r <= e.0 {
                     least = least.min(r);
@@ -1196,7 +1201,7 @@ impl SchedClass for Illf {
         self.put_at = vec![Ns::MAX; nr_tasks];
         self.put_task = vec![None; nr_rqs];
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
-        self.activated_waiting = vec![BTreeSet::new(); nr_rqs];
+        self.activated_waiting = vec![Candidates::default(); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
         self.tick_first = vec![None; nr_rqs];
