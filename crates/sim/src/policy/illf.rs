@@ -108,6 +108,12 @@ pub struct Illf {
     /// Per task: the run queue of its entry.
     rq_of: Vec<RqId>,
     running: Vec<bool>,
+    /// Per task: its job's absolute deadline when its key was last evaluated while it
+    /// runs (`i64::MIN`: no job), so that a fresh running task's remaining time is
+    /// `deadline − now − key` without its and its CPU's records
+    /// ([`Illf::member_remaining`]: a release tick's rule 4 asks it of every running
+    /// task).
+    deadline: Vec<i64>,
     activated_at: Vec<Ns>,
     put_at: Vec<Ns>,
     /// Per run queue: the task put back at `put_at` (still "current" for the rules).
@@ -142,6 +148,11 @@ pub struct Illf {
     seq: u64,
 }
 
+/// `t`'s job's absolute deadline (`i64::MIN`: no job), as `progress::laxity` reads it.
+fn job_deadline(ctx: &Ctx, t: TaskId) -> i64 {
+    ctx.task(t).job.map_or(i64::MIN, |j| j.deadline as i64)
+}
+
 impl Illf {
     /// ILLF with the given rule set.
     pub fn new(opts: IllfOptions) -> Illf {
@@ -155,6 +166,7 @@ impl Illf {
             slot: Vec::new(),
             rq_of: Vec::new(),
             running: Vec::new(),
+            deadline: Vec::new(),
             activated_at: Vec::new(),
             put_at: Vec::new(),
             put_task: Vec::new(),
@@ -208,6 +220,7 @@ impl Illf {
         self.track(t);
         if self.running[t] {
             self.members.mark_fresh(rq, t); // evaluated now, while it runs
+            self.deadline[t] = job_deadline(ctx, t);
         }
         self.note_big(ctx, t);
     }
@@ -440,6 +453,7 @@ impl Illf {
             if l != e.0 {
                 self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
+            self.deadline[t] = job_deadline(ctx, t);
             if keeps_big {
                 // `note_big` for a running task whose key is now `l`.
                 self.maybe_big.set(t, progress::remaining(ctx, t) > l);
@@ -889,7 +903,7 @@ impl Illf {
                 || (rule4
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
                     && self.fits(least_r_q, s_m)
-                    && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m));
+                    && self.scan_swaps(&scan, self.member_remaining(ctx, m, s_m), s_m));
             if preempted {
                 resched.push(self.cpu_of(ctx, m));
             }
@@ -923,6 +937,21 @@ impl Illf {
         } else {
             progress::laxity(ctx, m)
         }
+    }
+
+    /// Running `m`'s remaining time now (`m` in `members`, its stored key `s_m`): on a
+    /// platform without overhead, `deadline − now − s_m` when it is fresh (its key is
+    /// its laxity), read without the task's and its CPU's records; else evaluated.
+    #[inline]
+    fn member_remaining(&self, ctx: &Ctx, m: TaskId, s_m: i64) -> i64 {
+        let d = self.deadline[m];
+        let r = if self.no_overhead && d != i64::MIN && self.members.is_fresh(0, m) {
+            d - ctx.now as i64 - s_m
+        } else {
+            progress::remaining(ctx, m)
+        };
+        debug_assert_eq!(r, progress::remaining(ctx, m), "ILLF: task {m}'s remaining time");
+        r
     }
 
     /// Debug builds: `resched` holds exactly the CPUs of the running tasks `members`
@@ -1198,6 +1227,7 @@ impl SchedClass for Illf {
         self.rq_of = vec![0; nr_tasks];
         self.running = vec![false; nr_tasks];
         self.activated_at = vec![Ns::MAX; nr_tasks];
+        self.deadline = vec![i64::MIN; nr_tasks];
         self.put_at = vec![Ns::MAX; nr_tasks];
         self.put_task = vec![None; nr_rqs];
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
