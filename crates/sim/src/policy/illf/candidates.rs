@@ -30,17 +30,19 @@ impl Candidates {
         self.entries.borrow().is_empty()
     }
 
-    /// Add `e` (not here yet).
+    /// Add `e`; nothing if it is here (a set: a task activated again at the instant, as
+    /// when pushed back to the queue, is inserted again).
     pub(super) fn insert(&mut self, e: Entry) {
         let unsorted = self.unsorted.get();
         let v = self.entries.get_mut();
-        debug_assert!(!v.contains(&e), "ILLF: candidate {e:?} inserted twice");
         if unsorted || v.last().is_none_or(|l| *l > e) {
-            v.push(e);
+            v.push(e); // a second copy, if any, goes at the next sort
         } else if v.len() <= SHIFT_INSERT_MAX {
             let at = v.partition_point(|x| *x > e);
-            v.insert(at, e);
-        } else {
+            if v.get(at) != Some(&e) {
+                v.insert(at, e);
+            }
+        } else if v.last() != Some(&e) {
             v.push(e);
             self.unsorted.set(true);
         }
@@ -95,9 +97,9 @@ impl Candidates {
 
     fn sort(&self) {
         if self.unsorted.get() {
-            self.entries
-                .borrow_mut()
-                .sort_unstable_by(|a, b| b.cmp(a));
+            let mut v = self.entries.borrow_mut();
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            v.dedup();
             self.unsorted.set(false);
         }
     }
@@ -120,6 +122,9 @@ mod tests {
             let e = ((x >> 40) as i64 % 50 - 10, i, i as usize);
             c.insert(e);
             set.insert(e);
+            if i % 5 == 1 {
+                c.insert(e); // again: a set
+            }
             if i % 7 == 3 {
                 let least = *set.first().unwrap();
                 assert!(c.remove(&least) && set.remove(&least));
