@@ -42,12 +42,13 @@ use crate::laxtree::Entry;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
 use big::MaybeBig;
+use candidates::Candidates;
 use running::Running;
 use waiting::{Held, WaitQueue};
 
 mod big;
+mod candidates;
 mod progress;
 mod running;
 mod waiting;
@@ -107,6 +108,12 @@ pub struct Illf {
     /// Per task: the run queue of its entry.
     rq_of: Vec<RqId>,
     running: Vec<bool>,
+    /// Per task: its job's absolute deadline when its key was last evaluated while it
+    /// runs (`i64::MIN`: no job), so that a fresh running task's remaining time is
+    /// `deadline − now − key` without its and its CPU's records
+    /// ([`Illf::member_remaining`]: a release tick's rule 4 asks it of every running
+    /// task).
+    deadline: Vec<i64>,
     activated_at: Vec<Ns>,
     put_at: Vec<Ns>,
     /// Per run queue: the task put back at `put_at` (still "current" for the rules).
@@ -117,7 +124,7 @@ pub struct Illf {
     /// 4's candidates still waiting there), in the tree's order, so that rule 4 looks
     /// only at candidates whose stored laxity is below the running task's remaining time
     /// instead of every task activated at the instant.
-    activated_waiting: Vec<BTreeSet<Entry>>,
+    activated_waiting: Vec<Candidates>,
     /// Bumped at every change of `activated_waiting`.
     activated_version: u64,
     /// Rule 4's candidates of the global queue as the preemption scan tests them.
@@ -141,6 +148,11 @@ pub struct Illf {
     seq: u64,
 }
 
+/// `t`'s job's absolute deadline (`i64::MIN`: no job), as `progress::laxity` reads it.
+fn job_deadline(ctx: &Ctx, t: TaskId) -> i64 {
+    ctx.task(t).job.map_or(i64::MIN, |j| j.deadline as i64)
+}
+
 impl Illf {
     /// ILLF with the given rule set.
     pub fn new(opts: IllfOptions) -> Illf {
@@ -154,6 +166,7 @@ impl Illf {
             slot: Vec::new(),
             rq_of: Vec::new(),
             running: Vec::new(),
+            deadline: Vec::new(),
             activated_at: Vec::new(),
             put_at: Vec::new(),
             put_task: Vec::new(),
@@ -207,6 +220,7 @@ impl Illf {
         self.track(t);
         if self.running[t] {
             self.members.mark_fresh(rq, t); // evaluated now, while it runs
+            self.deadline[t] = job_deadline(ctx, t);
         }
         self.note_big(ctx, t);
     }
@@ -266,10 +280,24 @@ impl Illf {
         let e = self.waiting_set[rq].entry(h);
         if self.waiting_set[rq].remove(h) {
             self.slot[t] = Some(Held::Dirty(e));
-            if self.activated_waiting[rq].remove(&e) {
+            if self.drop_candidate(rq, &e) {
                 self.activated_version += 1;
             }
         }
+    }
+
+    /// Take `e` out of rule 4's candidates of `rq`; whether it was there. Only a task
+    /// activated at the candidates' instant can be (`wait_insert_as`, `activate`; the set
+    /// is cleared when the instant moves), so the others skip the tree's search: a
+    /// batch's pick at a release instant searched it for every task it took.
+    #[inline]
+    fn drop_candidate(&mut self, rq: RqId, e: &Entry) -> bool {
+        let set = &mut self.activated_waiting[rq];
+        if set.is_empty() || self.activated_at[e.2] != self.activated_now[rq].0 {
+            debug_assert!(!set.contains(e), "ILLF: candidate {e:?} of another instant");
+            return false;
+        }
+        set.remove(e)
     }
 
     /// Mark `t` (queued on `rq`) running or not, keeping `waiting_set` in step.
@@ -354,7 +382,7 @@ impl Illf {
             debug_assert!(removed, "ILLF: task {t} picked but not waiting");
         }
         self.slot[t] = Some(Held::Dirty(next));
-        if !self.activated_waiting[0].is_empty() && self.activated_waiting[0].remove(&next) {
+        if self.drop_candidate(0, &next) {
             self.activated_version += 1;
         }
         self.running[t] = true;
@@ -425,6 +453,7 @@ impl Illf {
             if l != e.0 {
                 self.slot[t] = Some(Held::Dirty((l, e.1, t)));
             }
+            self.deadline[t] = job_deadline(ctx, t);
             if keeps_big {
                 // `note_big` for a running task whose key is now `l`.
                 self.maybe_big.set(t, progress::remaining(ctx, t) > l);
@@ -449,13 +478,15 @@ impl Illf {
         // else dropped (they are read only at their instant, and cleared at the next
         // activation).
         self.activated_version += 1;
-        let old = std::mem::take(&mut self.activated_waiting[rq]);
+        let mut old = self.activated_waiting[rq].take();
         if self.activated_now[rq].0 == ctx.now {
-            self.activated_waiting[rq] = old
-                .iter()
-                .map(|e| self.entry_of(e.2).expect("ILLF: a candidate without an entry"))
-                .collect();
+            for e in &mut old {
+                *e = self.entry_of(e.2).expect("ILLF: a candidate without an entry");
+            }
+        } else {
+            old.clear();
         }
+        self.activated_waiting[rq].set(old);
     }
 
     /// Algorithm 2 with stored laxities (`s_q` given for a task not in the tree yet).
@@ -617,8 +648,10 @@ impl Illf {
             return None; // K is small
         }
         let mut looked = 0;
-        let found = self.activated_waiting[rq]
+        let candidates = self.activated_waiting[rq].sorted();
+        let found = candidates
             .iter()
+            .rev()
             .take_while(|e| e.0 < r_k)
             .inspect(|_| looked += 1)
             .map(|e| e.2)
@@ -688,7 +721,7 @@ impl Illf {
             laxity.clear();
             min_r.clear();
             let mut least = i64::MAX;
-            for e in &self.activated_waiting[0] {
+            for e in self.activated_waiting[0].sorted().iter().rev() {
                 let r = progress::remaining(ctx, e.2);
                 if r <= e.0 {
                     least = least.min(r);
@@ -870,7 +903,7 @@ impl Illf {
                 || (rule4
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
                     && self.fits(least_r_q, s_m)
-                    && self.scan_swaps(&scan, progress::remaining(ctx, m), s_m));
+                    && self.scan_swaps(&scan, self.member_remaining(ctx, m, s_m), s_m));
             if preempted {
                 resched.push(self.cpu_of(ctx, m));
             }
@@ -904,6 +937,21 @@ impl Illf {
         } else {
             progress::laxity(ctx, m)
         }
+    }
+
+    /// Running `m`'s remaining time now (`m` in `members`, its stored key `s_m`): on a
+    /// platform without overhead, `deadline − now − s_m` when it is fresh (its key is
+    /// its laxity), read without the task's and its CPU's records; else evaluated.
+    #[inline]
+    fn member_remaining(&self, ctx: &Ctx, m: TaskId, s_m: i64) -> i64 {
+        let d = self.deadline[m];
+        let r = if self.no_overhead && d != i64::MIN && self.members.is_fresh(0, m) {
+            d - ctx.now as i64 - s_m
+        } else {
+            progress::remaining(ctx, m)
+        };
+        debug_assert_eq!(r, progress::remaining(ctx, m), "ILLF: task {m}'s remaining time");
+        r
     }
 
     /// Debug builds: `resched` holds exactly the CPUs of the running tasks `members`
@@ -1179,10 +1227,11 @@ impl SchedClass for Illf {
         self.rq_of = vec![0; nr_tasks];
         self.running = vec![false; nr_tasks];
         self.activated_at = vec![Ns::MAX; nr_tasks];
+        self.deadline = vec![i64::MIN; nr_tasks];
         self.put_at = vec![Ns::MAX; nr_tasks];
         self.put_task = vec![None; nr_rqs];
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
-        self.activated_waiting = vec![BTreeSet::new(); nr_rqs];
+        self.activated_waiting = vec![Candidates::default(); nr_rqs];
         self.completed_at = vec![Ns::MAX; nr_rqs];
         self.ticked_at = vec![Ns::MAX; nr_rqs];
         self.tick_first = vec![None; nr_rqs];

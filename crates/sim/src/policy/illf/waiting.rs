@@ -89,6 +89,48 @@ fn split_run(v: &mut [Entry], rest: &mut Vec<Entry>) -> usize {
     n
 }
 
+/// Sort `v` greatest first by `(key, seq)` (seq is unique). When the keys and the
+/// sequence numbers each span few enough values that `(key − least key)` above
+/// `(seq − least seq)` fits in one `u64` (a decision's put-backs: laxities within
+/// seconds of each other), the sort compares those words, in the same order, with the
+/// task beside them: at a rule-3 tick of scale-1k about 355 entries, where the 128-bit
+/// `order_key` worked out at each comparison cost about 130 instructions an entry.
+/// Otherwise it sorts by `order_key`.
+fn sort_desc(v: &mut [Entry], packed: &mut Vec<(u64, usize)>) {
+    if v.len() < 2 {
+        return;
+    }
+    let (mut kmin, mut kmax, mut smin, mut smax) = (i64::MAX, i64::MIN, u64::MAX, 0u64);
+    for &(key, seq, _) in v.iter() {
+        kmin = kmin.min(key);
+        kmax = kmax.max(key);
+        smin = smin.min(seq);
+        smax = smax.max(seq);
+    }
+    let key_bits = 64 - (kmax.wrapping_sub(kmin) as u64).leading_zeros();
+    let seq_bits = 64 - (smax - smin).leading_zeros();
+    if key_bits + seq_bits > 64 || seq_bits == 64 {
+        v.sort_unstable_by_key(|e| std::cmp::Reverse(order_key(e)));
+        return;
+    }
+    packed.clear();
+    packed.extend(
+        v.iter()
+            .map(|&(key, seq, t)| ((key.wrapping_sub(kmin) as u64) << seq_bits | (seq - smin), t)),
+    );
+    packed.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
+    let seq_mask = (1u64 << seq_bits) - 1;
+    for (e, &(p, t)) in v.iter_mut().zip(packed.iter()) {
+        let key = if key_bits == 0 {
+            kmin
+        } else {
+            kmin.wrapping_add((p >> seq_bits) as i64)
+        };
+        *e = (key, (p & seq_mask) + smin, t);
+    }
+    debug_assert!(v.windows(2).all(|w| order_key(&w[0]) > order_key(&w[1])));
+}
+
 impl WaitQueue {
     /// The entry as the rules see it: `(stored key, seq, task)`.
     pub(super) fn entry(&self, h: Held) -> Entry {
@@ -146,7 +188,10 @@ impl WaitQueue {
             self.rest.clear();
             return self.settle_sorted();
         }
-        self.rest.sort_unstable_by_key(|e| (e.0, e.1));
+        // Packed words when they fit (about 35 instructions a comparison of the
+        // two-field keys), greatest first, then turned least first for the merge.
+        sort_desc(&mut self.rest, &mut self.packed);
+        self.rest.reverse();
         let (run_e, rest) = (&self.pending[..], &self.rest[..]);
         let dirty = &mut self.dirty;
         let n = dirty.len();
@@ -205,47 +250,9 @@ impl WaitQueue {
         debug_assert!(self.dirty.windows(2).all(|w| w[0] > w[1]));
     }
 
-    /// Sort `pending` greatest first by `(key, seq)` (seq is unique). When the keys and
-    /// the sequence numbers each span few enough values that `(key − least key)` above
-    /// `(seq − least seq)` fits in one `u64` (a decision's put-backs: laxities within
-    /// seconds of each other), the sort compares those words, in the same order, with
-    /// the task beside them: at a rule-3 tick of scale-1k about 355 entries, where the
-    /// 128-bit `order_key` worked out at each comparison cost about 130 instructions an
-    /// entry. Otherwise it sorts by `order_key`.
+    /// Sort `pending` greatest first by `(key, seq)` ([`sort_desc`]).
     fn sort_pending(&mut self) {
-        let (mut kmin, mut kmax, mut smin, mut smax) = (i64::MAX, i64::MIN, u64::MAX, 0u64);
-        for &(key, seq, _) in &self.pending {
-            kmin = kmin.min(key);
-            kmax = kmax.max(key);
-            smin = smin.min(seq);
-            smax = smax.max(seq);
-        }
-        let key_bits = 64 - (kmax.wrapping_sub(kmin) as u64).leading_zeros();
-        let seq_bits = 64 - (smax - smin).leading_zeros();
-        if key_bits + seq_bits > 64 || seq_bits == 64 {
-            self.pending
-                .sort_unstable_by_key(|e| std::cmp::Reverse(order_key(e)));
-            return;
-        }
-        let packed = &mut self.packed;
-        packed.clear();
-        packed.extend(self.pending.iter().map(|&(key, seq, t)| {
-            ((key.wrapping_sub(kmin) as u64) << seq_bits | (seq - smin), t)
-        }));
-        packed.sort_unstable_by_key(|p| std::cmp::Reverse(p.0));
-        let seq_mask = (1u64 << seq_bits) - 1;
-        for (e, &(p, t)) in self.pending.iter_mut().zip(packed.iter()) {
-            let key = if key_bits == 0 {
-                kmin
-            } else {
-                kmin.wrapping_add((p >> seq_bits) as i64)
-            };
-            *e = (key, (p & seq_mask) + smin, t);
-        }
-        debug_assert!(self
-            .pending
-            .windows(2)
-            .all(|w| order_key(&w[0]) > order_key(&w[1])));
+        sort_desc(&mut self.pending, &mut self.packed);
     }
 
     /// Remove an entry; whether it was there.
