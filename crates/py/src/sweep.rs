@@ -13,7 +13,7 @@ use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
     parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
 };
-use schedlab_sim::{engine_for, SimError, SimOptions};
+use schedlab_sim::{engine_for_owned, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
@@ -749,7 +749,8 @@ pub fn run_cell_in(c: &Cell, templates: &mut Templates) -> Result<Vec<Row>, Stri
         };
         // The run's eight numbers only (`run_summary`: the same schedule and figures as
         // `simulate`'s result, without its per-task and per-CPU parts).
-        match engine_for(&w, &SimOptions::default()).map(|e| e.run_summary()) {
+        // The workload is not needed after: its names move into the engine.
+        match engine_for_owned(w, &SimOptions::default()).map(|e| e.run_summary()) {
             Ok(r) => rows.push(Row {
                 status: status(r.deadline_misses, r.horizon_complete),
                 schedulable: status(r.deadline_misses, r.horizon_complete) == "schedulable",
