@@ -578,49 +578,54 @@ fn rta_verdict(ts: &[RtTask], m: usize, how: Sched) -> Verdict {
         return v;
     }
     match rta(ts, m, how) {
-        Ok(r) => {
-            // The tightest task: largest R/D, compared exactly.
-            let k = (0..ts.len())
-                .max_by(|&a, &b| {
-                    (r[a] as u128 * ts[b].d as u128)
-                        .cmp(&(r[b] as u128 * ts[a].d as u128))
-                        .then(b.cmp(&a))
-                })
-                .unwrap_or(0);
-            verdict(
-                test,
-                title,
-                Outcome::Schedulable,
+        Ok(r) => verdict(
+            test,
+            title,
+            Outcome::Schedulable,
+            // The reason only (a sweep keeps the outcome): the tightest task, largest
+            // R/D, compared exactly.
+            reason(|| {
+                let k = (0..ts.len())
+                    .max_by(|&a, &b| {
+                        (r[a] as u128 * ts[b].d as u128)
+                            .cmp(&(r[b] as u128 * ts[a].d as u128))
+                            .then(b.cmp(&a))
+                    })
+                    .unwrap_or(0);
                 format!(
                     "every response-time bound within its deadline (tightest: {} R ≤ {} of D = {})",
                     ts[k].name,
                     format_ns(r[k]),
                     format_ns(ts[k].d)
-                ),
-            )
-        }
+                )
+            }),
+        ),
         Err(Stop::Late(k, bound)) => verdict(
             test,
             title,
             Outcome::NotProven,
-            format!(
-                "task {}: response-time bound {} exceeds its deadline {}",
-                ts[k].name,
-                u64::try_from(bound)
-                    .map(format_ns)
-                    .unwrap_or_else(|_| format!("{bound}ns")),
-                format_ns(ts[k].d)
-            ),
+            reason(|| {
+                format!(
+                    "task {}: response-time bound {} exceeds its deadline {}",
+                    ts[k].name,
+                    u64::try_from(bound)
+                        .map(format_ns)
+                        .unwrap_or_else(|_| format!("{bound}ns")),
+                    format_ns(ts[k].d)
+                )
+            }),
         ),
         Err(Stop::Creeping(k)) => verdict(
             test,
             title,
             Outcome::NotProven,
-            format!(
-                "not proven (step limit): task {}'s bound still rising after {INNER_STEPS} \
-                 steps, and its deadline is not a fixed point",
-                ts[k].name
-            ),
+            reason(|| {
+                format!(
+                    "not proven (step limit): task {}'s bound still rising after {INNER_STEPS} \
+                     steps, and its deadline is not a fixed point",
+                    ts[k].name
+                )
+            }),
         ),
         Err(Stop::Budget) => verdict(
             test,

@@ -118,6 +118,39 @@ struct Scratch {
     higher: Vec<usize>,
 }
 
+/// A partitioning's lists (the CPUs' task lists, the per-task figures, the candidates,
+/// the admissions' scratch), kept on the thread between partitionings: a sweep's
+/// [`analyze`](crate::analyze) runs four on 16 tasks, whose 30-odd allocations and
+/// frees cost about as much as their placing.
+#[derive(Default)]
+struct Space {
+    bins: Vec<Bin>,
+    demand: Vec<u128>,
+    resp: Vec<u64>,
+    cands: Vec<usize>,
+    scratch: Scratch,
+}
+
+thread_local! {
+    /// The thread's [`Space`], taken out for a partitioning (an empty one stands in).
+    static SPACE: std::cell::Cell<Space> = std::cell::Cell::new(Space::default());
+}
+
+/// Sets up to this many tasks leave their [`Space`] to the next partitioning; a larger
+/// one's is freed rather than held by the thread.
+const KEEP_SPACE: usize = 4096;
+
+/// Run `f` with the thread's [`Space`] (a fresh one if another call holds it), then put
+/// it back.
+fn with_space<R>(tasks: usize, f: impl FnOnce(&mut Space) -> R) -> R {
+    let mut space = SPACE.with(std::cell::Cell::take);
+    let r = f(&mut space);
+    if tasks <= KEEP_SPACE {
+        SPACE.with(|c| c.set(space));
+    }
+    r
+}
+
 impl Packer<'_> {
     fn spend(&mut self, n: usize) -> Result<(), Unplaced> {
         self.work += n as u64;
@@ -422,20 +455,71 @@ fn partition_ordered(
     budget: u64,
     order: &[usize],
 ) -> Result<Vec<Vec<usize>>, Unplaced> {
+    with_space(ts.len(), |space| {
+        place(ts, m, how, fit, budget, order, space)?;
+        Ok(space.bins.iter().map(|b| b.tasks.clone()).collect())
+    })
+}
+
+/// The partitioning of [`partition_ordered`], its `m` CPUs' tasks left in `space.bins`
+/// (every list of `space` cleared first: the same start as new ones).
+fn place(
+    ts: &[RtTask],
+    m: usize,
+    how: PerCpu,
+    fit: Fit,
+    budget: u64,
+    order: &[usize],
+    space: &mut Space,
+) -> Result<(), Unplaced> {
     debug_assert_eq!(order, decreasing_utilisation(ts));
-    let mut bins: Vec<Bin> = vec![Bin::default(); m];
+    let Space {
+        bins,
+        demand,
+        resp,
+        cands,
+        scratch,
+    } = space;
+    bins.truncate(m);
+    for b in bins.iter_mut() {
+        b.tasks.clear();
+        (b.load, b.density, b.not_implicit) = (0.0, 0.0, false);
+    }
+    bins.resize_with(m, Bin::default);
+    demand.clear();
+    demand.resize(ts.len(), 0);
+    resp.clear();
+    resp.resize(ts.len(), 0);
     let mut p = Packer {
         ts,
         how,
-        demand: vec![0; ts.len()],
-        resp: vec![0; ts.len()],
+        demand: std::mem::take(demand),
+        resp: std::mem::take(resp),
         work: 0,
         budget,
-        scratch: Scratch::default(),
+        scratch: std::mem::take(scratch),
     };
     // Best and worst fit visit the CPUs by load (an index kept sorted would be faster;
     // a sort per task is O(m log m), fine up to the CPU limit).
-    let mut cands: Vec<usize> = (0..m).collect();
+    cands.clear();
+    cands.extend(0..m);
+    let placed = fill(&mut p, bins, cands, order, fit);
+    *demand = p.demand;
+    *resp = p.resp;
+    *scratch = p.scratch;
+    placed
+}
+
+/// [`place`]'s loop: each task of `order` onto the first of `cands` (in `fit`'s order)
+/// where it fits.
+fn fill(
+    p: &mut Packer<'_>,
+    bins: &mut [Bin],
+    cands: &mut [usize],
+    order: &[usize],
+    fit: Fit,
+) -> Result<(), Unplaced> {
+    let ts = p.ts;
     for &i in order {
         match fit {
             Fit::First => {}
@@ -447,7 +531,7 @@ fn partition_ordered(
             }
         }
         let mut placed = false;
-        for &c in &cands {
+        for &c in cands.iter() {
             if p.fits(&bins[c], i)? {
                 let b = &mut bins[c];
                 b.tasks.push(i);
@@ -462,7 +546,7 @@ fn partition_ordered(
             return Err(Unplaced::Task(i));
         }
     }
-    Ok(bins.into_iter().map(|b| b.tasks).collect())
+    Ok(())
 }
 
 /// The test name and title of a partitioning heuristic with its per-CPU test
@@ -522,10 +606,28 @@ pub(crate) fn fit_test_ordered(
             reason(|| format!("U = {u:.6} > {m} CPUs")),
         );
     }
-    let placed = match order {
-        Some(order) => partition_ordered(ts, m, how, fit, PARTITION_BUDGET, order),
-        None => fit_partition(ts, m, how, fit),
+    let sorted;
+    let order = match order {
+        Some(order) => order,
+        None => {
+            sorted = decreasing_utilisation(ts);
+            &sorted
+        }
     };
+    // The CPUs' tasks are read only for the reason (none for a sweep's outcomes).
+    with_space(ts.len(), |space| {
+        let placed = place(ts, m, how, fit, PARTITION_BUDGET, order, space);
+        placed_verdict(ts, test, title, placed.map(|()| &space.bins[..]))
+    })
+}
+
+/// [`fit_test_ordered`]'s verdict on a partitioning's answer.
+fn placed_verdict(
+    ts: &[RtTask],
+    test: &'static str,
+    title: &'static str,
+    placed: Result<&[Bin], Unplaced>,
+) -> Verdict {
     match placed {
         Ok(bins) => verdict(
             test,
@@ -538,7 +640,7 @@ pub(crate) fn fit_test_ordered(
                     .map(|b| {
                         format!(
                             "{:.3}",
-                            0.0 + b.iter().map(|&i| ts[i].utilisation()).sum::<f64>()
+                            0.0 + b.tasks.iter().map(|&i| ts[i].utilisation()).sum::<f64>()
                         )
                     })
                     .collect();

@@ -305,10 +305,12 @@ pub(crate) fn over_capacity(
             title,
             exact,
             Outcome::Unschedulable,
-            format!(
-                "U = {} > {m} (exact rational comparison)",
-                show(util(ts), m)
-            ),
+            reason(|| {
+                format!(
+                    "U = {} > {m} (exact rational comparison)",
+                    show(util(ts), m)
+                )
+            }),
         )
     })
 }

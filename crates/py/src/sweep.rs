@@ -13,7 +13,7 @@ use schedlab_model::spec::WorkloadSpec;
 use schedlab_model::{
     parse_duration, parse_sim_duration, Overrides, Placement, Policy, SimDuration, Workload,
 };
-use schedlab_sim::{engine_for, SimError, SimOptions};
+use schedlab_sim::{engine_for_owned, SimError, SimOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
@@ -444,6 +444,15 @@ fn sim_duration(c: &Cell) -> Result<SimDuration, String> {
 }
 
 fn spec_of(c: &Cell) -> Result<GenSpec, String> {
+    Ok(spec_with(c, parsed_of(c)?))
+}
+
+/// A cell's generator settings read from their text: the fixed duration, the periods and
+/// the method.
+type ParsedSettings = (u64, Periods, Method);
+
+/// The settings of `c` parsed, with `spec_of`'s messages in its order.
+fn parsed_of(c: &Cell) -> Result<ParsedSettings, String> {
     // The generator writes a fixed duration; `hyperperiod` replaces it in the workload
     // (see `workload_json`), where the model works the horizon out.
     let duration = match sim_duration(c)? {
@@ -453,12 +462,17 @@ fn spec_of(c: &Cell) -> Result<GenSpec, String> {
     let granularity = parse_duration(&c.granularity).map_err(|e| format!("granularity: {e}"))?;
     // The generator's own parser: `MIN..MAX`, `P1,P2,...` or `divisors:H[:MIN..MAX]`.
     let periods = Periods::parse(&c.periods, granularity).map_err(|e| format!("periods: {e}"))?;
-    Ok(GenSpec {
+    Ok((duration, periods, Method::parse(&c.method)?))
+}
+
+/// The spec of `c` with its settings parsed.
+fn spec_with(c: &Cell, (duration, periods, method): ParsedSettings) -> GenSpec {
+    GenSpec {
         name: format!("u{}-s{}", c.utilization, c.sample),
         tasks: c.tasks,
         cpus: c.cpus,
         utilization: c.utilization,
-        method: Method::parse(&c.method)?,
+        method,
         periods,
         max_task_utilization: c.max_task_utilization,
         deadlines: match c.deadline_min_ratio {
@@ -468,7 +482,25 @@ fn spec_of(c: &Cell) -> Result<GenSpec, String> {
         seed: set_seed(c.seed, c.utilization, c.sample),
         duration,
         ..GenSpec::default()
-    })
+    }
+}
+
+/// [`spec_of`], the settings' parse kept in `templates` for the batch's next cells (which
+/// share the texts): parsing the duration, granularity, periods and method cost a sweep
+/// cell about 4,500 instructions.
+fn spec_in(c: &Cell, templates: &mut Templates) -> Result<GenSpec, String> {
+    let texts = [&c.duration, &c.granularity, &c.periods, &c.method];
+    let parsed = match &templates.settings {
+        Some((kept, parsed)) if kept.iter().zip(texts).all(|(k, t)| k == t) => parsed.clone(),
+        _ => {
+            let parsed = parsed_of(c)?;
+            templates.settings = Some((texts.map(String::clone), parsed.clone()));
+            parsed
+        }
+    };
+    let spec = spec_with(c, parsed);
+    debug_assert_eq!(Ok(&spec), spec_of(c).as_ref());
+    Ok(spec)
 }
 
 /// Check a cell's parameters without running it (so a bad grid fails before any work).
@@ -659,17 +691,24 @@ type TemplateKey = (usize, u64, Policy, Placement);
 /// The workloads of a batch's earlier plain cells (at most one per [`TemplateKey`], their
 /// tasks dropped): the platform and scheduler a later cell's set is put on without
 /// reading a spec. Kept for one batch.
+/// Also the last cell's parsed generator settings, under their texts.
 #[derive(Default)]
-pub struct Templates(Vec<(TemplateKey, Workload)>);
+pub struct Templates {
+    workloads: Vec<(TemplateKey, Workload)>,
+    settings: Option<([String; 4], ParsedSettings)>,
+}
 
 impl Templates {
     fn find(&self, key: TemplateKey) -> Option<&Workload> {
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, w)| w)
+        self.workloads
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, w)| w)
     }
 
     fn keep(&mut self, key: TemplateKey, w: &Workload) {
         if self.find(key).is_none() {
-            self.0.push((
+            self.workloads.push((
                 key,
                 Workload {
                     tasks: Vec::new(),
@@ -708,7 +747,7 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
 /// [`run_cell`] with the batch's [`Templates`] (the same rows; a batch's later cells
 /// skip their workload spec).
 pub fn run_cell_in(c: &Cell, templates: &mut Templates) -> Result<Vec<Row>, String> {
-    let spec = spec_of(c)?;
+    let spec = spec_in(c, templates)?;
     let set = generate(&spec)?;
     let cell = CellWorkloads::new(&set, c);
     let mut rows = Vec::with_capacity(c.policies.len());
@@ -749,7 +788,8 @@ pub fn run_cell_in(c: &Cell, templates: &mut Templates) -> Result<Vec<Row>, Stri
         };
         // The run's eight numbers only (`run_summary`: the same schedule and figures as
         // `simulate`'s result, without its per-task and per-CPU parts).
-        match engine_for(&w, &SimOptions::default()).map(|e| e.run_summary()) {
+        // The workload is not needed after: its names move into the engine.
+        match engine_for_owned(w, &SimOptions::default()).map(|e| e.run_summary()) {
             Ok(r) => rows.push(Row {
                 status: status(r.deadline_misses, r.horizon_complete),
                 schedulable: status(r.deadline_misses, r.horizon_complete) == "schedulable",

@@ -123,7 +123,7 @@ pub struct Engine {
     cbs: bool,
     placement: Placement,
     on_miss: OnMiss,
-    policy_name: String,
+    policy_name: &'static str,
     workload_name: String,
     names: Vec<String>,
     /// Entitled CPU share of each always-runnable fair task (reported in `fair`).
@@ -244,6 +244,15 @@ fn worst_first(key: u64, cpu: CpuId) -> u128 {
 }
 
 impl Engine {
+    /// The names of `w`, the workload an engine was built from without them
+    /// ([`Engine::build`]), moved in rather than copied.
+    pub(crate) fn take_names(&mut self, w: Workload) {
+        debug_assert!(self.names.is_empty() && self.workload_name.is_empty());
+        debug_assert_eq!(w.tasks.len(), self.tasks.len());
+        self.workload_name = w.name;
+        self.names = w.tasks.into_iter().map(|t| t.name).collect();
+    }
+
     /// Prepare a run. `classes` holds one class per [`ClassId`] (dl, rt, fair),
     /// `task_class` and `rt_prio` give each task's class and rt priority (1..99).
     pub fn new(
@@ -253,6 +262,20 @@ impl Engine {
         rt_prio: &[u8],
         partition: Vec<Option<CpuId>>,
         trace: bool,
+    ) -> Result<Engine, SimError> {
+        Self::build(w, classes, task_class, rt_prio, partition, trace, true)
+    }
+
+    /// [`Engine::new`]; without `names`, the workload's and tasks' names are left empty
+    /// for [`Engine::take_names`] to move in (nothing reads them before the run).
+    pub(crate) fn build(
+        w: &Workload,
+        classes: Vec<Box<dyn SchedClass>>,
+        task_class: &[ClassId],
+        rt_prio: &[u8],
+        partition: Vec<Option<CpuId>>,
+        trace: bool,
+        names: bool,
     ) -> Result<Engine, SimError> {
         let ncpu = w.platform.cpus;
         let tick_ns = if w.platform.hz == 0 {
@@ -411,9 +434,13 @@ impl Engine {
             cbs: w.scheduler.cbs,
             placement: w.scheduler.placement,
             on_miss: w.on_miss,
-            policy_name: w.scheduler.policy.name().to_string(),
-            workload_name: w.name.clone(),
-            names: w.tasks.iter().map(|t| t.name.clone()).collect(),
+            policy_name: w.scheduler.policy.name(),
+            workload_name: if names { w.name.clone() } else { String::new() },
+            names: if names {
+                w.tasks.iter().map(|t| t.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
             entitled: schedlab_model::fair::entitled_shares(w),
             partition,
             partition_report: None,

@@ -78,7 +78,9 @@ impl<T: Copy> Default for EventQueue<T> {
             len: 0,
             moves: 0,
             small: true,
-            run: Vec::new(),
+            // Allocated once: a small queue holds at most `SMALL` (growing from empty
+            // reallocated it three times for a sweep cell's 16 entries).
+            run: Vec::with_capacity(SMALL),
             #[cfg(debug_assertions)]
             shadow: PackedHeap::default(),
         }

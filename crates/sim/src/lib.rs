@@ -79,6 +79,21 @@ fn build_class(w: &Workload, p: Policy) -> Result<Box<dyn class::SchedClass>, Si
 /// The engine [`simulate`] runs for `w`, ready to start (to run it in steps with
 /// [`engine::Engine::run_until`]).
 pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, SimError> {
+    engine_of(w, opts, true)
+}
+
+/// [`engine_for`] taking the workload: its names are moved into the engine instead of
+/// copied (a sweep cell's 16 tasks' names were allocated and freed once more each).
+/// An error is the same as [`engine_for`]'s (the names are moved after the engine is
+/// built).
+pub fn engine_for_owned(w: Workload, opts: &SimOptions) -> Result<engine::Engine, SimError> {
+    let mut engine = engine_of(&w, opts, false)?;
+    engine.take_names(w);
+    Ok(engine)
+}
+
+/// [`engine_for`], the names copied or not ([`engine::Engine::build`]).
+fn engine_of(w: &Workload, opts: &SimOptions, names: bool) -> Result<engine::Engine, SimError> {
     let policy = w.scheduler.policy;
     // The policy's class fills its slot; the others get their defaults (an empty
     // deadline class, the rt class for explicit fifo/rr tasks).
@@ -144,13 +159,14 @@ pub fn engine_for(w: &Workload, opts: &SimOptions) -> Result<engine::Engine, Sim
             )))
         }
     };
-    let mut engine = engine::Engine::new(
+    let mut engine = engine::Engine::build(
         w,
         vec![dl_class, rt_class, fair_class],
         &task_class,
         &rt_prio,
         partition,
         opts.trace,
+        names,
     )?;
     engine.partition_report = partition_report;
     Ok(engine)

@@ -100,7 +100,7 @@ impl Engine {
         });
         SimResult {
             workload: self.workload_name.clone(),
-            policy: self.policy_name.clone(),
+            policy: self.policy_name.to_string(),
             placement: self.placement.name().to_string(),
             cpus: ncpu,
             duration_ns: end,
