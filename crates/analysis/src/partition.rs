@@ -482,8 +482,16 @@ fn place(
     } = space;
     bins.truncate(m);
     for b in bins.iter_mut() {
-        b.tasks.clear();
-        (b.load, b.density, b.not_implicit) = (0.0, 0.0, false);
+        // Every field named, so that a field added to `Bin` fails to compile here rather
+        // than carrying one partitioning's value into the next.
+        let Bin {
+            tasks,
+            load,
+            density,
+            not_implicit,
+        } = b;
+        tasks.clear();
+        (*load, *density, *not_implicit) = (0.0, 0.0, false);
     }
     bins.resize_with(m, Bin::default);
     demand.clear();
