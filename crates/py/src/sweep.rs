@@ -691,6 +691,7 @@ type TemplateKey = (usize, u64, Policy, Placement);
 /// The workloads of a batch's earlier plain cells (at most one per [`TemplateKey`], their
 /// tasks dropped): the platform and scheduler a later cell's set is put on without
 /// reading a spec. Kept for one batch.
+///
 /// Also the last cell's parsed generator settings, under their texts.
 #[derive(Default)]
 pub struct Templates {

@@ -163,6 +163,16 @@ const _: () = {
 };
 
 impl TaskState {
+    /// Laxity at `now`: absolute deadline − now − remaining execution time
+    /// (`i64::MAX` without a job). Not counted: [`Ctx::laxity`] counts.
+    #[inline]
+    pub fn laxity_at(&self, now: Ns) -> i64 {
+        match self.job {
+            Some(j) => j.deadline as i64 - now as i64 - j.remaining as i64,
+            None => i64::MAX,
+        }
+    }
+
     /// Whether the task may run on `cpu`.
     ///
     /// A task allowed everywhere is told by `allowed_everywhere` (line 2, read with the
@@ -277,10 +287,6 @@ impl Ctx<'_> {
     /// Laxity of `t` without counting it (for engine-side comparisons that the modelled
     /// algorithm does not perform).
     pub fn laxity_uncounted(&self, t: TaskId) -> i64 {
-        let ts = &self.tasks[t];
-        match ts.job {
-            Some(j) => j.deadline as i64 - self.now as i64 - j.remaining as i64,
-            None => i64::MAX,
-        }
+        self.tasks[t].laxity_at(self.now)
     }
 }

@@ -750,10 +750,7 @@ impl SchedClass for Llf {
             let Some((lc, last)) = h else { continue };
             // `tick_preempts`, with the running laxity from the record in hand (not
             // indexed again) and the tie rule read once per tick.
-            let lr = match ts.job {
-                Some(j) => j.deadline as i64 - now as i64 - j.remaining as i64,
-                None => i64::MAX,
-            };
+            let lr = ts.laxity_at(now);
             debug_assert_eq!(lr, ctx.laxity_uncounted(t));
             let preempts = lc < lr || (lrs && lc == lr && last < now);
             debug_assert_eq!(preempts, self.tick_preempts(ctx, t, lc, last));
