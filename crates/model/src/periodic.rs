@@ -30,21 +30,44 @@ impl Workload {
         seed: u64,
         tasks: &[PeriodicTask<'_>],
     ) -> Option<Workload> {
+        self.periodic_tasks_fit(tasks).then(|| {
+            self.with_fitting_periodic_tasks(
+                name,
+                seed,
+                tasks.iter().map(|&(t, r, p, d)| (t.to_string(), r, p, d)),
+            )
+        })
+    }
+
+    /// Whether [`Workload::with_periodic_tasks`] would give a workload for `tasks` (else
+    /// `from_spec` could refuse the spec or answer otherwise).
+    pub fn periodic_tasks_fit(&self, tasks: &[PeriodicTask<'_>]) -> bool {
         let n = tasks.len() as u64;
         if n == 0 || n > MAX_TASKS || n.saturating_mul(self.platform.cpus as u64) > MAX_TASK_CPUS {
-            return None;
+            return false;
         }
+        // `build_task`'s checks for a task with a period and no class (a deadline task):
+        // a period, a runtime and a deadline above 0, runtime ≤ deadline ≤ period; no
+        // priority, nice, affinity, phases, jitter or exec model given.
+        let valid = |&(task, runtime, period, deadline): &PeriodicTask<'_>| {
+            !blank(task) && runtime > 0 && runtime <= deadline && deadline <= period
+        };
+        tasks.iter().all(valid) && unique(tasks)
+    }
+
+    /// [`Workload::with_periodic_tasks`] for tasks that [`Workload::periodic_tasks_fit`]
+    /// accepted, their names given owned (a sweep moves its generated names in rather
+    /// than copying them: 16 allocations and frees a cell).
+    pub fn with_fitting_periodic_tasks(
+        &self,
+        name: &str,
+        seed: u64,
+        tasks: impl ExactSizeIterator<Item = (String, Ns, Ns, Ns)>,
+    ) -> Workload {
         let mut out = Vec::with_capacity(tasks.len());
-        for &(task, runtime, period, deadline) in tasks {
-            // `build_task`'s checks for a task with a period and no class (a deadline
-            // task): a period, a runtime and a deadline above 0, runtime ≤ deadline ≤
-            // period; no priority, nice, affinity, phases, jitter or exec model given.
-            let valid = !blank(task) && runtime > 0 && runtime <= deadline && deadline <= period;
-            if !valid {
-                return None;
-            }
+        for (task, runtime, period, deadline) in tasks {
             out.push(Task {
-                name: task.to_string(),
+                name: task,
                 class: TaskClass::Deadline,
                 runtime,
                 period: Some(period),
@@ -60,10 +83,7 @@ impl Workload {
                 probe: None,
             });
         }
-        if !unique(tasks) {
-            return None;
-        }
-        Some(Workload {
+        Workload {
             name: name.to_string(),
             platform: self.platform.clone(),
             duration: self.duration,
@@ -71,7 +91,7 @@ impl Workload {
             on_miss: self.on_miss,
             scheduler: self.scheduler.clone(),
             tasks: out,
-        })
+        }
     }
 }
 
