@@ -95,6 +95,9 @@ impl Workload {
     }
 }
 
+/// Sets of at most this many tasks have their short names compared pair by pair.
+const PAIRWISE: usize = 16;
+
 /// `name.trim().is_empty()`, without trimming a name that starts with a visible
 /// character (every generated one).
 fn blank(name: &str) -> bool {
@@ -106,7 +109,8 @@ fn blank(name: &str) -> bool {
 
 /// No two tasks share a name, as `from_spec` requires. Names of at most 7 bytes (a
 /// generated set's `t1`, `t2`, ...) are compared as one integer each (length and bytes);
-/// any longer name sorts the strings.
+/// any longer name sorts the strings. Up to [`PAIRWISE`] short names are compared pair by
+/// pair in place (a sweep cell's 16: no vector allocated and sorted).
 fn unique(tasks: &[PeriodicTask<'_>]) -> bool {
     let short = |name: &str| {
         let b = name.as_bytes();
@@ -117,6 +121,17 @@ fn unique(tasks: &[PeriodicTask<'_>]) -> bool {
             u64::from_be_bytes(key)
         })
     };
+    if tasks.len() <= PAIRWISE {
+        let mut keys = [0u64; PAIRWISE];
+        let all_short = tasks
+            .iter()
+            .zip(&mut keys)
+            .all(|(t, k)| short(t.0).map(|s| *k = s).is_some());
+        if all_short {
+            let keys = &keys[..tasks.len()];
+            return (1..keys.len()).all(|i| !keys[..i].contains(&keys[i]));
+        }
+    }
     if let Some(mut keys) = tasks
         .iter()
         .map(|t| short(t.0))
