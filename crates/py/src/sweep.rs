@@ -268,27 +268,67 @@ fn default_granularity() -> String {
 /// A batch of cells as JSON text: a list of cells, or `{"cell": CELL, "points": [[U, S],
 /// ...]}`, the cells that differ from `CELL` only in their utilisation and sample (what
 /// `schedlab.sweep` sends for the cells of one axis combination: the grid once, not once
-/// a cell).
-pub fn parse_batch(text: &str) -> Result<Vec<Cell>, String> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Shared {
-        cell: Cell,
-        points: Vec<(f64, u64)>,
+/// a cell). Kept as sent and run without a cell cloned per point (seven allocations and
+/// frees a cell: the texts and the policies).
+pub enum Batch {
+    /// One cell and the (utilisation, sample) points that differ from it only there.
+    Points(Cell, Vec<(f64, u64)>),
+    /// Cells given one by one.
+    Cells(Vec<Cell>),
+}
+
+impl Batch {
+    /// Read a batch in either form.
+    pub fn parse(text: &str) -> Result<Batch, String> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Shared {
+            cell: Cell,
+            points: Vec<(f64, u64)>,
+        }
+        let bad = |e: serde_json::Error| format!("sweep cells: {e}");
+        if text.trim_start().starts_with('{') {
+            let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
+            Ok(Batch::Points(cell, points))
+        } else {
+            serde_json::from_str(text).map(Batch::Cells).map_err(bad)
+        }
     }
-    let bad = |e: serde_json::Error| format!("sweep cells: {e}");
-    if text.trim_start().starts_with('{') {
-        let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
-        Ok(points
-            .into_iter()
-            .map(|(utilization, sample)| Cell {
-                utilization,
-                sample,
-                ..cell.clone()
-            })
-            .collect())
-    } else {
-        serde_json::from_str(text).map_err(bad)
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        match self {
+            Batch::Points(_, points) => points.len(),
+            Batch::Cells(cells) => cells.len(),
+        }
+    }
+
+    /// Whether the batch has no cell.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every cell's rows in order ([`run_cell_in`] with one [`Templates`]); a shared
+    /// cell is given each point's utilisation and sample in turn.
+    pub fn rows(self) -> Result<Vec<Row>, String> {
+        let mut templates = Templates::default();
+        match self {
+            Batch::Points(mut cell, points) => {
+                let mut rows = Vec::with_capacity(points.len() * cell.policies.len());
+                for (utilization, sample) in points {
+                    (cell.utilization, cell.sample) = (utilization, sample);
+                    rows.extend(run_cell_in(&cell, &mut templates)?);
+                }
+                Ok(rows)
+            }
+            Batch::Cells(cells) => {
+                let mut rows = Vec::with_capacity(cells.len() * 4);
+                for c in &cells {
+                    rows.extend(run_cell_in(c, &mut templates)?);
+                }
+                Ok(rows)
+            }
+        }
     }
 }
 
