@@ -382,9 +382,12 @@ impl Packer<'_> {
                 return Ok(Response::Late);
             }
             self.spend(higher.len())?;
+            // r ≤ D here, so ⌈r/T_j⌉ in u64 (a u128 division is a library call); the sum
+            // may still pass u64.
+            let r64 = r as u64;
             let next = c + higher
                 .iter()
-                .map(|&j| r.div_ceil(ts[j].t as u128) * ts[j].c as u128)
+                .map(|&j| r64.div_ceil(ts[j].t) as u128 * ts[j].c as u128)
                 .sum::<u128>();
             if next == r {
                 return Ok(Response::Within(r as u64));
