@@ -271,8 +271,9 @@ fn default_granularity() -> String {
 /// a cell). Kept as sent and run without a cell cloned per point (seven allocations and
 /// frees a cell: the texts and the policies).
 pub enum Batch {
-    /// One cell and the (utilisation, sample) points that differ from it only there.
-    Points(Cell, Vec<(f64, u64)>),
+    /// One cell and the (utilisation, sample) points that differ from it only there
+    /// (boxed: a cell is large, a list of cells is not).
+    Points(Box<Cell>, Vec<(f64, u64)>),
     /// Cells given one by one.
     Cells(Vec<Cell>),
 }
@@ -289,7 +290,7 @@ impl Batch {
         let bad = |e: serde_json::Error| format!("sweep cells: {e}");
         if text.trim_start().starts_with('{') {
             let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
-            Ok(Batch::Points(cell, points))
+            Ok(Batch::Points(Box::new(cell), points))
         } else {
             serde_json::from_str(text).map(Batch::Cells).map_err(bad)
         }
