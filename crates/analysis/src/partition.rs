@@ -382,9 +382,12 @@ impl Packer<'_> {
                 return Ok(Response::Late);
             }
             self.spend(higher.len())?;
+            // r ≤ D here, so ⌈r/T_j⌉ in u64 (a u128 division is a library call); the sum
+            // may still pass u64.
+            let r64 = r as u64;
             let next = c + higher
                 .iter()
-                .map(|&j| r.div_ceil(ts[j].t as u128) * ts[j].c as u128)
+                .map(|&j| r64.div_ceil(ts[j].t) as u128 * ts[j].c as u128)
                 .sum::<u128>();
             if next == r {
                 return Ok(Response::Within(r as u64));
@@ -507,8 +510,7 @@ fn place(
         budget,
         scratch: std::mem::take(scratch),
     };
-    // Best and worst fit visit the CPUs by load (an index kept sorted would be faster;
-    // a sort per task is O(m log m), fine up to the CPU limit).
+    // The CPUs in the order `fill` visits them (by load for best and worst fit).
     cands.clear();
     cands.extend(0..m);
     let placed = fill(&mut p, bins, cands, order, fit);
@@ -528,33 +530,55 @@ fn fill(
     fit: Fit,
 ) -> Result<(), Unplaced> {
     let ts = p.ts;
+    // Best and worst fit visit the CPUs by load (heaviest or lightest first, then by
+    // number). Only the CPU a task went to changes its load, so the order is sorted once
+    // and that CPU moved to its new place after each task: the same order as sorting
+    // before each task (a total order, so the sorted permutation is unique), without a
+    // sort per task.
+    if fit != Fit::First {
+        cands.sort_by(|&a, &b| by_load(bins, fit, a, b));
+    }
     for &i in order {
-        match fit {
-            Fit::First => {}
-            Fit::Best => {
-                cands.sort_by(|&a, &b| bins[b].load.total_cmp(&bins[a].load).then(a.cmp(&b)))
-            }
-            Fit::Worst => {
-                cands.sort_by(|&a, &b| bins[a].load.total_cmp(&bins[b].load).then(a.cmp(&b)))
-            }
-        }
-        let mut placed = false;
-        for &c in cands.iter() {
+        let mut placed = None;
+        for (pos, &c) in cands.iter().enumerate() {
             if p.fits(&bins[c], i)? {
                 let b = &mut bins[c];
                 b.tasks.push(i);
                 b.load += ts[i].utilisation();
                 b.density += ts[i].density();
                 b.not_implicit |= ts[i].d != ts[i].t;
-                placed = true;
+                placed = Some(pos);
                 break;
             }
         }
-        if !placed {
+        let Some(mut pos) = placed else {
             return Err(Unplaced::Task(i));
+        };
+        if fit != Fit::First {
+            let after = |a: usize, b: usize| by_load(bins, fit, a, b).is_gt();
+            while pos > 0 && after(cands[pos - 1], cands[pos]) {
+                cands.swap(pos - 1, pos);
+                pos -= 1;
+            }
+            while pos + 1 < cands.len() && after(cands[pos], cands[pos + 1]) {
+                cands.swap(pos, pos + 1);
+                pos += 1;
+            }
+            debug_assert!(cands.is_sorted_by(|&a, &b| by_load(bins, fit, a, b).is_lt()));
         }
     }
     Ok(())
+}
+
+/// The order in which best fit (heaviest CPU first) or worst fit (lightest first) visits
+/// CPUs `a` and `b`; ties by number.
+fn by_load(bins: &[Bin], fit: Fit, a: usize, b: usize) -> std::cmp::Ordering {
+    let (x, y) = (bins[a].load, bins[b].load);
+    match fit {
+        Fit::Best => y.total_cmp(&x),
+        _ => x.total_cmp(&y),
+    }
+    .then(a.cmp(&b))
 }
 
 /// The test name and title of a partitioning heuristic with its per-CPU test

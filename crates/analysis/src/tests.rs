@@ -246,9 +246,12 @@ pub(crate) fn util_terms(ts: &[RtTask]) -> Vec<(u128, u64)> {
     ts.iter().map(|t| (t.c as u128, t.t)).collect()
 }
 
-/// Terms C_i / min(D_i, T_i) of the density.
+/// Terms C_i / min(D_i, T_i) of the density (with room for one term more: `gfb` adds
+/// one, and a push past the exact capacity reallocated).
 pub(crate) fn density_terms(ts: &[RtTask]) -> Vec<(u128, u64)> {
-    ts.iter().map(|t| (t.c as u128, t.d.min(t.t))).collect()
+    let mut terms = Vec::with_capacity(ts.len() + 1);
+    terms.extend(ts.iter().map(|t| (t.c as u128, t.d.min(t.t))));
+    terms
 }
 
 thread_local! {
@@ -1199,7 +1202,18 @@ pub fn bcl(ts: &[RtTask], m: usize) -> Verdict {
             if i == k {
                 continue;
             }
-            let n = ((tk.d as i128 - ti.d as i128).div_euclid(ti.t as i128) + 1).max(0);
+            // ⌊(D_k − D_i) / T_i⌋ + 1, at least 0: with D_i ≤ T_i a negative difference is
+            // above −T_i, so it gives 0, and a non-negative one divides in u64 (an i128
+            // division is a library call).
+            let n = if tk.d >= ti.d {
+                ((tk.d - ti.d) / ti.t) as i128 + 1
+            } else {
+                0
+            };
+            debug_assert_eq!(
+                n,
+                ((tk.d as i128 - ti.d as i128).div_euclid(ti.t as i128) + 1).max(0)
+            );
             let rest = (tk.d as i128 - n * ti.t as i128).max(0);
             let work = n * ti.c as i128 + (ti.c as i128).min(rest);
             let w = work.min(slack);

@@ -30,21 +30,44 @@ impl Workload {
         seed: u64,
         tasks: &[PeriodicTask<'_>],
     ) -> Option<Workload> {
+        self.periodic_tasks_fit(tasks).then(|| {
+            self.with_fitting_periodic_tasks(
+                name,
+                seed,
+                tasks.iter().map(|&(t, r, p, d)| (t.to_string(), r, p, d)),
+            )
+        })
+    }
+
+    /// Whether [`Workload::with_periodic_tasks`] would give a workload for `tasks` (else
+    /// `from_spec` could refuse the spec or answer otherwise).
+    pub fn periodic_tasks_fit(&self, tasks: &[PeriodicTask<'_>]) -> bool {
         let n = tasks.len() as u64;
         if n == 0 || n > MAX_TASKS || n.saturating_mul(self.platform.cpus as u64) > MAX_TASK_CPUS {
-            return None;
+            return false;
         }
+        // `build_task`'s checks for a task with a period and no class (a deadline task):
+        // a period, a runtime and a deadline above 0, runtime ≤ deadline ≤ period; no
+        // priority, nice, affinity, phases, jitter or exec model given.
+        let valid = |&(task, runtime, period, deadline): &PeriodicTask<'_>| {
+            !blank(task) && runtime > 0 && runtime <= deadline && deadline <= period
+        };
+        tasks.iter().all(valid) && unique(tasks)
+    }
+
+    /// [`Workload::with_periodic_tasks`] for tasks that [`Workload::periodic_tasks_fit`]
+    /// accepted, their names given owned (a sweep moves its generated names in rather
+    /// than copying them: 16 allocations and frees a cell).
+    pub fn with_fitting_periodic_tasks(
+        &self,
+        name: &str,
+        seed: u64,
+        tasks: impl ExactSizeIterator<Item = (String, Ns, Ns, Ns)>,
+    ) -> Workload {
         let mut out = Vec::with_capacity(tasks.len());
-        for &(task, runtime, period, deadline) in tasks {
-            // `build_task`'s checks for a task with a period and no class (a deadline
-            // task): a period, a runtime and a deadline above 0, runtime ≤ deadline ≤
-            // period; no priority, nice, affinity, phases, jitter or exec model given.
-            let valid = !blank(task) && runtime > 0 && runtime <= deadline && deadline <= period;
-            if !valid {
-                return None;
-            }
+        for (task, runtime, period, deadline) in tasks {
             out.push(Task {
-                name: task.to_string(),
+                name: task,
                 class: TaskClass::Deadline,
                 runtime,
                 period: Some(period),
@@ -60,10 +83,7 @@ impl Workload {
                 probe: None,
             });
         }
-        if !unique(tasks) {
-            return None;
-        }
-        Some(Workload {
+        Workload {
             name: name.to_string(),
             platform: self.platform.clone(),
             duration: self.duration,
@@ -71,9 +91,12 @@ impl Workload {
             on_miss: self.on_miss,
             scheduler: self.scheduler.clone(),
             tasks: out,
-        })
+        }
     }
 }
+
+/// Sets of at most this many tasks have their short names compared pair by pair.
+const PAIRWISE: usize = 16;
 
 /// `name.trim().is_empty()`, without trimming a name that starts with a visible
 /// character (every generated one).
@@ -86,7 +109,8 @@ fn blank(name: &str) -> bool {
 
 /// No two tasks share a name, as `from_spec` requires. Names of at most 7 bytes (a
 /// generated set's `t1`, `t2`, ...) are compared as one integer each (length and bytes);
-/// any longer name sorts the strings.
+/// any longer name sorts the strings. Up to [`PAIRWISE`] short names are compared pair by
+/// pair in place (a sweep cell's 16: no vector allocated and sorted).
 fn unique(tasks: &[PeriodicTask<'_>]) -> bool {
     let short = |name: &str| {
         let b = name.as_bytes();
@@ -97,6 +121,17 @@ fn unique(tasks: &[PeriodicTask<'_>]) -> bool {
             u64::from_be_bytes(key)
         })
     };
+    if tasks.len() <= PAIRWISE {
+        let mut keys = [0u64; PAIRWISE];
+        let all_short = tasks
+            .iter()
+            .zip(&mut keys)
+            .all(|(t, k)| short(t.0).map(|s| *k = s).is_some());
+        if all_short {
+            let keys = &keys[..tasks.len()];
+            return (1..keys.len()).all(|i| !keys[..i].contains(&keys[i]));
+        }
+    }
     if let Some(mut keys) = tasks
         .iter()
         .map(|t| short(t.0))

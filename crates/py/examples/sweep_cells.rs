@@ -69,12 +69,7 @@ fn main() -> Result<(), String> {
             batch[0].2,
             points.join(", ")
         );
-        let cells = sweep::parse_batch(&text)?;
-        let mut rows = Vec::with_capacity(cells.len());
-        let mut templates = sweep::Templates::default();
-        for c in &cells {
-            rows.extend(sweep::run_cell_in(c, &mut templates)?);
-        }
+        let rows = sweep::Batch::parse(&text)?.rows()?;
         // The sweep takes the columns as Python lists (`_native.run_cells_columns`, built
         // with the GIL held, not here); their JSON text is `--print`'s comparison form.
         if print {

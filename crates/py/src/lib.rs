@@ -295,19 +295,12 @@ fn run_cells(py: Python<'_>, cells_json: &str) -> PyResult<String> {
 }
 
 /// The rows of a batch of sweep cells (a JSON list, or one cell and its points: see
-/// [`sweep::parse_batch`]), computed with the GIL released.
+/// [`sweep::Batch`]), computed with the GIL released.
 fn cell_rows(py: Python<'_>, cells_json: &str) -> PyResult<Vec<sweep::Row>> {
-    let cells = sweep::parse_batch(cells_json).map_err(err)?;
+    let batch = sweep::Batch::parse(cells_json).map_err(err)?;
     py.allow_threads(move || {
         // Inside: a panic must not unwind through allow_threads' GIL re-acquisition.
-        catch_unwind(AssertUnwindSafe(|| {
-            let mut rows = Vec::with_capacity(cells.len() * 4);
-            let mut templates = sweep::Templates::default();
-            for c in &cells {
-                rows.extend(sweep::run_cell_in(c, &mut templates)?);
-            }
-            Ok::<_, String>(rows)
-        }))
+        catch_unwind(AssertUnwindSafe(|| batch.rows()))
     })
     .map_err(panicked)?
     .map_err(err)

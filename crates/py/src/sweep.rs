@@ -268,27 +268,68 @@ fn default_granularity() -> String {
 /// A batch of cells as JSON text: a list of cells, or `{"cell": CELL, "points": [[U, S],
 /// ...]}`, the cells that differ from `CELL` only in their utilisation and sample (what
 /// `schedlab.sweep` sends for the cells of one axis combination: the grid once, not once
-/// a cell).
-pub fn parse_batch(text: &str) -> Result<Vec<Cell>, String> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Shared {
-        cell: Cell,
-        points: Vec<(f64, u64)>,
+/// a cell). Kept as sent and run without a cell cloned per point (seven allocations and
+/// frees a cell: the texts and the policies).
+pub enum Batch {
+    /// One cell and the (utilisation, sample) points that differ from it only there
+    /// (boxed: a cell is large, a list of cells is not).
+    Points(Box<Cell>, Vec<(f64, u64)>),
+    /// Cells given one by one.
+    Cells(Vec<Cell>),
+}
+
+impl Batch {
+    /// Read a batch in either form.
+    pub fn parse(text: &str) -> Result<Batch, String> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Shared {
+            cell: Cell,
+            points: Vec<(f64, u64)>,
+        }
+        let bad = |e: serde_json::Error| format!("sweep cells: {e}");
+        if text.trim_start().starts_with('{') {
+            let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
+            Ok(Batch::Points(Box::new(cell), points))
+        } else {
+            serde_json::from_str(text).map(Batch::Cells).map_err(bad)
+        }
     }
-    let bad = |e: serde_json::Error| format!("sweep cells: {e}");
-    if text.trim_start().starts_with('{') {
-        let Shared { cell, points } = serde_json::from_str(text).map_err(bad)?;
-        Ok(points
-            .into_iter()
-            .map(|(utilization, sample)| Cell {
-                utilization,
-                sample,
-                ..cell.clone()
-            })
-            .collect())
-    } else {
-        serde_json::from_str(text).map_err(bad)
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        match self {
+            Batch::Points(_, points) => points.len(),
+            Batch::Cells(cells) => cells.len(),
+        }
+    }
+
+    /// Whether the batch has no cell.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every cell's rows in order ([`run_cell_in`] with one [`Templates`]); a shared
+    /// cell is given each point's utilisation and sample in turn.
+    pub fn rows(self) -> Result<Vec<Row>, String> {
+        let mut templates = Templates::default();
+        match self {
+            Batch::Points(mut cell, points) => {
+                let mut rows = Vec::with_capacity(points.len() * cell.policies.len());
+                for (utilization, sample) in points {
+                    (cell.utilization, cell.sample) = (utilization, sample);
+                    rows.extend(run_cell_in(&cell, &mut templates)?);
+                }
+                Ok(rows)
+            }
+            Batch::Cells(cells) => {
+                let mut rows = Vec::with_capacity(cells.len() * 4);
+                for c in &cells {
+                    rows.extend(run_cell_in(c, &mut templates)?);
+                }
+                Ok(rows)
+            }
+        }
     }
 }
 
@@ -562,7 +603,8 @@ fn workload(
 /// additions as one JSON value (no text in between). The JSON text and value are made
 /// only when an entry or an error needs them.
 struct CellWorkloads<'a> {
-    set: &'a TaskSet,
+    /// (`&mut`: the last entry's workload takes the tasks' names.)
+    set: &'a mut TaskSet,
     cell: &'a Cell,
     /// The generated set as `schedlab generate` writes it (the reference path).
     generated: OnceCell<String>,
@@ -574,7 +616,7 @@ struct CellWorkloads<'a> {
 }
 
 impl<'a> CellWorkloads<'a> {
-    fn new(set: &'a TaskSet, cell: &'a Cell) -> Self {
+    fn new(set: &'a mut TaskSet, cell: &'a Cell) -> Self {
         CellWorkloads {
             set,
             cell,
@@ -630,14 +672,16 @@ impl<'a> CellWorkloads<'a> {
     /// error is [`workload`]'s own, so a message never depends on this shortcut. For an
     /// entry without blocks in a plain cell, the batch's earlier workload of the same
     /// CPUs, duration, policy and placement (`templates`) lends its platform and scheduler
-    /// to this set's tasks ([`TaskSet::to_workload`]); debug builds check the result
-    /// against the spec's path.
+    /// to this set's tasks ([`TaskSet::to_workload`]; for the `last` entry
+    /// [`TaskSet::take_workload`], the names moved: nothing reads them after); debug
+    /// builds check the result against the spec's path.
     fn get(
-        &self,
+        &mut self,
         entry: &PolicyEntry,
         policy: Policy,
         placement: Placement,
         templates: &mut Templates,
+        last: bool,
     ) -> Result<Workload, String> {
         let plain_entry = entry.platform().is_none() && entry.scheduler().is_none();
         let key = (plain_entry && self.plain()).then_some((
@@ -646,14 +690,20 @@ impl<'a> CellWorkloads<'a> {
             policy,
             placement,
         ));
-        if let Some(key) = key {
-            if let Some(w) = templates.find(key).and_then(|t| self.set.to_workload(t)) {
-                debug_assert_eq!(
-                    Ok(&w),
-                    self.shared()
-                        .and_then(|spec| Workload::from_spec(spec, &overrides(policy, placement)))
-                        .as_ref()
-                );
+        if let Some(t) = key.and_then(|key| templates.find(key)) {
+            // The spec's path, while the set still has its names.
+            #[cfg(debug_assertions)]
+            let expected = self
+                .shared()
+                .and_then(|spec| Workload::from_spec(spec, &overrides(policy, placement)));
+            let w = if last {
+                self.set.take_workload(t)
+            } else {
+                self.set.to_workload(t)
+            };
+            if let Some(w) = w {
+                #[cfg(debug_assertions)]
+                debug_assert_eq!(Ok(&w), expected.as_ref());
                 return Ok(w);
             }
         }
@@ -749,15 +799,16 @@ pub fn run_cell(c: &Cell) -> Result<Vec<Row>, String> {
 /// skip their workload spec).
 pub fn run_cell_in(c: &Cell, templates: &mut Templates) -> Result<Vec<Row>, String> {
     let spec = spec_in(c, templates)?;
-    let set = generate(&spec)?;
-    let cell = CellWorkloads::new(&set, c);
+    let mut set = generate(&spec)?;
+    let mut cell = CellWorkloads::new(&mut set, c);
     let mut rows = Vec::with_capacity(c.policies.len());
     let mut analysis: Option<Vec<(&'static str, Option<bool>)>> = None;
-    for entry in &c.policies {
+    for (i, entry) in c.policies.iter().enumerate() {
         let (label, policy, placement) = entry.resolve()?;
         // The grid's blocks merged, then validated as `simulate` with `--policy` and
         // `--placement` does.
-        let w = cell.get(entry, policy, placement, templates)?;
+        let last = i + 1 == c.policies.len();
+        let w = cell.get(entry, policy, placement, templates, last)?;
         if analysis.is_none() && c.analysis {
             // The rows keep each test's outcome, not its reason: the tasks need no names
             // (debug builds check the outcomes against the named tasks').
