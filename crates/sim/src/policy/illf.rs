@@ -382,33 +382,29 @@ impl Illf {
     /// entry taken, without their general tests (about 700 instructions a pick).
     fn pick_global(&mut self, ctx: &Ctx) -> Option<TaskId> {
         // Every entry dirty (the usual case after a rule-3 tick's put-backs): the two
-        // least are the sorted entries' last two, and the one taken is popped.
-        let dirty = self.waiting_set[0].dirty_first_two();
-        let (w1, w2) = dirty.unwrap_or_else(|| self.waiting_set[0].first_two());
-        let w1 = w1?;
-        let act = |t: TaskId| self.tasks[t].activated_at == ctx.now;
-        let next = match w2 {
-            Some(w2)
-                if self.opts.rules[3]
-                    && (!self.opts.swap_at_activation_only || act(w1.2) || act(w2.2)) =>
-            {
-                // `alg2(w1, w2)`: Q's side first, then K's.
-                let r_q = progress::remaining(ctx, w2.2);
-                let swap = r_q <= w2.0
-                    && self.swaps(progress::remaining(ctx, w1.2), w1.0, r_q, w2.0);
-                if swap {
-                    w2
-                } else {
-                    w1
-                }
-            }
-            _ => w1,
+        // least are the sorted entries' last two, read in place, and the one taken is
+        // popped.
+        let wq = &self.waiting_set[0];
+        let sorted = wq.dirty_only();
+        let all_dirty = sorted.is_some();
+        let (w1, w2) = match sorted {
+            Some(&[.., w2, w1]) => (w1, Some(w2)),
+            Some(&[w1]) => (w1, None),
+            Some([]) => return None,
+            None => match wq.first_two() {
+                (Some(w1), w2) => (w1, w2),
+                (None, _) => return None,
+            },
+        };
+        let (next, second) = match w2 {
+            Some(w2) if self.alg2_takes_second(ctx, &w1, &w2) => (w2, true),
+            _ => (w1, false),
         };
         let t = next.2;
         debug_assert_eq!(Some(t), self.choose(ctx, 0, 0, None), "ILLF: the batch's pick");
         debug_assert!(!self.tasks[t].running);
-        if dirty.is_some() {
-            let taken = self.waiting_set[0].take_dirty_first(next != w1);
+        if all_dirty {
+            let taken = self.waiting_set[0].take_dirty_first(second);
             debug_assert_eq!(taken, next);
         } else {
             let held = self.tasks[t].slot.expect("ILLF: a waiting task without an entry");
@@ -539,6 +535,20 @@ impl Illf {
         }
         let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
         self.swaps(r_k, s_k, r_q, s_q)
+    }
+
+    /// Whether a pick with no current task takes `w2`, the second least waiting entry,
+    /// over `w1`, the least: `alg2(w1, w2)` where rule 4 may act (Q's side first, then
+    /// K's).
+    #[inline]
+    fn alg2_takes_second(&self, ctx: &Ctx, w1: &Entry, w2: &Entry) -> bool {
+        let act = |t: TaskId| self.tasks[t].activated_at == ctx.now;
+        if !self.opts.rules[3] || (self.opts.swap_at_activation_only && !act(w1.2) && !act(w2.2))
+        {
+            return false;
+        }
+        let r_q = progress::remaining(ctx, w2.2);
+        r_q <= w2.0 && self.swaps(progress::remaining(ctx, w1.2), w1.0, r_q, w2.0)
     }
 
     /// Algorithm 2's test on the values it compares: K's remaining time and stored
