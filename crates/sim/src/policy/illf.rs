@@ -547,8 +547,21 @@ impl Illf {
         {
             return false;
         }
-        let r_q = progress::remaining(ctx, w2.2);
-        r_q <= w2.0 && self.swaps(progress::remaining(ctx, w1.2), w1.0, r_q, w2.0)
+        let r_q = self.batch_remaining(ctx, w2);
+        r_q <= w2.0 && self.swaps(self.batch_remaining(ctx, w1), w1.0, r_q, w2.0)
+    }
+
+    /// The remaining time of `e`'s task, waiting on the global queue during a batch: a
+    /// task put back in it is still in `members` with its key (most of the batch's
+    /// picks take one), and [`Illf::member_remaining`] reads it without the task's and
+    /// its CPU's records (it is still on its CPU for the engine).
+    #[inline]
+    fn batch_remaining(&self, ctx: &Ctx, e: &Entry) -> i64 {
+        if self.members.contains(e.2) {
+            self.member_remaining(ctx, e.2, e.0)
+        } else {
+            progress::remaining(ctx, e.2)
+        }
     }
 
     /// Algorithm 2's test on the values it compares: K's remaining time and stored
