@@ -380,7 +380,8 @@ impl Illf {
     /// as a batch's pick (its put-backs settled): `choose` with no current task, Algorithm
     /// 2 between the two least waiting entries, then `set_running(.., true)` for the
     /// entry taken, without their general tests (about 700 instructions a pick).
-    fn pick_global(&mut self, ctx: &Ctx) -> Option<TaskId> {
+    /// With the task, whether it was put back in this batch (still in `members`).
+    fn pick_global(&mut self, ctx: &Ctx) -> Option<(TaskId, bool)> {
         // Every entry dirty (the usual case after a rule-3 tick's put-backs): the two
         // least are the sorted entries' last two, read in place, and the one taken is
         // popped.
@@ -420,10 +421,11 @@ impl Illf {
             self.activated_version += 1;
         }
         // A task put back in this batch is still there.
-        if !self.members.contains(t) {
+        let again = self.members.contains(t);
+        if !again {
             self.members.add(0, t);
         }
-        Some(t)
+        Some((t, again))
     }
 
     fn erase(&mut self, rq: RqId, t: TaskId) {
@@ -1358,18 +1360,28 @@ impl SchedClass for Illf {
             self.put_task[0] = Some(last);
         }
         self.waiting_set[0].settle();
+        let mut again = 0;
         for _ in 0..picks {
             match self.pick_global(ctx) {
-                Some(n) => out.push(n),
+                Some((n, put_back)) => {
+                    out.push(n);
+                    again += usize::from(put_back);
+                }
                 None => break,
             }
         }
-        // The put-backs not picked again leave `members` (`track`).
-        for &t in prev {
-            if !self.tasks[t].running && self.members.contains(t) {
-                self.members.remove(0, t);
+        // The put-backs not picked again leave `members` (`track`); none when every one
+        // was picked again (most batches).
+        if again < prev.len() {
+            for &t in prev {
+                if !self.tasks[t].running && self.members.contains(t) {
+                    self.members.remove(0, t);
+                }
             }
         }
+        debug_assert!(prev
+            .iter()
+            .all(|&t| self.tasks[t].running || !self.members.contains(t)));
         true
     }
 
