@@ -951,6 +951,13 @@ impl Illf {
         }
         let scan = self.rule4_scan.borrow();
         let least_r_q = scan.min_small_remaining.last().copied().unwrap_or(i64::MAX);
+        // `fits(least_r_q, s_m)` as one comparison, `s_m >= fit_bar`, for every running
+        // task (rule 4 holds only with a small candidate: `least_r_q` below `i64::MAX`).
+        let fit_bar = if self.opts.strict {
+            least_r_q.saturating_add(1)
+        } else {
+            least_r_q
+        };
         if rule4 {
             // Each running task is one lookup, as when every CPU asked (tests/work.rs).
             self.steps.set(self.steps.get() + members.len() as u64);
@@ -964,7 +971,11 @@ impl Illf {
             let preempted = rule3.is_some_and(|l1| l1 < self.member_laxity(ctx, m, s_m))
                 || (rule4
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
-                    && self.fits(least_r_q, s_m)
+                    && {
+                        let fits = s_m >= fit_bar;
+                        debug_assert_eq!(fits, self.fits(least_r_q, s_m));
+                        fits
+                    }
                     && self.scan_swaps(&scan, self.member_remaining(ctx, m, s_m), s_m));
             if preempted {
                 resched.push(self.cpu_of(ctx, m));
