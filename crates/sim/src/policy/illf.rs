@@ -102,21 +102,9 @@ pub struct Illf {
     /// Per run queue: the entries of tasks not running, in the tree's order (laxity,
     /// then insertion sequence).
     waiting_set: Vec<WaitQueue>,
-    /// Per task: its entry, as `waiting_set` of its queue `rq_of` holds it (a running
-    /// task's is explicit), None when it has none.
-    slot: Vec<Option<Held>>,
-    /// Per task: the run queue of its entry.
-    rq_of: Vec<RqId>,
-    running: Vec<bool>,
-    /// Per task: its job's absolute deadline when its key was last evaluated while it
-    /// runs (`i64::MIN`: no job), so that a fresh running task's remaining time is
-    /// `deadline − now − key` without its and its CPU's records
-    /// ([`Illf::member_remaining`]: a release tick's rule 4 asks it of every running
-    /// task).
-    deadline: Vec<i64>,
-    activated_at: Vec<Ns>,
-    put_at: Vec<Ns>,
-    /// Per run queue: the task put back at `put_at` (still "current" for the rules).
+    /// Per task: its entry, queue, running mark, deadline and instants, in one record.
+    tasks: Vec<PerTask>,
+    /// Per run queue: the task put back at its `put_at` (still "current" for the rules).
     put_task: Vec<Option<TaskId>>,
     /// Per run queue: tasks activated at `activated_now.0` (rule 4 candidates).
     activated_now: Vec<(Ns, Vec<TaskId>)>,
@@ -148,6 +136,41 @@ pub struct Illf {
     seq: u64,
 }
 
+/// ILLF's fields of one task. A batch's put-back and pick and the tick's pass over the
+/// running tasks read several of them per task: one record is one bounds check and
+/// about one line, where six arrays were six (round nine's profile: the batch's
+/// bookkeeping spread over `slot`, `running`, `activated_at`, `put_at`).
+#[derive(Debug, Clone, Copy)]
+struct PerTask {
+    /// Its entry, as `waiting_set` of its queue `rq` holds it (a running task's is
+    /// explicit), None when it has none.
+    slot: Option<Held>,
+    /// The run queue of its entry.
+    rq: RqId,
+    /// Its job's absolute deadline when its key was last evaluated while it runs
+    /// (`i64::MIN`: no job), so that a fresh running task's remaining time is
+    /// `deadline − now − key` without its and its CPU's records
+    /// ([`Illf::member_remaining`]: a release tick's rule 4 asks it of every running
+    /// task).
+    deadline: i64,
+    /// When it was last activated (`Ns::MAX`: never).
+    activated_at: Ns,
+    /// When it was last put back (`Ns::MAX`: never).
+    put_at: Ns,
+    running: bool,
+}
+
+impl PerTask {
+    const NEW: PerTask = PerTask {
+        slot: None,
+        rq: 0,
+        deadline: i64::MIN,
+        activated_at: Ns::MAX,
+        put_at: Ns::MAX,
+        running: false,
+    };
+}
+
 /// `t`'s job's absolute deadline (`i64::MIN`: no job), as `progress::laxity` reads it.
 fn job_deadline(ctx: &Ctx, t: TaskId) -> i64 {
     ctx.task(t).job.map_or(i64::MIN, |j| j.deadline as i64)
@@ -163,12 +186,7 @@ impl Illf {
             remaining_rises: false,
             no_overhead: false,
             waiting_set: Vec::new(),
-            slot: Vec::new(),
-            rq_of: Vec::new(),
-            running: Vec::new(),
-            deadline: Vec::new(),
-            activated_at: Vec::new(),
-            put_at: Vec::new(),
+            tasks: Vec::new(),
             put_task: Vec::new(),
             activated_now: Vec::new(),
             activated_waiting: Vec::new(),
@@ -189,7 +207,7 @@ impl Illf {
 
     /// `t`'s entry as the rules see it: (stored laxity, insertion sequence, task).
     fn entry_of(&self, t: TaskId) -> Option<Entry> {
-        self.slot[t].map(|h| self.waiting_set[self.rq_of[t]].entry(h))
+        self.tasks[t].slot.map(|h| self.waiting_set[self.tasks[t].rq].entry(h))
     }
 
     fn lax(&self, t: TaskId) -> i64 {
@@ -202,25 +220,25 @@ impl Illf {
     fn set_key(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, laxity: i64) {
         let seq = match self.entry_of(t) {
             Some(e) => {
-                debug_assert_eq!(self.rq_of[t], rq, "ILLF: task {t} keyed on another queue");
+                debug_assert_eq!(self.tasks[t].rq, rq, "ILLF: task {t} keyed on another queue");
                 self.wait_remove(rq, t);
                 e.1
             }
             None => {
-                self.rq_of[t] = rq;
+                self.tasks[t].rq = rq;
                 self.seq += 1;
                 self.seq
             }
         };
         let e = (laxity, seq, t);
-        self.slot[t] = Some(Held::Dirty(e));
-        if !self.running[t] {
+        self.tasks[t].slot = Some(Held::Dirty(e));
+        if !self.tasks[t].running {
             self.wait_insert(rq, e);
         }
         self.track(t);
-        if self.running[t] {
+        if self.tasks[t].running {
             self.members.mark_fresh(rq, t); // evaluated now, while it runs
-            self.deadline[t] = job_deadline(ctx, t);
+            self.tasks[t].deadline = job_deadline(ctx, t);
         }
         self.note_big(ctx, t);
     }
@@ -232,8 +250,8 @@ impl Illf {
             return;
         }
         // Small, or not running: stays so until one of those moments.
-        let big = matches!(self.slot[t], Some(Held::Dirty(e))
-            if self.running[t] && progress::remaining(ctx, t) > e.0);
+        let big = matches!(self.tasks[t].slot, Some(Held::Dirty(e))
+            if self.tasks[t].running && progress::remaining(ctx, t) > e.0);
         self.maybe_big.set(t, big);
     }
 
@@ -246,14 +264,14 @@ impl Illf {
     /// Keep `members` in step: a running task with an entry is there.
     /// A task joins stale: the key it brings is the one it had while waiting.
     fn track(&mut self, t: TaskId) {
-        let member = self.running[t] && self.slot[t].is_some();
+        let member = self.tasks[t].running && self.tasks[t].slot.is_some();
         if member == self.members.contains(t) {
             return;
         }
         if member {
-            self.members.add(self.rq_of[t], t);
+            self.members.add(self.tasks[t].rq, t);
         } else {
-            self.members.remove(self.rq_of[t], t);
+            self.members.remove(self.tasks[t].rq, t);
         }
     }
 
@@ -266,8 +284,9 @@ impl Illf {
     /// [`Illf::wait_insert`], sorted in at the next read when `later` (a put-back).
     fn wait_insert_as(&mut self, rq: RqId, e: Entry, later: bool) {
         let wq = &mut self.waiting_set[rq];
-        self.slot[e.2] = Some(if later { wq.insert_later(e) } else { wq.insert(e) });
-        if self.activated_at[e.2] == self.activated_now[rq].0 {
+        let rec = &mut self.tasks[e.2];
+        rec.slot = Some(if later { wq.insert_later(e) } else { wq.insert(e) });
+        if rec.activated_at == self.activated_now[rq].0 {
             self.activated_waiting[rq].insert(e);
             self.activated_version += 1;
         }
@@ -276,11 +295,13 @@ impl Illf {
     /// Take `t` out of the waiting tasks of `rq` (if it is there); its entry stays, with
     /// the key it had.
     fn wait_remove(&mut self, rq: RqId, t: TaskId) {
-        let Some(h) = self.slot[t] else { return };
+        let Some(h) = self.tasks[t].slot else { return };
         let e = self.waiting_set[rq].entry(h);
         if self.waiting_set[rq].remove(h) {
-            self.slot[t] = Some(Held::Dirty(e));
-            if self.drop_candidate(rq, &e) {
+            let rec = &mut self.tasks[t];
+            rec.slot = Some(Held::Dirty(e));
+            let activated = rec.activated_at == self.activated_now[rq].0;
+            if self.drop_candidate(rq, &e, activated) {
                 self.activated_version += 1;
             }
         }
@@ -290,10 +311,15 @@ impl Illf {
     /// activated at the candidates' instant can be (`wait_insert_as`, `activate`; the set
     /// is cleared when the instant moves), so the others skip the tree's search: a
     /// batch's pick at a release instant searched it for every task it took.
+    /// `activated`: whether `e`'s task was activated at the candidates' instant.
     #[inline]
-    fn drop_candidate(&mut self, rq: RqId, e: &Entry) -> bool {
+    fn drop_candidate(&mut self, rq: RqId, e: &Entry, activated: bool) -> bool {
+        debug_assert_eq!(
+            activated,
+            self.tasks[e.2].activated_at == self.activated_now[rq].0
+        );
         let set = &mut self.activated_waiting[rq];
-        if set.is_empty() || self.activated_at[e.2] != self.activated_now[rq].0 {
+        if set.is_empty() || !activated {
             debug_assert!(!set.contains(e), "ILLF: candidate {e:?} of another instant");
             return false;
         }
@@ -302,10 +328,10 @@ impl Illf {
 
     /// Mark `t` (queued on `rq`) running or not, keeping `waiting_set` in step.
     fn set_running(&mut self, ctx: &Ctx, rq: RqId, t: TaskId, running: bool) {
-        if self.running[t] == running {
+        if self.tasks[t].running == running {
             return;
         }
-        self.running[t] = running;
+        self.tasks[t].running = running;
         if let Some(e) = self.entry_of(t) {
             if running {
                 self.wait_remove(rq, t);
@@ -325,80 +351,89 @@ impl Illf {
     /// It stays in `members` until the batch's picks are done: most put-backs are picked
     /// again at once, and keep their place there and their fresh mark (their stored
     /// laxity is still their laxity: no time passed).
+    /// The caller sets `put_task` (to the batch's last put-back).
     fn put_back_global(&mut self, ctx: &Ctx, t: TaskId) {
-        match self.slot[t] {
-            Some(Held::Dirty(e)) if self.running[t] && self.members.contains(t) => {
-                debug_assert!(!self.keeps_big() && self.rq_of[t] == 0);
-                self.running[t] = false;
+        debug_assert!(!self.keeps_big());
+        let member = self.members.contains(t);
+        let candidates_at = self.activated_now[0].0;
+        let rec = &mut self.tasks[t];
+        match rec.slot {
+            Some(Held::Dirty(e)) if rec.running && member => {
+                debug_assert_eq!(rec.rq, 0);
+                rec.running = false;
+                rec.put_at = ctx.now;
+                let activated = rec.activated_at == candidates_at;
                 self.waiting_set[0].insert_later(e);
-                if self.activated_at[t] == self.activated_now[0].0 {
+                if activated {
                     self.activated_waiting[0].insert(e);
                     self.activated_version += 1;
                 }
             }
-            _ => self.set_running(ctx, 0, t, false),
+            _ => {
+                self.set_running(ctx, 0, t, false);
+                self.tasks[t].put_at = ctx.now;
+            }
         }
-        self.put_at[t] = ctx.now;
-        self.put_task[0] = Some(t);
     }
 
     /// `pick_next_task(0, cpu)` on the global queue whose tasks may all run everywhere,
     /// as a batch's pick (its put-backs settled): `choose` with no current task, Algorithm
     /// 2 between the two least waiting entries, then `set_running(.., true)` for the
     /// entry taken, without their general tests (about 700 instructions a pick).
-    fn pick_global(&mut self, ctx: &Ctx) -> Option<TaskId> {
+    /// With the task, whether it was put back in this batch (still in `members`).
+    fn pick_global(&mut self, ctx: &Ctx) -> Option<(TaskId, bool)> {
         // Every entry dirty (the usual case after a rule-3 tick's put-backs): the two
-        // least are the sorted entries' last two, and the one taken is popped.
-        let dirty = self.waiting_set[0].dirty_first_two();
-        let (w1, w2) = dirty.unwrap_or_else(|| self.waiting_set[0].first_two());
-        let w1 = w1?;
-        let act = |t: TaskId| self.activated_at[t] == ctx.now;
-        let next = match w2 {
-            Some(w2)
-                if self.opts.rules[3]
-                    && (!self.opts.swap_at_activation_only || act(w1.2) || act(w2.2)) =>
-            {
-                // `alg2(w1, w2)`: Q's side first, then K's.
-                let r_q = progress::remaining(ctx, w2.2);
-                let swap = r_q <= w2.0
-                    && self.swaps(progress::remaining(ctx, w1.2), w1.0, r_q, w2.0);
-                if swap {
-                    w2
-                } else {
-                    w1
-                }
-            }
-            _ => w1,
+        // least are the sorted entries' last two, read in place, and the one taken is
+        // popped.
+        let wq = &self.waiting_set[0];
+        let sorted = wq.dirty_only();
+        let all_dirty = sorted.is_some();
+        let (w1, w2) = match sorted {
+            Some(&[.., w2, w1]) => (w1, Some(w2)),
+            Some(&[w1]) => (w1, None),
+            Some([]) => return None,
+            None => match wq.first_two() {
+                (Some(w1), w2) => (w1, w2),
+                (None, _) => return None,
+            },
+        };
+        let (next, second) = match w2 {
+            Some(w2) if self.alg2_takes_second(ctx, &w1, &w2) => (w2, true),
+            _ => (w1, false),
         };
         let t = next.2;
         debug_assert_eq!(Some(t), self.choose(ctx, 0, 0, None), "ILLF: the batch's pick");
-        debug_assert!(!self.running[t]);
-        if dirty.is_some() {
-            let taken = self.waiting_set[0].take_dirty_first(next != w1);
+        debug_assert!(!self.tasks[t].running);
+        if all_dirty {
+            let taken = self.waiting_set[0].take_dirty_first(second);
             debug_assert_eq!(taken, next);
         } else {
-            let held = self.slot[t].expect("ILLF: a waiting task without an entry");
+            let held = self.tasks[t].slot.expect("ILLF: a waiting task without an entry");
             let removed = self.waiting_set[0].remove(held);
             debug_assert!(removed, "ILLF: task {t} picked but not waiting");
         }
-        self.slot[t] = Some(Held::Dirty(next));
-        if self.drop_candidate(0, &next) {
+        let candidates_at = self.activated_now[0].0;
+        let rec = &mut self.tasks[t];
+        rec.slot = Some(Held::Dirty(next));
+        rec.running = true;
+        let activated = rec.activated_at == candidates_at;
+        if self.drop_candidate(0, &next, activated) {
             self.activated_version += 1;
         }
-        self.running[t] = true;
         // A task put back in this batch is still there.
-        if !self.members.contains(t) {
+        let again = self.members.contains(t);
+        if !again {
             self.members.add(0, t);
         }
-        Some(t)
+        Some((t, again))
     }
 
     fn erase(&mut self, rq: RqId, t: TaskId) {
-        if self.slot[t].is_some() {
+        if self.tasks[t].slot.is_some() {
             self.wait_remove(rq, t);
-            self.slot[t] = None;
+            self.tasks[t].slot = None;
         }
-        self.running[t] = false;
+        self.tasks[t].running = false;
         self.track(t);
         self.maybe_big.remove(t);
     }
@@ -446,14 +481,14 @@ impl Illf {
         // refresh would count the CPUs busy at each one).
         self.steps.set(self.steps.get() + evaluated.len() as u64);
         for &t in evaluated {
-            let Some(Held::Dirty(e)) = self.slot[t] else {
+            let Some(Held::Dirty(e)) = self.tasks[t].slot else {
                 unreachable!("ILLF: a running task's entry is explicit")
             };
             let l = progress::laxity(ctx, t);
             if l != e.0 {
-                self.slot[t] = Some(Held::Dirty((l, e.1, t)));
+                self.tasks[t].slot = Some(Held::Dirty((l, e.1, t)));
             }
-            self.deadline[t] = job_deadline(ctx, t);
+            self.tasks[t].deadline = job_deadline(ctx, t);
             if keeps_big {
                 // `note_big` for a running task whose key is now `l`.
                 self.maybe_big.set(t, progress::remaining(ctx, t) > l);
@@ -468,7 +503,7 @@ impl Illf {
             &mut moved,
         );
         for &(t, h) in &moved {
-            self.slot[t] = Some(h);
+            self.tasks[t].slot = Some(h);
         }
         // The entries filed anew are this refresh's queue steps (tests/work.rs: a
         // rebuild of the waiting set would count every waiting task).
@@ -502,6 +537,33 @@ impl Illf {
         }
         let (r_k, s_k) = (progress::remaining(ctx, k), self.lax(k));
         self.swaps(r_k, s_k, r_q, s_q)
+    }
+
+    /// Whether a pick with no current task takes `w2`, the second least waiting entry,
+    /// over `w1`, the least: `alg2(w1, w2)` where rule 4 may act (Q's side first, then
+    /// K's).
+    #[inline]
+    fn alg2_takes_second(&self, ctx: &Ctx, w1: &Entry, w2: &Entry) -> bool {
+        let act = |t: TaskId| self.tasks[t].activated_at == ctx.now;
+        if !self.opts.rules[3] || (self.opts.swap_at_activation_only && !act(w1.2) && !act(w2.2))
+        {
+            return false;
+        }
+        let r_q = self.batch_remaining(ctx, w2);
+        r_q <= w2.0 && self.swaps(self.batch_remaining(ctx, w1), w1.0, r_q, w2.0)
+    }
+
+    /// The remaining time of `e`'s task, waiting on the global queue during a batch: a
+    /// task put back in it is still in `members` with its key (most of the batch's
+    /// picks take one), and [`Illf::member_remaining`] reads it without the task's and
+    /// its CPU's records (it is still on its CPU for the engine).
+    #[inline]
+    fn batch_remaining(&self, ctx: &Ctx, e: &Entry) -> i64 {
+        if self.members.contains(e.2) {
+            self.member_remaining(ctx, e.2, e.0)
+        } else {
+            progress::remaining(ctx, e.2)
+        }
     }
 
     /// Algorithm 2's test on the values it compares: K's remaining time and stored
@@ -556,7 +618,7 @@ impl Illf {
             let mut w = self.waiting(ctx, rq, cpu, curr);
             (w.next(), w.next())
         };
-        let activation_now = |t: Option<TaskId>| t.is_some_and(|t| self.activated_at[t] == now);
+        let activation_now = |t: Option<TaskId>| t.is_some_and(|t| self.tasks[t].activated_at == now);
         let swap_allowed = |k: Option<TaskId>, q: Option<TaskId>| {
             !self.opts.swap_at_activation_only || activation_now(k) || activation_now(q)
         };
@@ -581,7 +643,7 @@ impl Illf {
             ) {
                 *slot = Some(e);
             }
-            if let Some(ec) = self.entry_of(c).filter(|_| self.running[c] && ctx.allowed(c, cpu)) {
+            if let Some(ec) = self.entry_of(c).filter(|_| self.tasks[c].running && ctx.allowed(c, cpu)) {
                 three[2] = Some(ec);
                 three.sort_unstable_by_key(|e| e.map_or((1, (0, 0, 0)), |e| (0, e)));
             }
@@ -621,9 +683,9 @@ impl Illf {
                 .filter(|&a| {
                     // Still queued here: a task activated on this queue may have been
                     // pushed to another one at the same instant (it stays in this list).
-                    self.slot[a].is_some()
+                    self.tasks[a].slot.is_some()
                         && ctx.task(a).rq == rq
-                        && !self.running[a]
+                        && !self.tasks[a].running
                         && a != c
                         && ctx.allowed(a, cpu)
                         && self.swap_with(ctx, c, a, self.lax(a))
@@ -856,7 +918,7 @@ impl Illf {
             let (Some(w1), w2) = self.waiting_set[0].first_two() else {
                 return self.tick_check(ctx, members, resched); // each task is the least
             };
-            let act = |t: TaskId| self.activated_at[t] == ctx.now;
+            let act = |t: TaskId| self.tasks[t].activated_at == ctx.now;
             let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
             // w1's side of Algorithm 2 as Q, the same for every running task.
             let r_w1 = progress::remaining(ctx, w1.2);
@@ -889,20 +951,31 @@ impl Illf {
         }
         let scan = self.rule4_scan.borrow();
         let least_r_q = scan.min_small_remaining.last().copied().unwrap_or(i64::MAX);
+        // `fits(least_r_q, s_m)` as one comparison, `s_m >= fit_bar`, for every running
+        // task (rule 4 holds only with a small candidate: `least_r_q` below `i64::MAX`).
+        let fit_bar = if self.opts.strict {
+            least_r_q.saturating_add(1)
+        } else {
+            least_r_q
+        };
         if rule4 {
             // Each running task is one lookup, as when every CPU asked (tests/work.rs).
             self.steps.set(self.steps.get() + members.len() as u64);
         }
         for &m in members {
             // A running task's entry is explicit: its stored laxity, read once.
-            let Some(Held::Dirty(em)) = self.slot[m] else {
+            let Some(Held::Dirty(em)) = self.tasks[m].slot else {
                 unreachable!("ILLF: a running task's entry is explicit")
             };
             let s_m = em.0;
             let preempted = rule3.is_some_and(|l1| l1 < self.member_laxity(ctx, m, s_m))
                 || (rule4
                     // Algorithm 2 needs some small Q that fits: the least R_q first.
-                    && self.fits(least_r_q, s_m)
+                    && {
+                        let fits = s_m >= fit_bar;
+                        debug_assert_eq!(fits, self.fits(least_r_q, s_m));
+                        fits
+                    }
                     && self.scan_swaps(&scan, self.member_remaining(ctx, m, s_m), s_m));
             if preempted {
                 resched.push(self.cpu_of(ctx, m));
@@ -917,7 +990,7 @@ impl Illf {
     /// record; else evaluated. A rule-3 tick compares it for every running task.
     #[inline]
     fn running_laxity(&self, ctx: &Ctx, m: TaskId) -> i64 {
-        match self.slot[m] {
+        match self.tasks[m].slot {
             Some(Held::Dirty(e)) if self.members.contains(m) => self.member_laxity(ctx, m, e.0),
             _ => progress::laxity(ctx, m),
         }
@@ -944,7 +1017,7 @@ impl Illf {
     /// its laxity), read without the task's and its CPU's records; else evaluated.
     #[inline]
     fn member_remaining(&self, ctx: &Ctx, m: TaskId, s_m: i64) -> i64 {
-        let d = self.deadline[m];
+        let d = self.tasks[m].deadline;
         let r = if self.no_overhead && d != i64::MIN && self.members.is_fresh(0, m) {
             d - ctx.now as i64 - s_m
         } else {
@@ -1003,7 +1076,7 @@ impl Illf {
         // ticks): answered by `rule4_swaps` on the one queue of tasks that may run
         // everywhere.
         let rule4 = self.activated_now[rq].0 == ctx.now && self.opts.rules[3];
-        if rule4 && (self.per_cpu || !self.running[c] || !self.unrestricted()) {
+        if rule4 && (self.per_cpu || !self.tasks[c].running || !self.unrestricted()) {
             return None;
         }
         // The global queue's is read at the tick's first call (every running CPU asks
@@ -1045,7 +1118,7 @@ impl Illf {
     }
 
     fn activate(&mut self, rq: RqId, t: TaskId, now: Ns) {
-        self.activated_at[t] = now;
+        self.tasks[t].activated_at = now;
         let (at, list) = &mut self.activated_now[rq];
         if *at != now {
             *at = now;
@@ -1056,7 +1129,7 @@ impl Illf {
         list.push(t);
         // Called after `set_key` (a task with an entry and not running waits: no search
         // of the waiting set needed) or for a task without an entry.
-        if let Some(h) = self.slot[t].filter(|_| !self.running[t]) {
+        if let Some(h) = self.tasks[t].slot.filter(|_| !self.tasks[t].running) {
             debug_assert!(self.waiting_set[rq].contains(h), "ILLF: task {t} not waiting");
             let e = self.waiting_set[rq].entry(h);
             self.activated_waiting[rq].insert(e);
@@ -1098,8 +1171,8 @@ impl Illf {
         // An assigned task whose state is not that of a running task in the tree (not
         // expected on a CPU that kept its task) is asked as the engine asks.
         let settled = |cpu: CpuId, c: TaskId, is_unsure: bool| {
-            self.running[c]
-                && self.slot[c].is_some()
+            self.tasks[c].running
+                && self.tasks[c].slot.is_some()
                 && !is_unsure
                 && ctx.cpus[cpu].curr == Some(c)
         };
@@ -1121,7 +1194,7 @@ impl Illf {
                 .find(|&cpu| assign[cpu].is_some_and(|c| self.preempted_as_asked(ctx, cpu, c)));
         }
         let w2 = self.waiting_set[0].iter().nth(1);
-        let act = |t: TaskId| self.activated_at[t] == now;
+        let act = |t: TaskId| self.tasks[t].activated_at == now;
         let swap_allowed_w1 = !self.opts.swap_at_activation_only || act(w1.2);
         // w1's side of Algorithm 2 with K = c, Q = w1, the same for every CPU.
         let r_w1 = progress::remaining(ctx, w1.2);
@@ -1223,12 +1296,7 @@ impl SchedClass for Illf {
         };
         self.no_overhead = self.topology.is_some_and(|t| t.no_overhead);
         self.waiting_set = vec![WaitQueue::default(); nr_rqs];
-        self.slot = vec![None; nr_tasks];
-        self.rq_of = vec![0; nr_tasks];
-        self.running = vec![false; nr_tasks];
-        self.activated_at = vec![Ns::MAX; nr_tasks];
-        self.deadline = vec![i64::MIN; nr_tasks];
-        self.put_at = vec![Ns::MAX; nr_tasks];
+        self.tasks = vec![PerTask::NEW; nr_tasks];
         self.put_task = vec![None; nr_rqs];
         self.activated_now = vec![(Ns::MAX, Vec::new()); nr_rqs];
         self.activated_waiting = vec![Candidates::default(); nr_rqs];
@@ -1255,7 +1323,7 @@ impl SchedClass for Illf {
     fn peek_next_task(&self, ctx: &Ctx, rq: RqId, cpu: CpuId) -> Option<TaskId> {
         let curr = ctx.cpus[cpu]
             .curr
-            .filter(|&c| self.running[c] && ctx.task(c).rq == rq);
+            .filter(|&c| self.tasks[c].running && ctx.task(c).rq == rq);
         match self.choose(ctx, rq, cpu, curr) {
             Some(c) if Some(c) != curr => Some(c),
             // Nothing should displace the current task; offer the least-laxity waiting
@@ -1270,9 +1338,9 @@ impl SchedClass for Illf {
         // The task put back at this instant is still "current" for the rules (if it was
         // put back on this queue: it may have been put back on another one since).
         let prev = self.put_task[rq]
-            .filter(|&t| self.per_cpu && !self.running[t] && self.put_at[t] == ctx.now)
+            .filter(|&t| self.per_cpu && !self.tasks[t].running && self.tasks[t].put_at == ctx.now)
             .filter(|&t| ctx.task(t).rq == rq)
-            .filter(|&t| self.slot[t].is_some());
+            .filter(|&t| self.tasks[t].slot.is_some());
         let next = self.choose(ctx, rq, cpu, prev)?;
         self.set_running(ctx, rq, next, true);
         Some(next)
@@ -1299,25 +1367,38 @@ impl SchedClass for Illf {
         for &t in prev {
             self.put_back_global(ctx, t);
         }
+        if let Some(&last) = prev.last() {
+            self.put_task[0] = Some(last);
+        }
         self.waiting_set[0].settle();
+        let mut again = 0;
         for _ in 0..picks {
             match self.pick_global(ctx) {
-                Some(n) => out.push(n),
+                Some((n, put_back)) => {
+                    out.push(n);
+                    again += usize::from(put_back);
+                }
                 None => break,
             }
         }
-        // The put-backs not picked again leave `members` (`track`).
-        for &t in prev {
-            if !self.running[t] && self.members.contains(t) {
-                self.members.remove(0, t);
+        // The put-backs not picked again leave `members` (`track`); none when every one
+        // was picked again (most batches).
+        if again < prev.len() {
+            for &t in prev {
+                if !self.tasks[t].running && self.members.contains(t) {
+                    self.members.remove(0, t);
+                }
             }
         }
+        debug_assert!(prev
+            .iter()
+            .all(|&t| self.tasks[t].running || !self.members.contains(t)));
         true
     }
 
     fn put_prev_task(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         self.set_running(ctx, rq, t, false);
-        self.put_at[t] = ctx.now;
+        self.tasks[t].put_at = ctx.now;
         self.put_task[rq] = Some(t);
     }
 
@@ -1331,7 +1412,7 @@ impl SchedClass for Illf {
 
     fn job_changed(&mut self, ctx: &Ctx, rq: RqId, t: TaskId) {
         // It may have left the tree at the completion of this same instant.
-        if self.slot[t].is_none() {
+        if self.tasks[t].slot.is_none() {
             self.activate(rq, t, ctx.now);
         }
         self.set_running(ctx, rq, t, true);
@@ -1412,7 +1493,7 @@ impl SchedClass for Illf {
     fn check(&self, ctx: &Ctx) -> Result<(), String> {
         for (rq, tree) in self.waiting_set.iter().enumerate() {
             for (_, _, t) in tree.iter() {
-                if ctx.task(t).rq != rq || ctx.task(t).on_cpu.is_some() || self.running[t] {
+                if ctx.task(t).rq != rq || ctx.task(t).on_cpu.is_some() || self.tasks[t].running {
                     return Err(format!(
                         "task {t} waits on run queue {rq} but is on queue {} (on CPU {:?})",
                         ctx.task(t).rq,
@@ -1489,7 +1570,7 @@ impl SchedClass for Illf {
 
     fn wakeup_preempt(&self, ctx: &Ctx, curr: TaskId, cand: TaskId) -> bool {
         let rq = ctx.task(curr).rq;
-        if self.slot[cand].is_some() && ctx.task(cand).rq == rq {
+        if self.tasks[cand].slot.is_some() && ctx.task(cand).rq == rq {
             return self.choose(ctx, rq, self.cpu_of(ctx, curr), Some(curr)) == Some(cand);
         }
         // A task arriving from elsewhere is an activation on curr's CPU. At zero laxity
