@@ -33,3 +33,26 @@ tasks:
         4_000_000
     );
 }
+
+#[test]
+fn the_plain_switch_walk_agrees_with_leave_and_arrive() {
+    // Global LLF and ILLF without a trace, an event log, idle states or fair tasks take
+    // the marked decision's plain switch walk (engine/global_marked.rs), which restates
+    // `leave`/`arrive`; debug builds run both from the same records at every decision
+    // and panic where they differ. Switch, migration and preemption costs, idle CPUs
+    // and first dispatches (latency samples) all occur here.
+    let set = periodic_set(12, 4, 3.2, 300, 29);
+    let yaml = set.replace(
+        "platform: { cpus: 4, hz: 1000 }",
+        "platform: { cpus: 4, hz: 1000, context_switch: 5us, migration: 40us, preemption: 20us }",
+    );
+    assert_ne!(yaml, set, "the platform line was replaced");
+    for policy in ["llf", "illf"] {
+        let w = workload(&yaml, policy, "global");
+        let r = schedlab_sim::simulate(&w, &schedlab_sim::SimOptions { trace: false }).unwrap();
+        assert!(
+            r.preemptions > 0 && r.migrations > 0,
+            "{policy}: no switches to compare"
+        );
+    }
+}

@@ -14,8 +14,30 @@ impl Engine {
             self.global_fast = Some(g);
             return; // global placement: no push or pull
         }
+        if self.global_marked.is_some() {
+            // The marked decision (one class, global, `global` placement) reads no
+            // `touched` (below): only the set's size is counted, and the set is not
+            // built (a fill of every CPU at each release on the global queue).
+            debug_assert!(self.touched.is_empty() && self.placement == Placement::Global);
+            let poked = std::mem::take(&mut self.global_poked);
+            self.visit(if poked {
+                self.cpus.len()
+            } else {
+                self.marked.len()
+            });
+            self.schedule_global();
+            return;
+        }
+        self.schedule_touched();
+    }
+
+    /// [`Engine::schedule`] for the decisions that read `touched`: a call of its own, so
+    /// that global EDF's path through `schedule` is compiled as it was.
+    #[inline(never)]
+    fn schedule_touched(&mut self) {
         // `touched`: the CPUs marked when the instant's decisions begin (all of them
-        // after a wake-up on a queue shared by all CPUs).
+        // after a wake-up on a queue shared by all CPUs), read by the pushes and by the
+        // preemption test of per-CPU queues in a global decision.
         if std::mem::take(&mut self.global_poked) {
             self.touched.fill(self.cpus.len());
         } else {

@@ -189,9 +189,19 @@ impl Engine {
             && !self.track_busy
             && self.job_cost == 0
         {
+            #[cfg(debug_assertions)]
+            let before = SwitchRecords::take(self, g);
             self.switch_changed_plain(g);
+            #[cfg(debug_assertions)]
+            self.check_plain_switches(g, before);
             return;
         }
+        self.switch_changed_general(g);
+    }
+
+    /// The decision's switches through `leave` and `arrive`.
+    #[inline(always)]
+    fn switch_changed_general(&mut self, g: &mut GlobalMarked) {
         for c in g.changed.iter() {
             let next = g.assign[c];
             if self.cpus[c].curr != next {
@@ -205,6 +215,24 @@ impl Engine {
             }
             g.view[c] = next;
         }
+    }
+
+    /// Debug builds: `switch_changed_plain`, just run from the records in `before`, left
+    /// every record it may write as `switch_changed_general` (`leave` and `arrive`) does
+    /// from the same records; the general path's state is kept.
+    #[cfg(debug_assertions)]
+    fn check_plain_switches(&mut self, g: &mut GlobalMarked, before: SwitchRecords) {
+        let plain = before.again(self, g);
+        before.restore(self, g);
+        self.switch_changed_general(g);
+        let general = before.again(self, g);
+        // Compared as text: the records have no `PartialEq`.
+        assert!(
+            format!("{plain:?}") == format!("{general:?}"),
+            "at {} ns: the plain switch walk and leave/arrive disagree\n\
+             plain: {plain:#?}\ngeneral: {general:#?}",
+            self.now
+        );
     }
 
     /// [`Engine::switch_changed`] without an event log, a trace, idle states, fair tasks,
@@ -480,5 +508,65 @@ impl Engine {
             return Some(None);
         };
         Some(self.repick(g.class, &mut g.assign, 0, cpu))
+    }
+}
+
+/// Debug builds: the records a decision's switches may write (the changed CPUs', their
+/// tasks' before and after, those tasks' latency samples, the re-arm set, the view),
+/// to compare the plain walk with `leave`/`arrive` ([`Engine::check_plain_switches`]).
+#[cfg(debug_assertions)]
+#[derive(Debug)]
+struct SwitchRecords {
+    cpus: Vec<(CpuId, CpuState)>,
+    tasks: Vec<(TaskId, TaskState, latency::LatencyRec)>,
+    rearm: CpuMask,
+    view: Vec<Option<TaskId>>,
+}
+
+#[cfg(debug_assertions)]
+impl SwitchRecords {
+    /// The records before this decision's switches.
+    fn take(e: &Engine, g: &GlobalMarked) -> SwitchRecords {
+        let cpus: Vec<CpuId> = g.changed.iter().collect();
+        let mut tasks: Vec<TaskId> = cpus
+            .iter()
+            .flat_map(|&c| [e.cpus[c].curr, g.assign[c]])
+            .flatten()
+            .collect();
+        tasks.sort_unstable();
+        tasks.dedup();
+        SwitchRecords::of(e, g, &cpus, &tasks)
+    }
+
+    fn of(e: &Engine, g: &GlobalMarked, cpus: &[CpuId], tasks: &[TaskId]) -> SwitchRecords {
+        SwitchRecords {
+            cpus: cpus.iter().map(|&c| (c, e.cpus[c].clone())).collect(),
+            tasks: tasks
+                .iter()
+                .map(|&t| (t, e.tasks[t].clone(), e.latency[t].clone()))
+                .collect(),
+            rearm: e.rearm.clone(),
+            view: g.view.clone(),
+        }
+    }
+
+    /// The same records now.
+    fn again(&self, e: &Engine, g: &GlobalMarked) -> SwitchRecords {
+        let cpus: Vec<CpuId> = self.cpus.iter().map(|r| r.0).collect();
+        let tasks: Vec<TaskId> = self.tasks.iter().map(|r| r.0).collect();
+        SwitchRecords::of(e, g, &cpus, &tasks)
+    }
+
+    /// Put the records back as they were.
+    fn restore(&self, e: &mut Engine, g: &mut GlobalMarked) {
+        for (c, r) in &self.cpus {
+            e.cpus[*c] = r.clone();
+        }
+        for (t, r, l) in &self.tasks {
+            e.tasks[*t] = r.clone();
+            e.latency[*t] = l.clone();
+        }
+        e.rearm = self.rearm.clone();
+        g.view.clone_from(&self.view);
     }
 }

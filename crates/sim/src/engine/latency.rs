@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 /// the caches, and each line a sample reads is a miss. So the sample count is not stored
 /// (it is the zeros plus the buckets' counts) and the sum keeps its low 64 bits here, its
 /// carries and the probe's fields in a box that ordinary tasks never allocate.
+#[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub(super) struct LatencyRec {
     /// Samples of exactly 0 ns: the first HDR bucket (its lowest value is 0), kept apart
@@ -50,7 +51,7 @@ pub(super) struct LatencyRec {
 }
 
 /// The rarely used part of a [`LatencyRec`].
-#[derive(Default)]
+#[derive(Debug, Clone, Default)]
 struct Cold {
     /// Latency probes only.
     probe: Option<Probe>,
@@ -59,6 +60,7 @@ struct Cold {
 }
 
 /// What a latency probe records besides the HDR buckets.
+#[derive(Debug, Clone)]
 struct Probe {
     /// Added to every sample (the probe's `platform.wakeup_cost`).
     extra: Ns,

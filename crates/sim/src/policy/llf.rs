@@ -245,10 +245,40 @@ impl Sorted {
             out.push(t);
         }
         Self::step(&self.steps, out.len() - start);
-        for &e in held.iter().rev() {
-            let i = q.partition_point(|x| *x > e);
-            Self::step(&self.steps, 1 + q.len() - i);
-            q.insert(i, e);
+        // The entries left in `held` merged in from the queue's tail, where a preempted
+        // task's entry lands (its laxity is near the first waiting task's): each queue
+        // entry after one moves once, not a search and a shift per insertion. Each is
+        // counted as its insertion one by one (best first) counts: itself and the
+        // entries after it then, which are those after it in the merged queue.
+        if !held.is_empty() {
+            // Debug builds: the count of the insertions one by one.
+            let one_by_one = cfg!(debug_assertions).then(|| {
+                let mut c = q.clone();
+                let mut steps = 0;
+                for &e in held.iter().rev() {
+                    let i = c.partition_point(|x| *x > e);
+                    steps += 1 + c.len() - i;
+                    c.insert(i, e);
+                }
+                steps
+            });
+            let (n, total) = (q.len(), q.len() + held.len());
+            q.extend_from_slice(held);
+            // `q[..i]`: the queue's entries not moved; `q[w..]`: the merged tail.
+            let (mut i, mut w, mut steps) = (n, total, 0);
+            for &e in held.iter().rev() {
+                while i > 0 && q[i - 1] < e {
+                    w -= 1;
+                    q[w] = q[i - 1];
+                    i -= 1;
+                }
+                w -= 1;
+                q[w] = e;
+                steps += total - w;
+            }
+            debug_assert_eq!(i, w, "LLF: merged put-backs");
+            debug_assert!(one_by_one.is_none_or(|s| s == steps), "LLF: merged steps");
+            Self::step(&self.steps, steps);
         }
         held.clear();
         if let Some((q, popped)) = slow {
