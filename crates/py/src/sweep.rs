@@ -296,19 +296,6 @@ impl Batch {
         }
     }
 
-    /// Number of cells.
-    pub fn len(&self) -> usize {
-        match self {
-            Batch::Points(_, points) => points.len(),
-            Batch::Cells(cells) => cells.len(),
-        }
-    }
-
-    /// Whether the batch has no cell.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Every cell's rows in order ([`run_cell_in`] with one [`Templates`]); a shared
     /// cell is given each point's utilisation and sample in turn.
     pub fn rows(self) -> Result<Vec<Row>, String> {
