@@ -42,6 +42,7 @@ use crate::laxtree::Entry;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
+use super::progress;
 use big::MaybeBig;
 use candidates::Candidates;
 use running::Running;
@@ -49,7 +50,6 @@ use waiting::{Held, WaitQueue};
 
 mod big;
 mod candidates;
-mod progress;
 mod running;
 mod waiting;
 
