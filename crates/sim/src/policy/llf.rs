@@ -445,8 +445,9 @@ impl Llf {
     /// The remaining time with its CPU's pending accounting: a task put back is keyed
     /// before the switch accounts its CPU (tick mode accounts lazily, `reads_progress`).
     fn zero_instant(ctx: &Ctx, t: TaskId) -> u64 {
-        match ctx.task(t).job {
-            Some(j) => j.deadline.saturating_sub(progress::remaining(ctx, t) as u64),
+        let ts = ctx.task(t);
+        match &ts.job {
+            Some(j) => j.deadline.saturating_sub(progress::job_remaining(ctx, t, ts, j)),
             None => u64::MAX,
         }
     }
@@ -479,7 +480,9 @@ impl Llf {
     }
 
     /// When `t` was last scheduled, as tick mode's tie-break reads it: its queue
-    /// position's stamp while it waits, else when it last left a CPU.
+    /// position's stamp while it waits, else when it last left a CPU. Inlined: the tick
+    /// called it once per tick.
+    #[inline]
     fn last_scheduled(&self, ctx: &Ctx, t: TaskId) -> u64 {
         self.q.pos(t).map_or(ctx.task(t).last_ran, |p| p.1)
     }

@@ -24,18 +24,25 @@ fn pending(now: Ns, c: &CpuState, j: &Job) -> Ns {
 /// `t`'s remaining execution time now.
 pub(super) fn remaining(ctx: &Ctx, t: TaskId) -> i64 {
     let ts = ctx.task(t);
-    let Some(j) = ts.job else { return 0 };
+    ts.job.map_or(0, |j| job_remaining(ctx, t, ts, &j) as i64)
+}
+
+/// The remaining time now of `t`'s job `j` (`ts` is `t`'s record, `j` its job), from
+/// the record in hand: a caller that has read the job does not index the task again.
+#[inline(always)]
+pub(super) fn job_remaining(ctx: &Ctx, t: TaskId, ts: &TaskState, j: &Job) -> Ns {
     let pending = match ts.on_cpu {
-        Some(cpu) if ctx.cpus[cpu].curr == Some(t) => pending(ctx.now, &ctx.cpus[cpu], &j),
+        Some(cpu) if ctx.cpus[cpu].curr == Some(t) => pending(ctx.now, &ctx.cpus[cpu], j),
         _ => 0,
     };
-    (j.remaining - pending) as i64
+    j.remaining - pending
 }
 
 /// `t`'s laxity now, not counted (`Ctx::laxity_uncounted` with the pending accounting).
 pub(super) fn laxity(ctx: &Ctx, t: TaskId) -> i64 {
-    match ctx.task(t).job {
-        Some(j) => j.deadline as i64 - ctx.now as i64 - remaining(ctx, t),
+    let ts = ctx.task(t);
+    match &ts.job {
+        Some(j) => j.deadline as i64 - ctx.now as i64 - job_remaining(ctx, t, ts, j) as i64,
         None => i64::MAX,
     }
 }
