@@ -1259,7 +1259,7 @@ impl SchedClass for Illf {
     }
 
     /// ILLF reads running tasks' remaining times and laxities, but through
-    /// `illf/progress.rs`, which adds the accounting still pending on their CPU: the
+    /// `policy/progress.rs`, which adds the accounting still pending on their CPU: the
     /// engine need not account every CPU at every instant for it.
     fn reads_progress(&self) -> bool {
         false
