@@ -52,7 +52,7 @@ impl Engine {
 
 /// [`Engine::account`] on the records: `c` is CPU `cpu`'s.
 #[inline(always)]
-fn account_cpu(c: &mut CpuState, tasks: &mut [TaskState], cbs: bool, cpu: CpuId, t: Ns) {
+pub(super) fn account_cpu(c: &mut CpuState, tasks: &mut [TaskState], cbs: bool, cpu: CpuId, t: Ns) {
     let delta = t - c.last_update;
     c.last_update = t;
     let Some(task) = c.curr else { return };

@@ -12,6 +12,7 @@
 //!
 //! [`SchedClass::never_yields`]: crate::class::SchedClass::never_yields
 
+use super::accounting::account_cpu;
 use super::marks::CpuMask;
 use super::*;
 
@@ -247,18 +248,14 @@ impl Engine {
     /// departure clears `on_cpu` only if it is still `a`, and writes `last_ran`,
     /// `last_cpu` and the preemption count, which the arrival does not read; the arrival
     /// writes `on_cpu`, `job_last_cpu` and `job_started`, which the departure does not
-    /// read). Lazy accounting's `sync` is taken for every departure first, as `leave`
-    /// takes it before any arrival.
+    /// read). Lazy accounting's `sync` is taken at each departure, in the walk: `leave`
+    /// takes them all before any arrival, but the accounting of CPU `a` touches only `a`
+    /// and its task, and an arrival on `b` of the task leaving `a` reads only its job's
+    /// `remaining` under `job_last_cpu == Some(b)`, which is `a` while it runs there.
     #[inline(always)]
     fn switch_changed_plain(&mut self, g: &mut GlobalMarked) {
         let now = self.now;
-        if self.lazy_accounting {
-            for c in g.changed.iter() {
-                if self.cpus[c].curr != g.assign[c] {
-                    self.sync(c);
-                }
-            }
-        }
+        let (lazy, cbs) = (self.lazy_accounting, self.cbs);
         let (cs_cost, mig_cost, pre_cost) = (self.cs_cost, self.mig_cost, self.pre_cost);
         let cpus: &mut [CpuState] = &mut self.cpus;
         let tasks: &mut [TaskState] = &mut self.tasks;
@@ -270,7 +267,10 @@ impl Engine {
             if prev == next {
                 continue;
             }
-            // `leave`.
+            // `leave`: `sync`, on the records in hand.
+            if lazy {
+                account_cpu(cr, tasks, cbs, c, now);
+            }
             cr.switches += 1;
             if prev.is_none() || next.is_none() {
                 cr.idle_switches += 1;

@@ -42,6 +42,7 @@ use crate::laxtree::Entry;
 use crate::state::{CpuId, Ctx, RqId, TaskId};
 use schedlab_model::{IllfOptions, Ns};
 use std::cell::{Cell, RefCell};
+use super::progress;
 use big::MaybeBig;
 use candidates::Candidates;
 use running::Running;
@@ -49,7 +50,6 @@ use waiting::{Held, WaitQueue};
 
 mod big;
 mod candidates;
-mod progress;
 mod running;
 mod waiting;
 
@@ -1259,7 +1259,7 @@ impl SchedClass for Illf {
     }
 
     /// ILLF reads running tasks' remaining times and laxities, but through
-    /// `illf/progress.rs`, which adds the accounting still pending on their CPU: the
+    /// `policy/progress.rs`, which adds the accounting still pending on their CPU: the
     /// engine need not account every CPU at every instant for it.
     fn reads_progress(&self) -> bool {
         false

@@ -53,6 +53,7 @@
 //! Exact mode needs per-CPU run queues (`placement: linux` or `partitioned`): the
 //! crossing rule compares a waiting job with the job running on a given CPU.
 
+use super::progress;
 use crate::class::{EnqueueReason, SchedClass, Topology};
 use crate::heap::{Entry, KeyHeap};
 use crate::queue::Keyed;
@@ -441,17 +442,21 @@ impl Llf {
     }
 
     /// `deadline − remaining`: the instant the job's laxity reaches zero if it waits.
+    /// The remaining time with its CPU's pending accounting: a task put back is keyed
+    /// before the switch accounts its CPU (tick mode accounts lazily, `reads_progress`).
     fn zero_instant(ctx: &Ctx, t: TaskId) -> u64 {
         let ts = ctx.task(t);
-        ts.job
-            .map_or(u64::MAX, |j| j.deadline.saturating_sub(j.remaining))
+        match &ts.job {
+            Some(j) => j.deadline.saturating_sub(progress::job_remaining(ctx, t, ts, j)),
+            None => u64::MAX,
+        }
     }
 
     /// Tick mode's global key without its tie code: the laxity biased to stay positive,
     /// below 2^62. In i64, saturating: the same as the sum in i128 and the clamp, since
     /// the clamp's upper end is below i64::MAX and the sum cannot go below i64::MIN.
     fn biased_laxity(ctx: &Ctx, t: TaskId) -> u64 {
-        ctx.laxity_uncounted(t)
+        progress::laxity(ctx, t)
             .saturating_add(1 << 61)
             .clamp(0, (1 << 62) - 1) as u64
     }
@@ -475,7 +480,9 @@ impl Llf {
     }
 
     /// When `t` was last scheduled, as tick mode's tie-break reads it: its queue
-    /// position's stamp while it waits, else when it last left a CPU.
+    /// position's stamp while it waits, else when it last left a CPU. Inlined: the tick
+    /// called it once per tick.
+    #[inline]
     fn last_scheduled(&self, ctx: &Ctx, t: TaskId) -> u64 {
         self.q.pos(t).map_or(ctx.task(t).last_ran, |p| p.1)
     }
@@ -483,7 +490,7 @@ impl Llf {
     /// Tick mode's `wakeup_preempt`: does a waiting task of laxity `lc`, last scheduled
     /// at `cand_last`, preempt running `curr`?
     fn tick_preempts(&self, ctx: &Ctx, curr: TaskId, lc: i64, cand_last: u64) -> bool {
-        let lr = ctx.laxity_uncounted(curr);
+        let lr = progress::laxity(ctx, curr);
         if self.lrs {
             // The running job counts as scheduled now; a waiting job scheduled longer ago
             // wins a tie (a job put back at this very instant does not).
@@ -567,6 +574,15 @@ impl SchedClass for Llf {
 
     fn remaining_measured(&mut self) {
         self.remaining_rises = true;
+    }
+
+    /// Tick mode reads running tasks' remaining times and laxities through
+    /// `policy/progress.rs`, which adds the accounting still pending on their CPU (as
+    /// ILLF): the engine need not account every CPU at every instant for it. Exact mode
+    /// reads `overhead_left` and the records directly (`next_decision`), so it keeps the
+    /// eager accounting.
+    fn reads_progress(&self) -> bool {
+        self.exact.is_some()
     }
 
     fn init(&mut self, nr_rqs: usize, nr_tasks: usize) {
@@ -708,7 +724,7 @@ impl SchedClass for Llf {
                     at: ctx.now,
                     rq,
                     task: c,
-                    laxity: ctx.laxity_uncounted(c),
+                    laxity: progress::laxity(ctx, c),
                     last: self.last_scheduled(ctx, c),
                 };
                 self.tick_head = match &self.q {
@@ -726,7 +742,7 @@ impl SchedClass for Llf {
         );
         debug_assert_eq!(
             (head.laxity, head.last),
-            (ctx.laxity_uncounted(head.task), self.last_scheduled(ctx, head.task)),
+            (progress::laxity(ctx, head.task), self.last_scheduled(ctx, head.task)),
             "LLF: stale tick head laxity"
         );
         self.tick_preempts(ctx, t, head.laxity, head.last)
@@ -764,7 +780,7 @@ impl SchedClass for Llf {
             ticked += 1;
             let h = *head.get_or_insert_with(|| {
                 let first = self.q.peek(ctx, 0, cpu)?;
-                Some((ctx.laxity_uncounted(first), self.last_scheduled(ctx, first)))
+                Some((progress::laxity(ctx, first), self.last_scheduled(ctx, first)))
             });
             if cfg!(debug_assertions) {
                 // The queue's first entry, read without counting a step.
@@ -774,14 +790,15 @@ impl SchedClass for Llf {
                     LlfQueue::Tree(_) => unreachable!("exact mode has no tick"),
                 };
                 let fresh =
-                    first.map(|f| (ctx.laxity_uncounted(f), self.last_scheduled(ctx, f)));
+                    first.map(|f| (progress::laxity(ctx, f), self.last_scheduled(ctx, f)));
                 debug_assert_eq!(h, fresh, "LLF: tick_all's first waiting task");
             }
             let Some((lc, last)) = h else { continue };
             // `tick_preempts`, with the running laxity from the record in hand (not
             // indexed again) and the tie rule read once per tick.
-            let lr = ts.laxity_at(now);
-            debug_assert_eq!(lr, ctx.laxity_uncounted(t));
+            let lr = progress::laxity_running(now, c, ts);
+            debug_assert_eq!(ts.on_cpu, Some(cpu));
+            debug_assert_eq!(lr, progress::laxity(ctx, t));
             let preempts = lc < lr || (lrs && lc == lr && last < now);
             debug_assert_eq!(preempts, self.tick_preempts(ctx, t, lc, last));
             if preempts {
@@ -800,7 +817,7 @@ impl SchedClass for Llf {
         } else {
             0 // not read
         };
-        self.tick_preempts(ctx, curr, ctx.laxity_uncounted(cand), last)
+        self.tick_preempts(ctx, curr, progress::laxity(ctx, cand), last)
     }
 
     /// Tick mode: `wakeup_preempt` as a key at this instant, so global placement finds the

@@ -34,4 +34,5 @@ pub mod fluid;
 pub mod global_queue;
 pub mod job_prio;
 pub mod pfair;
+mod progress;
 pub mod run_tree;
