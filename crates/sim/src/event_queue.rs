@@ -215,17 +215,18 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
         top
     }
 
-    /// The entry a pop would take, if it is already among the entries at the instant
-    /// looked ahead to (or before it): no bucket is spread, so the queue is left as it is
-    /// (for a cache hint ahead of the next event).
-    pub fn peek_ready(&self) -> Option<&(u128, T)> {
+    /// The entries already at hand among which the next two pops are (the root of the
+    /// heap of the instant looked ahead to, or of `early`, and the root's children;
+    /// unordered): no bucket is spread, so the queue is left as it is (for cache hints
+    /// two events ahead). Empty when the next pop would spread a bucket.
+    pub fn ready_head(&self) -> &[(u128, T)] {
         if !self.early.is_empty() {
-            return self.early.peek();
+            return self.early.top3();
         }
         if self.current.is_empty() && self.small {
-            return self.run.last();
+            return &self.run[self.run.len().saturating_sub(2)..];
         }
-        self.current.peek()
+        self.current.top3()
     }
 
     /// Take the entry with the smallest key out.
