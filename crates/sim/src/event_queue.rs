@@ -215,18 +215,17 @@ impl<T: Copy + PartialEq + std::fmt::Debug> EventQueue<T> {
         top
     }
 
-    /// The entries already at hand among which the next two pops are (the root of the
-    /// heap of the instant looked ahead to, or of `early`, and the root's children;
-    /// unordered): no bucket is spread, so the queue is left as it is (for cache hints
-    /// two events ahead). Empty when the next pop would spread a bucket.
-    pub fn ready_head(&self) -> &[(u128, T)] {
+    /// The entry a pop would take, if it is already among the entries at the instant
+    /// looked ahead to (or before it): no bucket is spread, so the queue is left as it is
+    /// (for a cache hint ahead of the next event).
+    pub fn peek_ready(&self) -> Option<&(u128, T)> {
         if !self.early.is_empty() {
-            return self.early.top3();
+            return self.early.peek();
         }
         if self.current.is_empty() && self.small {
-            return &self.run[self.run.len().saturating_sub(2)..];
+            return self.run.last();
         }
-        self.current.top3()
+        self.current.peek()
     }
 
     /// Take the entry with the smallest key out.

@@ -639,12 +639,6 @@ impl<T: Copy> PackedHeap<T> {
         self.heap.first()
     }
 
-    /// The root and its two children (fewer when the heap is smaller): the next two
-    /// pops take entries among them, in an order the slice does not give.
-    pub fn top3(&self) -> &[(u128, T)] {
-        &self.heap[..self.heap.len().min(3)]
-    }
-
     /// Insert `value` under `key`.
     pub fn push(&mut self, key: u128, value: T) {
         self.heap.push((key, value));

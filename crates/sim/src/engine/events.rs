@@ -317,12 +317,25 @@ impl Engine {
     /// it cost `simso-64x8` 6 % more instructions through the loop's other inlining).
     #[inline(never)]
     pub(super) fn prefetch_next_event(&self) {
-        // The next two events' entries are among these: the next event's records were
-        // mostly asked for one event earlier already, so a miss has two events' handling
-        // to arrive in (one event, a few hundred instructions, covered a part of it).
-        for &(_, kind) in self.events.ready_head() {
-            if let EventKind::Release { task } | EventKind::JobWake { task } = kind {
-                self.prefetch_release(task as TaskId);
+        if let Some(&(_, EventKind::Release { task } | EventKind::JobWake { task })) =
+            self.events.peek_ready()
+        {
+            let t = task as TaskId;
+            if let (Some(ts), Some(r)) = (self.tasks.get(t), self.releases.get(t)) {
+                // The hot lines (job, placement, flags, per-job counters), the release
+                // stream (80 bytes, maybe across two lines), the latency record read at
+                // the first dispatch.
+                prefetch_lines(ts, 4);
+                prefetch(r);
+                prefetch(
+                    (r as *const ReleaseModel)
+                        .wrapping_add(1)
+                        .cast::<u8>()
+                        .wrapping_sub(1),
+                );
+                if let Some(l) = self.latency.get(t) {
+                    prefetch(l);
+                }
             }
         }
         if let Some(cpu) = self.cpu_timers.first_cpu_hint() {
@@ -335,26 +348,6 @@ impl Engine {
                 .and_then(|t| self.tasks.get(t))
             {
                 prefetch_lines(ts, 4);
-            }
-        }
-    }
-
-    /// Prefetch the records a release (or a job's wake-up) of `t` reads: the hot lines
-    /// of its `TaskState` (job, placement, flags, per-job counters), its release stream
-    /// (80 bytes, maybe across two lines), the latency record read at its first dispatch.
-    #[inline(always)]
-    fn prefetch_release(&self, t: TaskId) {
-        if let (Some(ts), Some(r)) = (self.tasks.get(t), self.releases.get(t)) {
-            prefetch_lines(ts, 4);
-            prefetch(r);
-            prefetch(
-                (r as *const ReleaseModel)
-                    .wrapping_add(1)
-                    .cast::<u8>()
-                    .wrapping_sub(1),
-            );
-            if let Some(l) = self.latency.get(t) {
-                prefetch(l);
             }
         }
     }
