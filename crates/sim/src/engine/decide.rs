@@ -209,12 +209,10 @@ impl Engine {
         let since = c.since;
         c.since = now;
         let Some(p) = prev else { return };
-        self.fair_untrack(p);
-        let ts = &mut self.tasks[p];
-        if ts.on_cpu == Some(cpu) {
-            ts.on_cpu = None;
-        }
-        self.fair_track(p);
+        // The fair counters read `on_cpu`, none of the fields set first here: those are
+        // set with the record indexed once (a possible call in between, as the counters'
+        // is, makes the compiler index it again).
+        let fair = self.has_fair();
         let ts = &mut self.tasks[p];
         ts.last_ran = now;
         ts.last_cpu = cpu;
@@ -233,6 +231,16 @@ impl Engine {
                     end: now,
                 });
             }
+        }
+        if fair {
+            self.fair_untrack(p);
+            let ts = &mut self.tasks[p];
+            if ts.on_cpu == Some(cpu) {
+                ts.on_cpu = None;
+            }
+            self.fair_track(p);
+        } else if ts.on_cpu == Some(cpu) {
+            ts.on_cpu = None;
         }
     }
 
@@ -258,11 +266,16 @@ impl Engine {
         self.note_busy(cpu);
         self.force_rearm(cpu);
         let Some(n) = next else { return };
-        self.fair_untrack(n);
-        self.tasks[n].on_cpu = Some(cpu);
-        self.fair_track(n);
-        let last_here = self.cpus[cpu].last_task.replace(n);
-        let ts = &mut self.tasks[n];
+        if self.has_fair() {
+            self.fair_untrack(n);
+            self.tasks[n].on_cpu = Some(cpu);
+            self.fair_track(n);
+        }
+        // The CPU's and the task's records indexed once for the fields below (the fair
+        // counters' possible calls above are behind their test).
+        let (c, ts) = (&mut self.cpus[cpu], &mut self.tasks[n]);
+        ts.on_cpu = Some(cpu);
+        let last_here = c.last_task.replace(n);
         let mut overhead = self.cs_cost + exit;
         if ts.job_last_cpu.is_some_and(|l| l != cpu) {
             ts.stats.migrations += 1;
@@ -276,7 +289,7 @@ impl Engine {
             overhead += self.pre_cost;
         }
         ts.job_last_cpu = Some(cpu);
-        self.cpus[cpu].overhead_left = overhead;
+        c.overhead_left = overhead;
         self.note_dispatch_after(n, exit);
     }
 }
