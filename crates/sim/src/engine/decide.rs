@@ -1,5 +1,6 @@
 //! Per-CPU decisions (`__schedule`): preemption test, `pick_next_task` over the class stack, and the two halves of a context switch.
 
+use super::accounting::account_cpu;
 use super::*;
 
 impl Engine {
@@ -209,12 +210,10 @@ impl Engine {
         let since = c.since;
         c.since = now;
         let Some(p) = prev else { return };
-        self.fair_untrack(p);
-        let ts = &mut self.tasks[p];
-        if ts.on_cpu == Some(cpu) {
-            ts.on_cpu = None;
-        }
-        self.fair_track(p);
+        // The fair counters read `on_cpu`, none of the fields set first here: those are
+        // set with the record indexed once (a possible call in between, as the counters'
+        // is, makes the compiler index it again).
+        let fair = self.has_fair();
         let ts = &mut self.tasks[p];
         ts.last_ran = now;
         ts.last_cpu = cpu;
@@ -233,6 +232,16 @@ impl Engine {
                     end: now,
                 });
             }
+        }
+        if fair {
+            self.fair_untrack(p);
+            let ts = &mut self.tasks[p];
+            if ts.on_cpu == Some(cpu) {
+                ts.on_cpu = None;
+            }
+            self.fair_track(p);
+        } else if ts.on_cpu == Some(cpu) {
+            ts.on_cpu = None;
         }
     }
 
@@ -258,11 +267,16 @@ impl Engine {
         self.note_busy(cpu);
         self.force_rearm(cpu);
         let Some(n) = next else { return };
-        self.fair_untrack(n);
-        self.tasks[n].on_cpu = Some(cpu);
-        self.fair_track(n);
-        let last_here = self.cpus[cpu].last_task.replace(n);
-        let ts = &mut self.tasks[n];
+        if self.has_fair() {
+            self.fair_untrack(n);
+            self.tasks[n].on_cpu = Some(cpu);
+            self.fair_track(n);
+        }
+        // The CPU's and the task's records indexed once for the fields below (the fair
+        // counters' possible calls above are behind their test).
+        let (c, ts) = (&mut self.cpus[cpu], &mut self.tasks[n]);
+        ts.on_cpu = Some(cpu);
+        let last_here = c.last_task.replace(n);
         let mut overhead = self.cs_cost + exit;
         if ts.job_last_cpu.is_some_and(|l| l != cpu) {
             ts.stats.migrations += 1;
@@ -276,7 +290,192 @@ impl Engine {
             overhead += self.pre_cost;
         }
         ts.job_last_cpu = Some(cpu);
-        self.cpus[cpu].overhead_left = overhead;
+        c.overhead_left = overhead;
         self.note_dispatch_after(n, exit);
+    }
+}
+
+/// The records a context switch writes when [`Engine::plain_switches`] holds, borrowed
+/// once for a decision's walk (each `&mut self` step of `leave`/`arrive` reloads the
+/// engine's vectors), with the run's fixed costs.
+pub(super) struct PlainSwitch<'a> {
+    cpus: &'a mut [CpuState],
+    tasks: &'a mut [TaskState],
+    latency: &'a mut [latency::LatencyRec],
+    rearm: &'a mut marks::CpuMask,
+    lazy_accounting: bool,
+    cbs: bool,
+    now: Ns,
+    cs_cost: Ns,
+    mig_cost: Ns,
+    pre_cost: Ns,
+}
+
+impl Engine {
+    /// Whether a context switch can take [`PlainSwitch::switch`]: no event log, trace,
+    /// idle states, fair tasks, `busy` or per-job cost (all fixed for a run).
+    pub(super) fn plain_switches(&self) -> bool {
+        self.log.is_none()
+            && self.trace.is_none()
+            && self.idle.is_none()
+            && !self.has_fair()
+            && !self.track_busy
+            && self.job_cost == 0
+    }
+
+    /// The records for [`PlainSwitch::switch`].
+    pub(super) fn plain_switch(&mut self) -> PlainSwitch<'_> {
+        debug_assert!(self.plain_switches());
+        PlainSwitch {
+            cpus: &mut self.cpus,
+            tasks: &mut self.tasks,
+            latency: &mut self.latency,
+            rearm: &mut self.rearm,
+            lazy_accounting: self.lazy_accounting,
+            cbs: self.cbs,
+            now: self.now,
+            cs_cost: self.cs_cost,
+            mig_cost: self.mig_cost,
+            pre_cost: self.pre_cost,
+        }
+    }
+}
+
+impl PlainSwitch<'_> {
+    /// [`Engine::leave`] then [`Engine::arrive`] on CPU `c` if its task changes to `next`,
+    /// reduced to the steps left when [`Engine::plain_switches`] holds.
+    ///
+    /// A walk over several CPUs, each CPU's departure then its arrival, gives the state
+    /// of all departures then all arrivals: what remains of the two halves touches only
+    /// the CPU and its two tasks, and a task leaving CPU `a` for CPU `b` has its two
+    /// halves commute (the departure clears `on_cpu` only if it is still `a`, and writes
+    /// `last_ran`, `last_cpu` and the preemption count, which the arrival does not read;
+    /// the arrival writes `on_cpu`, `job_last_cpu` and `job_started`, which the departure
+    /// does not read). Lazy accounting's `sync` is taken at each departure, in the walk:
+    /// `leave` takes them all before any arrival, but the accounting of CPU `a` touches
+    /// only `a` and its task, and an arrival on `b` of the task leaving `a` reads its
+    /// job's `remaining` only under `job_last_cpu == Some(b)`, which is `a` while it runs
+    /// there.
+    #[inline(always)]
+    pub(super) fn switch(&mut self, c: CpuId, next: Option<TaskId>) {
+        let now = self.now;
+        let cr = &mut self.cpus[c];
+        let prev = cr.curr;
+        if prev == next {
+            return;
+        }
+        // `leave`: `sync`, on the records in hand.
+        if self.lazy_accounting {
+            account_cpu(cr, self.tasks, self.cbs, c, now);
+        }
+        cr.switches += 1;
+        if prev.is_none() || next.is_none() {
+            cr.idle_switches += 1;
+        }
+        cr.since = now;
+        if let Some(p) = prev {
+            let ts = &mut self.tasks[p];
+            if ts.on_cpu == Some(c) {
+                ts.on_cpu = None;
+            }
+            ts.last_ran = now;
+            ts.last_cpu = c;
+            // A job that has started is preempted.
+            if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
+                ts.stats.preemptions += 1;
+            }
+        }
+        // `arrive` (`leave` clears `overhead_left`, set again here).
+        debug_assert!(!self.lazy_accounting || cr.last_update == now);
+        cr.curr = next;
+        // `force_rearm`.
+        cr.timer_at = Ns::MAX - 1;
+        self.rearm.insert(c);
+        let Some(n) = next else {
+            cr.overhead_left = 0;
+            return;
+        };
+        let last_here = cr.last_task.replace(n);
+        let ts = &mut self.tasks[n];
+        ts.on_cpu = Some(c);
+        let mut overhead = self.cs_cost;
+        if ts.job_last_cpu.is_some_and(|l| l != c) {
+            ts.stats.migrations += 1;
+            overhead += self.mig_cost;
+        } else if ts.job_last_cpu == Some(c)
+            && last_here != Some(n)
+            && ts.job.is_some_and(|j| j.remaining < j.exec)
+        {
+            overhead += self.pre_cost;
+        }
+        ts.job_last_cpu = Some(c);
+        cr.overhead_left = overhead;
+        // `note_dispatch_after` with no exit latency and no per-job cost.
+        if !ts.job_started {
+            ts.job_started = true;
+            if let Some(j) = ts.job {
+                self.latency[n].record(now.saturating_sub(j.release));
+            }
+        }
+    }
+}
+
+/// Debug builds: the records a decision's switches may write (the CPUs', their tasks'
+/// before and after, those tasks' latency samples, the re-arm set), to compare the plain
+/// walk ([`PlainSwitch::switch`]) with `leave`/`arrive`.
+#[cfg(debug_assertions)]
+#[derive(Debug)]
+pub(super) struct SwitchRecords {
+    cpus: Vec<(CpuId, CpuState)>,
+    tasks: Vec<(TaskId, TaskState, latency::LatencyRec)>,
+    rearm: marks::CpuMask,
+}
+
+#[cfg(debug_assertions)]
+impl SwitchRecords {
+    /// The records before the switches of `cpus`, whose tasks become `next(cpu)`.
+    pub(super) fn take(
+        e: &Engine,
+        cpus: Vec<CpuId>,
+        next: impl Fn(CpuId) -> Option<TaskId>,
+    ) -> SwitchRecords {
+        let mut tasks: Vec<TaskId> = cpus
+            .iter()
+            .flat_map(|&c| [e.cpus[c].curr, next(c)])
+            .flatten()
+            .collect();
+        tasks.sort_unstable();
+        tasks.dedup();
+        SwitchRecords::of(e, &cpus, &tasks)
+    }
+
+    fn of(e: &Engine, cpus: &[CpuId], tasks: &[TaskId]) -> SwitchRecords {
+        SwitchRecords {
+            cpus: cpus.iter().map(|&c| (c, e.cpus[c].clone())).collect(),
+            tasks: tasks
+                .iter()
+                .map(|&t| (t, e.tasks[t].clone(), e.latency[t].clone()))
+                .collect(),
+            rearm: e.rearm.clone(),
+        }
+    }
+
+    /// The same records now.
+    pub(super) fn again(&self, e: &Engine) -> SwitchRecords {
+        let cpus: Vec<CpuId> = self.cpus.iter().map(|r| r.0).collect();
+        let tasks: Vec<TaskId> = self.tasks.iter().map(|r| r.0).collect();
+        SwitchRecords::of(e, &cpus, &tasks)
+    }
+
+    /// Put the records back as they were.
+    pub(super) fn restore(&self, e: &mut Engine) {
+        for (c, r) in &self.cpus {
+            e.cpus[*c] = r.clone();
+        }
+        for (t, r, l) in &self.tasks {
+            e.tasks[*t] = r.clone();
+            e.latency[*t] = l.clone();
+        }
+        e.rearm = self.rearm.clone();
     }
 }

@@ -12,7 +12,6 @@
 //!
 //! [`SchedClass::never_yields`]: crate::class::SchedClass::never_yields
 
-use super::accounting::account_cpu;
 use super::marks::CpuMask;
 use super::*;
 
@@ -183,13 +182,7 @@ impl Engine {
         // The engine's flags are fixed for a run: tested once per decision, not in each
         // half of each move (`leave`/`arrive` stay as they are for their other callers,
         // global EDF's among them).
-        if self.log.is_none()
-            && self.trace.is_none()
-            && self.idle.is_none()
-            && !self.has_fair()
-            && !self.track_busy
-            && self.job_cost == 0
-        {
+        if self.plain_switches() {
             #[cfg(debug_assertions)]
             let before = SwitchRecords::take(self, g);
             self.switch_changed_plain(g);
@@ -236,90 +229,16 @@ impl Engine {
         );
     }
 
-    /// [`Engine::switch_changed`] without an event log, a trace, idle states, fair tasks,
-    /// `busy` or a per-job cost: `leave` and `arrive` reduced to their remaining steps,
-    /// over the CPU and task records borrowed as slices once per decision (each `&mut
-    /// self` step of `leave`/`arrive` reloads the engine's vectors) and indexed once per
-    /// move.
-    ///
-    /// One walk, each CPU's departure then its arrival, gives the state of all departures
-    /// then all arrivals: what remains of the two halves touches only the CPU and its two
-    /// tasks, and a task leaving CPU `a` for CPU `b` has its two halves commute (the
-    /// departure clears `on_cpu` only if it is still `a`, and writes `last_ran`,
-    /// `last_cpu` and the preemption count, which the arrival does not read; the arrival
-    /// writes `on_cpu`, `job_last_cpu` and `job_started`, which the departure does not
-    /// read). Lazy accounting's `sync` is taken at each departure, in the walk: `leave`
-    /// takes them all before any arrival, but the accounting of CPU `a` touches only `a`
-    /// and its task, and an arrival on `b` of the task leaving `a` reads only its job's
-    /// `remaining` under `job_last_cpu == Some(b)`, which is `a` while it runs there.
+    /// [`Engine::switch_changed`] when [`Engine::plain_switches`] holds: one walk, each
+    /// CPU's departure then its arrival (`PlainSwitch::switch`, which gives the state
+    /// of all departures then all arrivals, lazy accounting's `sync` included).
     #[inline(always)]
     fn switch_changed_plain(&mut self, g: &mut GlobalMarked) {
-        let now = self.now;
-        let (lazy, cbs) = (self.lazy_accounting, self.cbs);
-        let (cs_cost, mig_cost, pre_cost) = (self.cs_cost, self.mig_cost, self.pre_cost);
-        let cpus: &mut [CpuState] = &mut self.cpus;
-        let tasks: &mut [TaskState] = &mut self.tasks;
+        let mut sw = self.plain_switch();
         for c in g.changed.iter() {
             let next = g.assign[c];
             g.view[c] = next;
-            let cr = &mut cpus[c];
-            let prev = cr.curr;
-            if prev == next {
-                continue;
-            }
-            // `leave`: `sync`, on the records in hand.
-            if lazy {
-                account_cpu(cr, tasks, cbs, c, now);
-            }
-            cr.switches += 1;
-            if prev.is_none() || next.is_none() {
-                cr.idle_switches += 1;
-            }
-            cr.since = now;
-            if let Some(p) = prev {
-                let ts = &mut tasks[p];
-                if ts.on_cpu == Some(c) {
-                    ts.on_cpu = None;
-                }
-                ts.last_ran = now;
-                ts.last_cpu = c;
-                // A job that has started is preempted.
-                if ts.runnable && ts.job.is_some_and(|j| j.remaining < j.exec) {
-                    ts.stats.preemptions += 1;
-                }
-            }
-            // `arrive` (`leave` clears `overhead_left`, set again here).
-            debug_assert!(!self.lazy_accounting || cr.last_update == now);
-            cr.curr = next;
-            // `force_rearm`.
-            cr.timer_at = Ns::MAX - 1;
-            self.rearm.insert(c);
-            let Some(n) = next else {
-                cr.overhead_left = 0;
-                continue;
-            };
-            let last_here = cr.last_task.replace(n);
-            let ts = &mut tasks[n];
-            ts.on_cpu = Some(c);
-            let mut overhead = cs_cost;
-            if ts.job_last_cpu.is_some_and(|l| l != c) {
-                ts.stats.migrations += 1;
-                overhead += mig_cost;
-            } else if ts.job_last_cpu == Some(c)
-                && last_here != Some(n)
-                && ts.job.is_some_and(|j| j.remaining < j.exec)
-            {
-                overhead += pre_cost;
-            }
-            ts.job_last_cpu = Some(c);
-            cr.overhead_left = overhead;
-            // `note_dispatch_after` with no exit latency and no per-job cost.
-            if !ts.job_started {
-                ts.job_started = true;
-                if let Some(j) = ts.job {
-                    self.latency[n].record(now.saturating_sub(j.release));
-                }
-            }
+            sw.switch(c, next);
         }
     }
 
@@ -511,15 +430,12 @@ impl Engine {
     }
 }
 
-/// Debug builds: the records a decision's switches may write (the changed CPUs', their
-/// tasks' before and after, those tasks' latency samples, the re-arm set, the view),
-/// to compare the plain walk with `leave`/`arrive` ([`Engine::check_plain_switches`]).
+/// The records a decision's switches may write, with the decision's `view`, to compare
+/// the plain walk with `leave`/`arrive` ([`Engine::check_plain_switches`]).
 #[cfg(debug_assertions)]
 #[derive(Debug)]
 struct SwitchRecords {
-    cpus: Vec<(CpuId, CpuState)>,
-    tasks: Vec<(TaskId, TaskState, latency::LatencyRec)>,
-    rearm: CpuMask,
+    records: super::decide::SwitchRecords,
     view: Vec<Option<TaskId>>,
 }
 
@@ -528,45 +444,23 @@ impl SwitchRecords {
     /// The records before this decision's switches.
     fn take(e: &Engine, g: &GlobalMarked) -> SwitchRecords {
         let cpus: Vec<CpuId> = g.changed.iter().collect();
-        let mut tasks: Vec<TaskId> = cpus
-            .iter()
-            .flat_map(|&c| [e.cpus[c].curr, g.assign[c]])
-            .flatten()
-            .collect();
-        tasks.sort_unstable();
-        tasks.dedup();
-        SwitchRecords::of(e, g, &cpus, &tasks)
-    }
-
-    fn of(e: &Engine, g: &GlobalMarked, cpus: &[CpuId], tasks: &[TaskId]) -> SwitchRecords {
         SwitchRecords {
-            cpus: cpus.iter().map(|&c| (c, e.cpus[c].clone())).collect(),
-            tasks: tasks
-                .iter()
-                .map(|&t| (t, e.tasks[t].clone(), e.latency[t].clone()))
-                .collect(),
-            rearm: e.rearm.clone(),
+            records: super::decide::SwitchRecords::take(e, cpus, |c| g.assign[c]),
             view: g.view.clone(),
         }
     }
 
     /// The same records now.
     fn again(&self, e: &Engine, g: &GlobalMarked) -> SwitchRecords {
-        let cpus: Vec<CpuId> = self.cpus.iter().map(|r| r.0).collect();
-        let tasks: Vec<TaskId> = self.tasks.iter().map(|r| r.0).collect();
-        SwitchRecords::of(e, g, &cpus, &tasks)
+        SwitchRecords {
+            records: self.records.again(e),
+            view: g.view.clone(),
+        }
     }
 
     /// Put the records back as they were.
     fn restore(&self, e: &mut Engine, g: &mut GlobalMarked) {
-        for (c, r) in &self.cpus {
-            e.cpus[*c] = r.clone();
-        }
-        for (t, r, l) in &self.tasks {
-            e.tasks[*t] = r.clone();
-            e.latency[*t] = l.clone();
-        }
-        e.rearm = self.rearm.clone();
+        self.records.restore(e);
         g.view.clone_from(&self.view);
     }
 }
