@@ -9,9 +9,9 @@ Asserts only what does not depend on the guest's speed (TCG is slow and noisy):
     before either light task finishes its first job;
   * `schedlab run --backend scx` (when the guest has schedlab): it printed its JSON result,
     every task ran, the scheduler was `enabled` during the run and `disabled` after;
-  * fair mixes (`schedlab run --backend scx` of scx/guest/fair/*.yaml): scx_cfsw's CPU
-    shares of the nice -5/0/5 tasks within SHARE_TOLERANCE of the weight table's ratios,
-    for every table; scx_bfs's nice-19 part of the two hogs' CPU time within
+  * fair mixes (`schedlab run --backend scx` of scx/guest/fair/*.yaml): under scx_cfsw,
+    each nice -5/0/5 task's part of the three tasks' CPU time within SHARE_TOLERANCE of
+    the weight table's ratios, for every table; scx_bfs's nice-19 part of the two hogs' CPU time within
     BFS_TOLERANCE of prio_ratio's prediction (bfs_n19_of_hogs, with the slices scx_bfs
     measured: they end at the guest's ticks); every task ran; under scx_bfs with locality on two CPUs, every task ran;
     the scheduler enabled during and disabled after (CPU-time proportions between tasks
@@ -285,9 +285,16 @@ def check_cfs_mix(c, rep, a, by_set, name, label, ratios):
     weights = {t["name"]: (t.get("fair") or {}).get("weight", 0) for t in j.get("tasks", [])}
     total = sum(weights.values()) or 1
     want = {n: w / total for n, w in weights.items()}
-    c.check(f"{name}: CPU shares within {SHARE_TOLERANCE:.2f} of {ratios}",
-            all(abs(got.get(n, 0) - want[n]) <= SHARE_TOLERANCE for n in want),
-            " ".join(f"{n}={got.get(n, 0):.4f}/{want[n]:.4f}" for n in sorted(want)))
+    # Each task's part of the mix's CPU time, as the BFS check reads it: the time the
+    # hogs lose to other guest work (the loader, kworkers, a host busy beside the TCG
+    # guest: 4 % in one run) is not the weights' doing and must not decide the verdict.
+    mix = sum(got.get(n, 0) for n in want)
+    part = {n: got.get(n, 0) / mix if mix > 0 else 0.0 for n in want}
+    c.check(f"{name}: each task's part of the mix's CPU time within {SHARE_TOLERANCE:.2f} "
+            f"of {ratios}",
+            all(abs(part[n] - want[n]) <= SHARE_TOLERANCE for n in want),
+            " ".join(f"{n}={part[n]:.4f}/{want[n]:.4f}" for n in sorted(want))
+            + f" (the mix had {mix:.4f} of the CPU)")
     sim = simulate_file(a.schedlab, os.path.join(a.fair_workloads or "", name + ".yaml"))
     sim_sh = shares_of(sim) if sim else {}
     row = {n: {"guest": round(got.get(n, 0), 4),
