@@ -277,22 +277,39 @@ impl Engine {
         let (c, ts) = (&mut self.cpus[cpu], &mut self.tasks[n]);
         ts.on_cpu = Some(cpu);
         let last_here = c.last_task.replace(n);
-        let mut overhead = self.cs_cost + exit;
-        if ts.job_last_cpu.is_some_and(|l| l != cpu) {
-            ts.stats.migrations += 1;
-            overhead += self.mig_cost;
-        } else if ts.job_last_cpu == Some(cpu)
-            && last_here != Some(n)
-            && ts.job.is_some_and(|j| j.remaining < j.exec)
-        {
-            // Resumes where it was preempted, after another task ran here (SimSo's
-            // FixedPenalty: its cache state is gone).
-            overhead += self.pre_cost;
-        }
-        ts.job_last_cpu = Some(cpu);
-        c.overhead_left = overhead;
+        let penalty = arrival_penalty(ts, cpu, n, last_here, self.mig_cost, self.pre_cost);
+        c.overhead_left = self.cs_cost + exit + penalty;
         self.note_dispatch_after(n, exit);
     }
+}
+
+/// What task `n` (record `ts`) arriving on `cpu` pays besides the switch itself: the
+/// migration cost if its job last ran elsewhere (counted as a migration), or the
+/// preemption penalty if it resumes here after another task ran (SimSo's FixedPenalty:
+/// its cache state is gone). Sets the job's last CPU. `last_here` is the CPU's task before
+/// `n`. Shared by [`Engine::arrive`] and [`PlainSwitch::switch`].
+#[inline(always)]
+fn arrival_penalty(
+    ts: &mut TaskState,
+    cpu: CpuId,
+    n: TaskId,
+    last_here: Option<TaskId>,
+    mig_cost: Ns,
+    pre_cost: Ns,
+) -> Ns {
+    let penalty = if ts.job_last_cpu.is_some_and(|l| l != cpu) {
+        ts.stats.migrations += 1;
+        mig_cost
+    } else if ts.job_last_cpu == Some(cpu)
+        && last_here != Some(n)
+        && ts.job.is_some_and(|j| j.remaining < j.exec)
+    {
+        pre_cost
+    } else {
+        0
+    };
+    ts.job_last_cpu = Some(cpu);
+    penalty
 }
 
 /// The records a context switch writes when [`Engine::plain_switches`] holds, borrowed
@@ -398,18 +415,8 @@ impl PlainSwitch<'_> {
         let last_here = cr.last_task.replace(n);
         let ts = &mut self.tasks[n];
         ts.on_cpu = Some(c);
-        let mut overhead = self.cs_cost;
-        if ts.job_last_cpu.is_some_and(|l| l != c) {
-            ts.stats.migrations += 1;
-            overhead += self.mig_cost;
-        } else if ts.job_last_cpu == Some(c)
-            && last_here != Some(n)
-            && ts.job.is_some_and(|j| j.remaining < j.exec)
-        {
-            overhead += self.pre_cost;
-        }
-        ts.job_last_cpu = Some(c);
-        cr.overhead_left = overhead;
+        cr.overhead_left =
+            self.cs_cost + arrival_penalty(ts, c, n, last_here, self.mig_cost, self.pre_cost);
         // `note_dispatch_after` with no exit latency and no per-job cost.
         if !ts.job_started {
             ts.job_started = true;
